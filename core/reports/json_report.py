@@ -1,0 +1,64 @@
+"""The JSON report: the documented, stable schema of `docs/json-report.md`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from .. import __version__
+from ..results import CaseResult, MetricResult, summarize
+
+SCHEMA_VERSION = 1
+
+
+def _metric(metric: MetricResult) -> dict[str, Any]:
+    return {
+        "name": metric.name,
+        "score": metric.score,
+        "threshold": metric.threshold,
+        "status": metric.status.value,
+        "per_invocation": list(metric.per_invocation),
+        "reason": metric.reason,
+        "criterion": metric.criterion,
+        "details": metric.details,
+    }
+
+
+def case_to_dict(case: CaseResult) -> dict[str, Any]:
+    return {
+        "id": case.id,
+        "source": case.source,
+        "eval_set_id": case.eval_set_id,
+        "eval_id": case.eval_id,
+        "agent": case.agent,
+        "mode": case.mode,
+        "status": case.status.value,
+        "metrics": [_metric(m) for m in case.metrics],
+        "layers": [
+            {"layer": layer.layer, "status": layer.status, "first_divergence": layer.first_divergence}
+            for layer in case.layers
+        ],
+        "error": case.error,
+        "runs": len(case.runs),
+    }
+
+
+def report_dict(cases: Sequence[CaseResult]) -> dict[str, Any]:
+    summary = summarize(cases)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "agentdiff_version": __version__,
+        "cases": [case_to_dict(case) for case in cases],
+        "summary": {
+            "passed": summary.passed,
+            "failed": summary.failed,
+            "error": summary.error,
+            "not_evaluated": summary.not_evaluated,
+            "flaky": summary.flaky,
+            "total": summary.total,
+        },
+    }
+
+
+def render_json(cases: Sequence[CaseResult]) -> str:
+    return json.dumps(report_dict(cases), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The two quick-start commands; needs nothing but Python 3.11+.
+
+    python3 tasks.py run     set up .venv and try agentdiff on the bundled sample agents
+    python3 tasks.py test    set up .venv (with google-adk and the test tools) and run the whole suite
+
+Both create a virtual environment in .venv and install agentdiff into it (editable), reinstalling
+only when pyproject.toml changes. Extra arguments after `test` go to pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def _run(*args: str | Path) -> int:
+    return subprocess.call([str(a) for a in args], cwd=ROOT)
+
+
+def ensure_venv(extras: str) -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"agentdiff needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    if not PYTHON.exists():
+        print(f"creating {VENV.relative_to(ROOT)} ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    stamp = VENV / f".agentdiff-installed-{extras or 'base'}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    target = f".[{extras}]" if extras else "."
+    print(f"installing agentdiff{f'[{extras}]' if extras else ''} into .venv ...", flush=True)
+    if _run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip") != 0:
+        sys.exit("could not upgrade pip in .venv")
+    if _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target) != 0:
+        sys.exit(f"could not install {target} into .venv")
+    stamp.write_text(digest)
+
+
+def run(args: list[str]) -> int:
+    ensure_venv("")
+    agentdiff = BIN / "agentdiff"
+    print("\n$ agentdiff list sample_agents", flush=True)
+    _run(agentdiff, "list", "sample_agents")
+    print("\n$ agentdiff score sample_agents", flush=True)
+    code = _run(agentdiff, "score", "sample_agents", *args)
+    # A case fails on purpose in the samples; only a usage or load error is a failure of this command.
+    return 2 if code == 2 else 0
+
+
+def test(args: list[str]) -> int:
+    ensure_venv("adk,test")
+    return _run(PYTHON, "-m", "pytest", *args)
+
+
+def main() -> int:
+    commands = {"run": run, "test": test}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        print(__doc__)
+        return 2
+    return commands[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""agentdiff's terminal front ends: the command line and (later) the Textual app."""

@@ -1,0 +1,166 @@
+"""The `agentdiff` command line.
+
+Exit codes: 0 every case passed, 1 any case failed, errored, was flaky or not evaluated, 2 usage
+or load errors (bad files are reported on stderr and the good ones still run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence, TextIO
+
+from agentdiff.core import __version__
+from agentdiff.core.adk_results import RESULT_SUFFIX
+from agentdiff.core.discovery import ConformanceCaseRef, discover
+from agentdiff.core.load_error import LoadError
+from agentdiff.core.load_eval_set import load_config_file
+from agentdiff.core.reports import REPORT_KINDS, write_report
+from agentdiff.core.reports.json_report import render_json
+from agentdiff.core.results import CaseResult, summarize
+
+from .console_table import render_case_table
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _report_spec(value: str) -> tuple[str, Path]:
+    kind, sep, file = value.partition("=")
+    if not sep or kind not in REPORT_KINDS or not file:
+        raise argparse.ArgumentTypeError(f"expected KIND=FILE with KIND one of {', '.join(REPORT_KINDS)}, got {value!r}")
+    return kind, Path(file)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentdiff",
+        description="A workbench for evaluating AI agents; speaks Google ADK's eval and conformance formats.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentdiff {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    score = commands.add_parser(
+        "score",
+        help="re-score stored ADK results (*.evalset_result.json) with zero agent calls",
+        description="Re-score the actual invocations stored in ADK results files, exactly as ADK scores them. "
+        "Folders are searched for *.evalset_result.json. The runs of one eval case in a file are grouped as "
+        "AgentEvaluator groups num_runs.",
+    )
+    score.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files or folders")
+    score.add_argument("--config", type=Path, help="a test_config.json whose criteria replace the stored ones")
+    score.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    score.add_argument(
+        "--report", action="append", type=_report_spec, default=[], metavar="KIND=FILE",
+        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
+    )
+
+    listing = commands.add_parser(
+        "list", help="list the cases found under PATHS, and every file that failed to load",
+        description="Discover EvalSet files (*.evalset.json, *.test.json) and conformance cases (spec.yaml) "
+        "under PATHS and list them with their load errors.",
+    )
+    listing.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
+    for error in errors:
+        print(f"error: {error}", file=out)
+
+
+def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
+    files: list[Path] = []
+    errors: list[LoadError] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob(f"*{RESULT_SUFFIX}") if p.is_file())
+            if not found:
+                errors.append(LoadError(file=str(path), message=f"no *{RESULT_SUFFIX} files in this folder"))
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            errors.append(LoadError(file=str(path), message="no such file or folder"))
+    return files, errors
+
+
+def _exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError]) -> int:
+    if errors:
+        return EXIT_USAGE
+    return EXIT_OK if summarize(cases).all_passed else EXIT_FAILED
+
+
+def cmd_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.rescore import rescore_files
+
+    config = None
+    errors: list[LoadError] = []
+    if args.config is not None:
+        if not args.config.is_file():
+            print(f"error: {args.config}: no such config file", file=err)
+            return EXIT_USAGE
+        loaded, config_errors = load_config_file(args.config)
+        if config_errors:
+            _print_errors(config_errors, err)
+            return EXIT_USAGE
+        config = loaded.config
+    files, errors = _result_files(args.results)
+    cases, load_errors = rescore_files(files, config, root=Path.cwd())
+    errors += load_errors
+    _print_errors(errors, err)
+    for kind, path in args.report:
+        write_report(kind, cases, path)
+    if args.json:
+        out.write(render_json(cases))
+    else:
+        out.write(render_case_table(cases))
+    return _exit_code(cases, errors)
+
+
+def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    found = discover(args.paths or [Path(".")], root=Path.cwd())
+    if args.json:
+        items = []
+        for ref in found.cases:
+            item = {"id": ref.id, "source": ref.source, "category": ref.category, "name": ref.name}
+            if isinstance(ref, ConformanceCaseRef):
+                item |= {"kind": "conformance", "agent": ref.case.spec.agent, "recorded": sorted(ref.case.baselines)}
+            else:
+                item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id,
+                         "turns": len(ref.case.conversation or []), "config": ref.config.file}
+            items.append(item)
+        json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors]}, out, indent=2)
+        out.write("\n")
+    else:
+        current = None
+        for ref in found.cases:
+            if ref.category != current:
+                current = ref.category
+                print(current, file=out)
+            if isinstance(ref, ConformanceCaseRef):
+                modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
+                print(f"  {ref.name}  [agent {ref.case.spec.agent}; {modes}]", file=out)
+            else:
+                turns = len(ref.case.conversation or [])
+                kind = f"{turns} turn{'s' if turns != 1 else ''}" if ref.case.conversation is not None else "scenario"
+                print(f"  {ref.name}  [{kind}; config {ref.config.file or 'ADK default'}]", file=out)
+        print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
+        _print_errors(found.errors, err)
+    return EXIT_USAGE if found.errors else EXIT_OK
+
+
+def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(out)
+        return EXIT_USAGE
+    handler = {"score": cmd_score, "list": cmd_list}[args.command]
+    return handler(args, out, err)
+
+
+def entry() -> None:
+    sys.exit(main())

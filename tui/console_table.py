@@ -1,0 +1,47 @@
+"""Plain-text tables of case results for the terminal (readable when piped, too)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from agentdiff.core.metrics import MetricStatus
+from agentdiff.core.reports.text import format_score
+from agentdiff.core.results import CaseResult, CaseStatus, summarize
+
+GLYPHS = {
+    CaseStatus.PASSED: "✓",
+    CaseStatus.FAILED: "✗",
+    CaseStatus.ERROR: "!",
+    CaseStatus.FLAKY: "~",
+    CaseStatus.NOT_EVALUATED: "?",
+}
+
+
+def _metric_cell(case: CaseResult) -> str:
+    cells = []
+    for metric in case.metrics:
+        if metric.status is MetricStatus.INFORMATIONAL:
+            continue
+        if metric.status is MetricStatus.NOT_EVALUATED:
+            cells.append(f"{metric.name} n/a")
+        else:
+            mark = "" if metric.status is MetricStatus.PASSED else " ✗"
+            cells.append(f"{metric.name} {format_score(metric.score)}/{format_score(metric.threshold)}{mark}")
+    return "  ".join(cells)
+
+
+def render_case_table(cases: Sequence[CaseResult]) -> str:
+    lines: list[str] = []
+    width = max((len(case.id) for case in cases), default=0)
+    for case in cases:
+        runs = f" ({len(case.runs)} runs)" if len(case.runs) > 1 else ""
+        lines.append(f"{GLYPHS[case.status]} {case.status.value:<13} {case.id:<{width}}  {_metric_cell(case)}{runs}")
+        if case.error:
+            lines.append(f"    {case.error}")
+    summary = summarize(cases)
+    lines.append("")
+    lines.append(
+        f"{summary.total} cases: {summary.passed} passed, {summary.failed} failed, {summary.error} error, "
+        f"{summary.not_evaluated} not evaluated, {summary.flaky} flaky"
+    )
+    return "\n".join(lines) + "\n"
