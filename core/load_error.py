@@ -137,7 +137,7 @@ def _locate_yaml(text: str, path: list[str | int]) -> Optional[tuple[int, int]]:
 def _message(error: dict[str, Any], missing: Optional[str]) -> str:
     kind = error.get("type")
     if kind == "missing":
-        return f"missing required key '{missing or error['loc'][-1]}'"
+        return f"missing required key '{to_snake(str(missing or error['loc'][-1]))}'"
     if kind == "extra_forbidden":
         return f"unknown key '{error['loc'][-1]}' (not allowed here)"
     message = str(error.get("msg", "invalid value"))

@@ -24,6 +24,7 @@ def run_agent_evaluator(
     agents_dir: Path,
     app_name: str,
     num_runs: int = 2,
+    output_file: Optional[Path] = None,
 ) -> Path:
     """Run AgentEvaluator on `eval_set` and return the `*.evalset_result.json` ADK wrote."""
     import warnings
@@ -50,6 +51,7 @@ def run_agent_evaluator(
                 print_detailed_results=False,
                 app_name=app_name,
                 eval_set_results_manager=LocalEvalSetResultsManager(agents_dir=str(agents_dir)),
+                output_file=str(output_file) if output_file else None,
             )
         except AssertionError:
             pass  # some cases fail on purpose; the results file is what we want

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+REF_AGENTS = TESTS / "fixtures" / "ref_agents"
+
+sys.path.insert(0, str(TESTS))
+
+
+def turn(script: str, expected_calls: list[dict] | None = None, expected_text: str | None = "", static: bool = True) -> dict:
+    """An expected invocation whose user message scripts what the reference agent will do."""
+    invocation: dict = {"user_content": {"role": "user", "parts": [{"text": script}]}}
+    if expected_text is not None:
+        invocation["final_response"] = {"role": "model", "parts": [{"text": expected_text}]}
+    if expected_calls is not None:
+        invocation["intermediate_data"] = {"tool_uses": expected_calls} if static else {
+            "invocation_events": [
+                {"author": "ref_agent", "content": {"role": "model", "parts": [{"function_call": c} for c in expected_calls]}}
+            ]
+        }
+    return invocation
+
+
+W = {"name": "get_weather", "args": {"city": "Paris"}}
+L = {"name": "lookup", "args": {"key": "a", "count": 1}}
+N = {"name": "noop", "args": {}}
+
+REFERENCE_CASES = [
+    ("same", [turn('call get_weather {"city": "Paris"}\nsay The weather in Paris is sunny.', [W], "It is sunny in Paris.")]),
+    ("swapped", [turn('call lookup {"key": "a", "count": 1}\ncall get_weather {"city": "Paris"}\nsay done', [W, L], "done")]),
+    ("extra_middle_call", [turn('call get_weather {"city": "Paris"}\ncall noop {}\ncall lookup {"key": "a", "count": 1}\nsay ok', [W, L], "ok")]),
+    ("missing_duplicate", [turn("call noop {}\nsay fine", [N, N], "fine")]),
+    ("float_equals_int", [turn('call lookup {"key": "a", "count": 1}\nsay one', [{"name": "lookup", "args": {"key": "a", "count": 1.0}}], "one")]),
+    ("string_is_not_int", [turn('call lookup {"key": "a", "count": 1}\nsay one', [{"name": "lookup", "args": {"key": "a", "count": "1"}}], "one")]),
+    ("empty_vs_empty", [turn("nothing", [], "")]),
+    ("args_empty_vs_null", [turn("call noop {}\nsay x", [{"name": "noop"}], "x")]),
+    ("thought_parts", [turn("think Let me think\nsay It is sunny", [], "It is sunny")]),
+    ("cjk", [turn("say 天气很好", None, "天气好")]),
+    ("cafe", [turn("say café au lait", [], "cafe au lait")]),
+    ("stemming", [turn("say He was running fast", [], "He runs fast")]),
+    ("events_expected", [turn('call get_weather {"city": "Paris"}\nsay sunny', [W], "sunny", static=False)]),
+    ("three_turns", [
+        turn('call get_weather {"city": "Paris"}\nsay a', [W], "a"),
+        turn("call noop {}\nsay b", [L], "b"),
+        turn('call lookup {"key": "a", "count": 1}\nsay c', [L], "c"),
+    ]),
+]
+
+REFERENCE_CONFIGS = {
+    "exact": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5},
+    "in_order": {
+        "tool_trajectory_avg_score": {"threshold": 0.5, "match_type": "IN_ORDER"},
+        "response_match_score": {"threshold": 0.8},
+        "no_such_metric": 0.5,
+        "tool_call_count_v1": 1.0,
+    },
+    "any_order": {
+        "tool_trajectory_avg_score": {"threshold": 1.0, "matchType": "any-order", "ignoreArgs": True},
+        "response_match_score": "0.3",
+    },
+    "bad_match_type": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "FUZZY"}, "response_match_score": 0.6},
+}
+
+
+def reference_eval_set() -> dict:
+    return {
+        "eval_set_id": "reference",
+        "eval_cases": [{"eval_id": eval_id, "conversation": conversation} for eval_id, conversation in REFERENCE_CASES],
+    }
+
+
+@pytest.fixture(scope="session")
+def adk_reference_runs(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
+    """ADK's own results (and CSV) for the reference cases under each reference config."""
+    pytest.importorskip("google.adk.evaluation.agent_evaluator")
+    from adk_reference import run_agent_evaluator
+
+    sys.path.insert(0, str(REF_AGENTS))
+    base = tmp_path_factory.mktemp("adk_reference")
+    runs = {}
+    for name, criteria in REFERENCE_CONFIGS.items():
+        csv_path = base / f"{name}.csv"
+        results = run_agent_evaluator(
+            "ref_agent", reference_eval_set(), criteria, base / name, "ref_agent", num_runs=2, output_file=csv_path
+        )
+        runs[name] = (results, csv_path)
+    return runs
