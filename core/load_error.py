@@ -153,28 +153,26 @@ def validation_errors(
     prefix: Loc = (),
 ) -> list[LoadError]:
     """Turn a pydantic ValidationError into located LoadErrors (deduplicated, capped)."""
-    errors: list[LoadError] = []
-    seen: set[tuple[str, str]] = set()
+    # Union members each report their own error at the same place; keep the deepest (most specific).
+    best: dict[str, tuple[int, dict[str, Any], list[str | int], Optional[str]]] = {}
     for error in exc.errors(include_url=False):
         found, missing = resolve_loc(data, list(prefix) + list(error["loc"]))
         if error.get("type") == "extra_forbidden" and found:
-            key = found[-1]
-            error = {**error, "loc": (*error["loc"][:-1], key)}
-        message = _message(error, missing)
+            error = {**error, "loc": (*error["loc"][:-1], found[-1])}
         path = format_path(found)
-        if (path, message) in seen:
-            continue
-        seen.add((path, message))
+        depth = len(error["loc"])
+        if path not in best or depth > best[path][0]:
+            best[path] = (depth, error, found, missing)
+    errors: list[LoadError] = []
+    for path, (_, error, found, missing) in list(best.items())[:MAX_ERRORS_PER_FILE]:
         position = locate(text, found, kind) if found else (1, 1)
         errors.append(
             LoadError(
                 file=file,
-                message=message,
+                message=_message(error, missing),
                 line=position[0] if position else None,
                 column=position[1] if position else None,
                 path=path or None,
             )
         )
-        if len(errors) >= MAX_ERRORS_PER_FILE:
-            break
     return errors
