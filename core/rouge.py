@@ -65,20 +65,33 @@ def _split_unicode(text: str) -> list[str]:
     return "".join(pieces).split()
 
 
-@lru_cache(maxsize=8192)
-def tokenize(text: str) -> tuple[str, ...]:
-    """The tokens ADK's ROUGE-1 counts for `text`."""
+@lru_cache(maxsize=65536)
+def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+    """Tokens of one whitespace-free chunk (already NFKC-normalised and lowercased)."""
     stem = _stemmer()
-    text = unicodedata.normalize("NFKC", text).lower()
-    if text.isascii():
+    if chunk.isascii():
         # For ASCII the character rules reduce to runs of [a-z0-9].
-        return tuple(stem(word) if len(word) > 3 else word for word in _ASCII_WORD.findall(text))
+        return tuple(stem(word) if len(word) > 3 else word for word in _ASCII_WORD.findall(chunk))
     tokens: list[str] = []
-    for word in _split_unicode(text):
+    for word in _split_unicode(chunk):
         if word.isascii():
             tokens += (stem(w) if len(w) > 3 else w for w in _ASCII_WORD.findall(word))
         else:
             tokens.append(word)
+    return tuple(tokens)
+
+
+@lru_cache(maxsize=8192)
+def tokenize(text: str) -> tuple[str, ...]:
+    """The tokens ADK's ROUGE-1 counts for `text`.
+
+    Whitespace only ever separates words, so the text is normalised whole, split on whitespace,
+    and each chunk tokenised (and cached) on its own: common words cost one lookup.
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    tokens: list[str] = []
+    for chunk in text.split():
+        tokens += _chunk_tokens(chunk)
     return tuple(tokens)
 
 
