@@ -7,6 +7,7 @@ mapping the pydantic error location back onto the source text.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -99,11 +100,23 @@ def locate(text: str, path: list[str | int], kind: Literal["json", "yaml"]) -> O
         return None
 
 
-def _locate_json(text: str, path: list[str | int]) -> Optional[tuple[int, int]]:
+@lru_cache(maxsize=2)
+def _json_source_map(text: str) -> dict:
     from json_source_map import calculate
 
+    return calculate(text)
+
+
+@lru_cache(maxsize=2)
+def _yaml_tree(text: str) -> Any:
+    import yaml
+
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def _locate_json(text: str, path: list[str | int]) -> Optional[tuple[int, int]]:
     pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-    entry = calculate(text).get(pointer)
+    entry = _json_source_map(text).get(pointer)
     if entry is None:
         return None
     start = entry.key_start or entry.value_start
@@ -113,7 +126,7 @@ def _locate_json(text: str, path: list[str | int]) -> Optional[tuple[int, int]]:
 def _locate_yaml(text: str, path: list[str | int]) -> Optional[tuple[int, int]]:
     import yaml
 
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    node = _yaml_tree(text)
     mark = node.start_mark if node is not None else None
     for part in path:
         if node is None:

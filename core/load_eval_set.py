@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from .eval_config import EvalConfig, default_eval_config
 from .eval_set import EvalSet
-from .load_error import LoadError, validation_errors
+from .load_error import LoadError, format_path, locate, validation_errors
 from .source_file import SourceFileError, SourceText, display_path, parse_source, read_source
 
 CONFIG_FILE_NAME = "test_config.json"
@@ -133,8 +133,6 @@ def _legacy_set_id(source: SourceText) -> str:
 
 
 def _row_to_invocation(source: SourceText, row: Any, loc: tuple, errors: list[LoadError]) -> dict:
-    from .load_error import format_path, locate
-
     path = format_path(loc)
     if not isinstance(row, dict) or not isinstance(row.get("query"), str):
         position = locate(source.text, list(loc), "json")

@@ -75,3 +75,21 @@ def test_a_run_that_crashed_makes_the_case_an_error():
     status, why = case_verdict([ok, crashed], aggregate([ok, crashed]))
     assert status is CaseStatus.ERROR
     assert "1 of 2 runs failed" in why
+
+
+def _with_parts(parts) -> Invocation:
+    return Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]}, "final_response": {"parts": parts} if parts else None})
+
+
+@pytest.mark.parametrize(
+    "actual_parts, expected_parts, score",
+    [
+        ([{"text": "The weather"}, {"text": "is sunny"}], [{"text": "The weather is sunny"}], 1.0),
+        ([{"text": "Let me think", "thought": True}, {"text": "It is sunny"}], [{"text": "It is sunny"}], 0.666667),
+        (None, None, 0.0),  # null vs null final_response
+        ([{"function_call": {"name": "f"}}], [{"text": "x"}], 0.0),  # no text parts → ""
+    ],
+)
+def test_response_text_joins_text_parts_thoughts_included(actual_parts, expected_parts, score):
+    run = score_run(metrics({"response_match_score": 0.5}), [_with_parts(actual_parts)], [_with_parts(expected_parts)])
+    assert run.metrics[0].score == pytest.approx(score, abs=1e-6)
