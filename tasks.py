@@ -27,6 +27,16 @@ def _run(*args: str | Path) -> int:
     return subprocess.call([str(a) for a in args], cwd=ROOT)
 
 
+def _install(*args: str) -> bool:
+    """pip install quietly; on failure, show everything pip said."""
+    log = VENV / "install.log"
+    with log.open("w") as out:
+        code = subprocess.call([str(PYTHON), "-m", "pip", "install", *args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    if code != 0:
+        sys.stderr.write(log.read_text())
+    return code == 0
+
+
 def ensure_venv(extras: str) -> None:
     if sys.version_info < (3, 11):
         sys.exit(f"agentdiff needs Python 3.11 or newer; this is {sys.version.split()[0]}")
@@ -39,10 +49,10 @@ def ensure_venv(extras: str) -> None:
         return
     target = f".[{extras}]" if extras else "."
     print(f"installing agentdiff{f'[{extras}]' if extras else ''} into .venv ...", flush=True)
-    if _run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip") != 0:
+    if not _install("--upgrade", "pip"):
         sys.exit("could not upgrade pip in .venv")
-    if _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target) != 0:
-        sys.exit(f"could not install {target} into .venv")
+    if not _install("-e", target):
+        sys.exit(f"could not install {target} into .venv (the log above says why)")
     stamp.write_text(digest)
 
 
