@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 
@@ -60,12 +59,12 @@ def test_each_run_scores_exactly_as_adk(reference, criteria_from):
         metrics = stored_metrics(stored) if criteria_from == "stored" else configured
         run = score_run(metrics, [p.actual_invocation for p in pairs], [p.expected_invocation for p in pairs])
         assert [m.name for m in run.metrics] == [m.metric_name for m in stored.overall_eval_metric_results]
-        for ours, theirs in zip(run.metrics, stored.overall_eval_metric_results):
+        for ours, theirs in zip(run.metrics, stored.overall_eval_metric_results, strict=True):
             where = f"{name}/{stored.eval_id}/{ours.name}"
             assert same_score(ours.score, theirs.score), (where, ours.score, theirs.score)
             assert ours.status is _STATUS[theirs.eval_status], (where, ours.status, theirs.eval_status, ours.reason)
         for index, pair in enumerate(pairs):
-            for ours, theirs in zip(run.metrics, pair.eval_metric_results):
+            for ours, theirs in zip(run.metrics, pair.eval_metric_results, strict=True):
                 scored = ours.per_invocation[index]
                 assert same_score(scored.score, theirs.score), (name, stored.eval_id, ours.name, index)
                 assert scored.status is _STATUS[theirs.eval_status]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from agentdiff.core.conformance import load_conformance_case
 from agentdiff.core.discovery import ConformanceCaseRef, EvalCaseRef, discover

@@ -197,7 +197,7 @@ def test_adk_migrated_legacy_file_loads_to_the_same_case(tmp_path):
     assert errors == []
     ours, theirs = legacy.eval_set.eval_cases[0], migrated.eval_set.eval_cases[0]
     assert ours.eval_id == theirs.eval_id == str(old)
-    for a, b in zip(ours.conversation, theirs.conversation):
+    for a, b in zip(ours.conversation, theirs.conversation, strict=True):
         assert a.user_content == b.user_content
         assert a.final_response == b.final_response
         assert a.tool_calls() == b.tool_calls()
