@@ -109,13 +109,12 @@ def _load_legacy(source: SourceText, data: list) -> tuple[Optional[LoadedEvalSet
                     "state": session.get("state", {}),
                 }
             cases.append(case)
-        set_id = _legacy_set_id(source)
     else:
         invocations = [_row_to_invocation(source, row, (i,), errors) for i, row in enumerate(data)]
         cases = [{"eval_id": source.display, "conversation": invocations}]
-        set_id = _legacy_set_id(source)
     if errors:
         return None, errors
+    set_id = _legacy_set_id(source)
     converted = {"eval_set_id": set_id, "name": set_id, "eval_cases": cases}
     try:
         eval_set = EvalSet.model_validate(converted)

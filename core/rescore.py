@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .adk_results import EvalCaseResult, EvalSetResult, LoadedResults, load_eval_set_result
+from .adk_results import EvalCaseResult, EvalSetResult, EvalStatus, LoadedResults, load_eval_set_result
 from .eval_config import EFFICIENCY_METRICS, EvalConfig, EvalMetric, eval_metrics
 from .load_error import LoadError
 from .results import CaseResult, RunRecord
@@ -35,7 +35,7 @@ def _run(case: EvalCaseResult, metrics: Sequence[EvalMetric]) -> RunRecord:
     actual = [p.actual_invocation for p in pairs]
     expected_items = [p.expected_invocation for p in pairs]
     expected = None if any(e is None for e in expected_items) else expected_items
-    if not pairs and not case.overall_eval_metric_results and case.final_eval_status.name == "FAILED":
+    if not pairs and not case.overall_eval_metric_results and case.final_eval_status is EvalStatus.FAILED:
         return failed_run(actual, expected, "inference failed: ADK recorded the run as failed with no metric results")
     return score_run(metrics, actual, expected)
 
