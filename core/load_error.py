@@ -50,7 +50,7 @@ def format_path(loc: Iterable[str | int]) -> str:
     return out
 
 
-def _child_key(node: dict, key: str) -> Optional[str]:
+def child_key(node: dict, key: str) -> Optional[str]:
     for candidate in (key, to_snake(key), to_camel(key)):
         if candidate in node:
             return candidate
@@ -68,7 +68,7 @@ def resolve_loc(data: Any, loc: Loc) -> tuple[list[str | int], Optional[str]]:
     missing: Optional[str] = None
     for part in loc:
         if isinstance(node, dict) and isinstance(part, str):
-            key = _child_key(node, part)
+            key = child_key(node, part)
             if key is not None:
                 found.append(key)
                 node = node[key]

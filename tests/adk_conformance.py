@@ -1,0 +1,116 @@
+"""ADK's own conformance record and replay, in process (the recipe of adk-formats.md §8).
+
+The tests use these as the reference: recordings written by ADK's RecordingsPlugin, and the
+verdict of ADK's ReplayPlugin with its event and session validators.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def _streaming(mode: str):
+    from google.adk.agents.run_config import StreamingMode
+
+    return StreamingMode.SSE if mode == "sse" else StreamingMode.NONE
+
+
+def _message(spec_message: dict[str, Any]):
+    from google.genai import types
+
+    if spec_message.get("content"):
+        return types.UserContent(**spec_message["content"])
+    return types.UserContent(parts=[types.Part(text=spec_message["text"])])
+
+
+async def _record(agent, case_dir: Path, mode: str) -> None:
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.cli.plugins.recordings_plugin import RecordingsPlugin
+    from google.adk.runners import InMemoryRunner
+    from google.adk.utils.yaml_utils import dump_pydantic_to_yaml
+
+    spec = yaml.safe_load((case_dir / "spec.yaml").read_text())
+    suffix = "-sse" if mode == "sse" else ""
+    (case_dir / f"generated-recordings{suffix}.yaml").unlink(missing_ok=True)
+    (case_dir / f"generated-session{suffix}.yaml").unlink(missing_ok=True)
+    runner = InMemoryRunner(agent=agent, app_name=spec["agent"], plugins=[RecordingsPlugin()])
+    session = await runner.session_service.create_session(
+        app_name=spec["agent"], user_id="adk_conformance_test_user", state=spec.get("initial_state") or {}
+    )
+    for index, message in enumerate(spec.get("user_messages") or []):
+        state_delta = dict(message.get("state_delta") or {})
+        state_delta["_adk_recordings_config"] = {"dir": str(case_dir), "user_message_index": index, "streaming_mode": mode}
+        async for _ in runner.run_async(
+            user_id=session.user_id,
+            session_id=session.id,
+            new_message=_message(message),
+            state_delta=state_delta,
+            run_config=RunConfig(streaming_mode=_streaming(mode)),
+        ):
+            pass
+    final = await runner.session_service.get_session(app_name=spec["agent"], user_id=session.user_id, session_id=session.id)
+    dump_pydantic_to_yaml(
+        final,
+        case_dir / f"generated-session{suffix}.yaml",
+        sort_keys=False,
+        exclude={
+            "state": {"_adk_recordings_config": True},
+            "events": {"__all__": {"actions": {"state_delta": {"_adk_recordings_config": True}}}},
+        },
+    )
+    await runner.close()
+
+
+def record_with_adk(agent, case_dir: Path, mode: str = "none") -> None:
+    asyncio.run(_record(agent, case_dir, mode))
+
+
+async def _replay(agent, case_dir: Path, mode: str) -> tuple[bool, str]:
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.cli.conformance._generated_file_utils import load_recorded_session
+    from google.adk.cli.conformance._replay_validators import compare_events, compare_session
+    from google.adk.cli.plugins.replay_plugin import ReplayPlugin
+    from google.adk.runners import InMemoryRunner
+
+    spec = yaml.safe_load((case_dir / "spec.yaml").read_text())
+    runner = InMemoryRunner(agent=agent, app_name=spec["agent"], plugins=[ReplayPlugin()])
+    session = await runner.session_service.create_session(
+        app_name=spec["agent"], user_id="adk_conformance_test_user", state=spec.get("initial_state") or {}
+    )
+    try:
+        for index, message in enumerate(spec.get("user_messages") or []):
+            state_delta = dict(message.get("state_delta") or {})
+            state_delta["_adk_replay_config"] = {"dir": str(case_dir), "user_message_index": index, "streaming_mode": mode}
+            async for _ in runner.run_async(
+                user_id=session.user_id,
+                session_id=session.id,
+                new_message=_message(message),
+                state_delta=state_delta,
+                run_config=RunConfig(streaming_mode=_streaming(mode)),
+            ):
+                pass
+    except Exception as exc:  # ReplayVerificationError and friends end the run, as in `adk conformance test`
+        await runner.close()
+        return False, f"Replay verification failed: {exc}"
+    final = await runner.session_service.get_session(app_name=spec["agent"], user_id=session.user_id, session_id=session.id)
+    recorded = load_recorded_session(case_dir, _streaming(mode))
+    await runner.close()
+    if recorded is None:
+        return False, "No recorded session found for replay comparison"
+    errors = []
+    events = compare_events(final.events, recorded.events)
+    if not events.success:
+        errors.append(f"Event mismatch: {events.error_message}")
+    state = compare_session(final, recorded)
+    if not state.success:
+        errors.append(f"Session mismatch: {state.error_message}")
+    return not errors, "\n\n".join(errors)
+
+
+def replay_with_adk(agent, case_dir: Path, mode: str = "none") -> tuple[bool, str]:
+    """ADK's replay verdict for a recorded case: (passed, error message)."""
+    return asyncio.run(_replay(agent, case_dir, mode))
