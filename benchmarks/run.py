@@ -78,6 +78,119 @@ def rouge_benchmark() -> list[tuple[str, str, str]]:
     ]
 
 
+def _text(rng: random.Random, size: int) -> str:
+    words: list[str] = []
+    length = 0
+    while length < size:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words)
+
+
+def _diff_traces(turns: int, calls_per_turn: int, text_bytes: int, edited: bool, prompt: bool = True):
+    """A long case: every turn has `calls_per_turn` tool calls, one request per model call holding a
+    `text_bytes` system instruction and the turn's contents so far, and a `text_bytes` answer."""
+    from agentdiff.core.trace import LlmExchange, ToolCall, Trace, Turn
+
+    rng = random.Random(11)
+    instruction = _text(rng, text_bytes)
+    answers = [_text(rng, text_bytes) for _ in range(turns)]
+
+    def build(instruction: str, edit: bool) -> Trace:
+        out = []
+        for t in range(turns):
+            calls, llm, contents = [], [], [{"role": "user", "parts": [{"text": f"request {t}"}]}]
+            for c in range(calls_per_turn + 1):
+                request = {"model": "gemini-2.5-flash", "contents": list(contents), "config": {"system_instruction": instruction}}
+                llm.append(LlmExchange(agent="root", index=c, seq=2 * c, request=request))
+                if c == calls_per_turn:
+                    break
+                args = {"order_id": f"A{t}-{c}", "page": c}
+                if edit and t == turns // 2 and c == 3:
+                    args["order_id"] = args["order_id"].lower()
+                calls.append(ToolCall(name=f"tool_{c % 5}", args=args, seq=2 * c + 1, response={"ok": True}, has_response=True))
+                contents.append({"role": "model", "parts": [{"function_call": {"name": f"tool_{c % 5}", "args": args}}]})
+                contents.append({"role": "user", "parts": [{"function_response": {"name": f"tool_{c % 5}", "response": {"ok": True}}}]})
+            answer = answers[t].replace("the", "a", 1) if edit and (prompt or t == turns // 2) else answers[t]
+            out.append(Turn(index=t, tool_calls=tuple(calls), llm=tuple(llm), final_response=answer))
+        return Trace(turns=tuple(out))
+
+    expected = build(instruction, False)
+    actual = build(instruction.replace("weather", "climate", 1) if edited and prompt else instruction, edited)
+    return expected, actual
+
+
+def _best_of(repeat: int, fn) -> float:
+    """The best of `repeat` timings, with the garbage collector paused as `timeit` pauses it."""
+    import gc
+
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - start)
+        finally:
+            gc.enable()
+    return best
+
+
+@benchmark("diff")
+def diff_benchmark() -> list[tuple[str, str, str]]:
+    """The diff engine on a 50-turn case (20 tool calls per turn, 5 KB texts) and on 1,000-call
+    trajectories, with difflib's SequenceMatcher (what ADK's unified diffs use) as the reference."""
+    import difflib
+
+    from agentdiff.core.case_diff import DiffCriteria
+    from agentdiff.core.diff_layers import align_tool_calls, diff_case
+    from agentdiff.core.sequence_diff import align
+    from agentdiff.core.trace import ToolCall
+
+    rows = []
+    same_e, same_a = _diff_traces(50, 20, 5000, edited=False)
+    edit_e, edit_a = _diff_traces(50, 20, 5000, edited=True)
+    diff_case(edit_e, edit_a, DiffCriteria(response_threshold=0.8))  # warm imports (ROUGE's stemmer)
+    one_e, one_a = _diff_traces(50, 20, 5000, edited=True, prompt=False)
+    same = _best_of(7, lambda: diff_case(same_e, same_a, DiffCriteria(response_threshold=0.8)))
+    one = _best_of(7, lambda: diff_case(one_e, one_a, DiffCriteria(response_threshold=0.8)))
+    edited = _best_of(7, lambda: diff_case(edit_e, edit_a, DiffCriteria(response_threshold=0.8)))
+    result = diff_case(edit_e, edit_a, DiffCriteria(response_threshold=0.8))
+    rows.append(("diff: 50 turns x 20 calls, 5 KB texts, sides equal", f"{same * 1000:.1f} ms", "target < 50 ms"))
+    rows.append(("diff: same case, 1 tool argument and 1 answer changed", f"{one * 1000:.1f} ms", "target < 50 ms"))
+    rows.append(
+        (f"diff: same case, prompt edited in all {sum(len(t.llm) for t in edit_e.turns)} requests, 1 arg, 50 answers", f"{edited * 1000:.1f} ms", "target < 50 ms")
+    )
+    rows.append(("diff: divergences found in the edited case", str(len(result.divergences)), "1 arg + 1,050 requests + 50 answers"))
+
+    rng = random.Random(5)
+    long = [ToolCall(name=f"tool_{rng.randrange(8)}", args={"i": i % 7}, seq=i) for i in range(1000)]
+    edits = list(long)
+    for k in range(0, 1000, 100):
+        edits[k] = edits[k].model_copy(update={"args": {"i": -1}})
+    edits.insert(550, ToolCall(name="extra", args={}, seq=550))
+    ours = _best_of(3, lambda: align_tool_calls(long, edits))
+    kinds = [row.kind for row in align_tool_calls(long, edits)]
+    keys_a = [(c.name, tuple(sorted(c.args.items()))) for c in long]
+    keys_b = [(c.name, tuple(sorted(c.args.items()))) for c in edits]
+    theirs = _best_of(3, lambda: difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes())
+    rows.append(("align: 1,000 calls, 1 insert + 10 changed args (rows)", f"{ours * 1000:.1f} ms", "target well under 1 s"))
+    rows.append(("align: rows that are not `same`", str(sum(k != "same" for k in kinds)), "target 11"))
+    rows.append(("align: difflib SequenceMatcher on the same keys", f"{theirs * 1000:.1f} ms", f"ratio {theirs / ours:.1f}x"))
+    other = [ToolCall(name=f"other_{i % 13}", args={"j": i}, seq=i) for i in range(1000)]
+    worst = _best_of(1, lambda: align_tool_calls(long, other))
+    rows.append(("align: 1,000 calls against 1,000 entirely different ones", f"{worst * 1000:.1f} ms", "target well under 1 s"))
+    reverse = _best_of(1, lambda: align_tool_calls(long, long[::-1]))
+    rows.append(("align: 1,000 calls against the same calls reversed", f"{reverse * 1000:.1f} ms", "worst case; diff budget 0.5 s"))
+    repeated = ["noop"] * 2000
+    thrash = _best_of(1, lambda: align(repeated, repeated[:1000] + ["x"] + repeated[1000:]))
+    their_thrash = _best_of(1, lambda: difflib.SequenceMatcher(None, repeated, repeated[:1000] + ["x"] + repeated[1000:], autojunk=False).get_opcodes())
+    rows.append(("align: 2,000 identical calls + 1 insert", f"{thrash * 1000:.1f} ms", f"difflib {their_thrash * 1000:.0f} ms"))
+    return rows
+
+
 def main(argv: list[str]) -> int:
     names = argv or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]

@@ -11,7 +11,7 @@ from .adk_results import EvalCaseResult, EvalStatus, LoadedResults, load_eval_se
 from .case_diff import DiffCriteria
 from .conformance import StreamingMode
 from .diff_layers import criteria_from_config
-from .discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from .discovery import CaseRef, EvalCaseRef
 from .eval_config import MatchType
 from .source_file import display_path
 from .source_index import SourceIndex

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, Optional
 
 from .eval_config import MatchType
+from .request_normalize import NormalizedRequest, normalize_request
 from .sequence_diff import WordOp
 from .trace import LlmExchange, TextResponse, ToolCall
 from .tree_diff import Change, render_path
@@ -50,10 +52,30 @@ class RequestRow:
     seq: int
     expected: Optional[LlmExchange]
     actual: Optional[LlmExchange]
-    expected_request: Any = None  # normalised
-    actual_request: Any = None  # normalised
-    changes: tuple[Change, ...] = ()
-    notes: tuple[str, ...] = ()  # excluded and normalised fields
+    changes: tuple[Change, ...] = ()  # by path in the normalised requests
+    _normalized: dict[str, Optional[NormalizedRequest]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _side(self, side: str) -> Optional[NormalizedRequest]:
+        if side not in self._normalized:  # computed on demand: only a shown request needs it
+            exchange = self.expected if side == "expected" else self.actual
+            self._normalized[side] = normalize_request(exchange.request or {}) if exchange is not None else None
+        return self._normalized[side]
+
+    @property
+    def expected_request(self) -> Any:
+        normalized = self._side("expected")
+        return normalized.request if normalized else None
+
+    @property
+    def actual_request(self) -> Any:
+        normalized = self._side("actual")
+        return normalized.request if normalized else None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The excluded and normalised fields of both sides."""
+        notes = [note for side in ("expected", "actual") for note in (self._side(side).notes if self._side(side) else ())]  # type: ignore[union-attr]
+        return tuple(dict.fromkeys(notes))
 
 
 @dataclass(frozen=True)
@@ -209,6 +231,19 @@ def display_path(change: Change, prefix_len: int = 0) -> str:
 
 def describe_change(change: Change, prefix_len: int = 0) -> str:
     """`args.order_id "A1" → "a1"`, `args.x extra 3`, `args.y missing (expected 1)`, `… "polite" → "terse"`."""
+    try:
+        return _describe_cached(change, prefix_len)
+    except TypeError:  # a change holding a list or a dict
+        return _describe(change, prefix_len)
+
+
+@lru_cache(maxsize=1024)
+def _describe_cached(change: Change, prefix_len: int) -> str:
+    # one prompt edit repeats the same change in every request of a trace
+    return _describe(change, prefix_len)
+
+
+def _describe(change: Change, prefix_len: int) -> str:
     where = display_path(change, prefix_len) or "(value)"
     if change.kind == "added":
         return f"{where} extra {short(change.actual, 40)}"

@@ -89,6 +89,15 @@ class Discovery:
     def find(self, case_id: str) -> Optional[CaseRef]:
         return next((case for case in self.cases if case.id == case_id), None)
 
+    def resolve(self, query: str) -> list[CaseRef]:
+        """The cases a user means by `query`: an exact id; else every case whose id ends with it,
+        or whose name (eval_id, or case folder) is it."""
+        exact = self.find(query.rstrip("/"))
+        if exact is not None:
+            return [exact]
+        query = query.rstrip("/")
+        return [case for case in self.cases if case.id.endswith(query) or case.name == query]
+
 
 def _walk(path: Path) -> tuple[list[Path], list[Path]]:
     """Eval set files and conformance case folders under `path` (a file or a folder)."""

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
-from .tree_diff import Path, render_path
+from .tree_diff import Change, Path, diff_trees, json_type, render_path
 
 EXCLUDED_PATHS: tuple[Path, ...] = (("live_connect_config",), ("config", "http_options"), ("config", "labels"))
+
+_EXCLUDED = frozenset(EXCLUDED_PATHS)
+_EXCLUDED_PARENTS = frozenset(path[:-1] for path in EXCLUDED_PATHS)
 
 TRANSFER_DESCRIPTION = "Transfer the question to another agent."
 _SCHEMA_TYPES = ("STRING", "NUMBER", "OBJECT", "ARRAY", "INTEGER", "BOOLEAN")
@@ -57,18 +60,121 @@ class NormalizedRequest:
 def normalize_request(request: Any) -> NormalizedRequest:
     """The request as ADK's replay compares it, with notes on what changed."""
     notes: list[str] = []
-    data = _drop_none(request)
-    if isinstance(data, dict):
-        for excluded in EXCLUDED_PATHS:
-            if _pop_path(data, excluded):
-                notes.append(f"{render_path(excluded)}: excluded")
-    data = _tool_config(data, (), notes)
-    data = _relayed_content(data, (), notes)
-    return NormalizedRequest(data, notes)
+    data, excluded = _excluded(request)
+    notes += [f"{render_path(path)}: excluded" for path in excluded]
+    return NormalizedRequest(_normalize(data, (), notes, True), notes)
 
 
 def requests_equal(recorded: Any, current: Any) -> bool:
-    return normalize_request(recorded).request == normalize_request(current).request
+    return not diff_requests(recorded, current)
+
+
+def diff_requests(recorded: Any, current: Any) -> list[Change]:
+    """The differences between two requests after normalisation, by path in the normalised trees.
+
+    Only the branches whose raw values differ are normalised and compared (normalisation is local
+    to each node), so a long conversation with one edited instruction costs one string diff.
+    """
+    changes: list[Change] = []
+    _lazy_diff(recorded, current, (), (), True, changes)
+    return changes
+
+
+def _excluded(request: Any) -> tuple[Any, list[Path]]:
+    if not isinstance(request, dict):
+        return request, []
+    data = dict(request)
+    removed: list[Path] = []
+    if "config" in data and isinstance(data["config"], dict):
+        data["config"] = dict(data["config"])
+    for path in EXCLUDED_PATHS:
+        if _pop_path(data, path):
+            removed.append(path)
+    return data, removed
+
+
+def _normalize(value: Any, path: Path, notes: Optional[list[str]], relayed_ok: bool) -> Any:
+    """Full normalisation: the node rule applied top-down to every dict."""
+    if isinstance(value, list):
+        return [_normalize(item, path + (i,), notes, relayed_ok) for i, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    node, children_relayed_ok = _node(value, path, notes, relayed_ok)
+    return {key: _normalize(item, path + (key,), notes, children_relayed_ok) for key, item in node.items()}
+
+
+def _node(data: dict, path: Path, notes: Optional[list[str]], relayed_ok: bool) -> tuple[dict, bool]:
+    """The rules that apply to one dict, in ADK's order: nulls dropped, a function declaration
+    normalised (its schema wholly), a relayed agent turn reduced. Returns the node and whether the
+    relayed-content rule still applies below it (ADK stops descending at a relayed turn)."""
+    node = {key: value for key, value in data.items() if value is not None} if None in data.values() else data
+    if _is_declaration(node):
+        node = dict(node)
+        before = dict(node)
+        if node.get("name") == "transfer_to_agent":
+            node["description"] = TRANSFER_DESCRIPTION
+        elif isinstance(node.get("description"), str):
+            node["description"] = node["description"].strip()
+        parameters = node.pop("parameters", None)
+        if parameters is not None:
+            node["parameters_json_schema"] = parameters
+        if "parameters_json_schema" in node:
+            node["parameters_json_schema"] = normalize_schema(_drop_none(node["parameters_json_schema"]))
+        node.pop("response", None)
+        node.pop("response_json_schema", None)
+        if notes is not None and node != before:
+            notes.append(f"{render_path(path) or '(request)'}: tool declaration normalised")
+    if relayed_ok:
+        parts = node.get("parts")
+        if (
+            node.get("role") == "user"
+            and isinstance(parts, list)
+            and len(parts) >= 2
+            and isinstance(parts[0], dict)
+            and isinstance(parts[0].get("text"), str)
+            and parts[0]["text"] in _PREAMBLES
+        ):
+            new_parts = [
+                {**part, "text": _relayed_text(part["text"])}
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+                else part
+                for part in parts
+            ]
+            if notes is not None and new_parts != parts:
+                notes.append(f"{render_path(path)}: relayed agent framing reduced to its payload")
+            node = {**node, "parts": new_parts}
+            return node, False
+    return node, relayed_ok
+
+
+def _lazy_diff(e: Any, a: Any, path: Path, actual_path: Path, relayed_ok: bool, out: list[Change]) -> None:
+    excluding = len(path) < 2 and path in _EXCLUDED_PARENTS and isinstance(e, dict) and isinstance(a, dict)
+    if excluding and not path and e.get("config") == a.get("config") and e == a:
+        return  # the config first: a prompt edit shows there at once, before the long contents
+    if excluding:  # the request and its config: compared key by key, so each subtree is compared once
+        e = {k: v for k, v in e.items() if path + (k,) not in _EXCLUDED}
+        a = {k: v for k, v in a.items() if path + (k,) not in _EXCLUDED}
+    elif e == a and json_type(e) == json_type(a):
+        return
+    if isinstance(e, dict) and isinstance(a, dict):
+        e_node, e_ok = _node(e, path, None, relayed_ok)
+        a_node, a_ok = _node(a, path, None, relayed_ok)
+        if e_ok != a_ok:  # one side is a relayed agent turn: compare the two wholly normalised
+            out.extend(diff_trees(_normalize(e, path, None, relayed_ok), _normalize(a, path, None, relayed_ok), path, actual_path))
+            return
+        for key, value in e_node.items():
+            if key in a_node:
+                _lazy_diff(value, a_node[key], path + (key,), actual_path + (key,), e_ok, out)
+            else:
+                out.append(Change("removed", path + (key,), actual_path + (key,), expected=_normalize(value, path + (key,), None, e_ok)))
+        for key, value in a_node.items():
+            if key not in e_node:
+                out.append(Change("added", path + (key,), actual_path + (key,), actual=_normalize(value, path + (key,), None, a_ok)))
+        return
+    if isinstance(e, (list, dict)) or isinstance(a, (list, dict)):
+        e = _normalize(e, path, None, relayed_ok)
+        a = _normalize(a, path, None, relayed_ok)
+    out.extend(diff_trees(e, a, path, actual_path))
 
 
 def _drop_none(value: Any) -> Any:
@@ -144,57 +250,7 @@ def _is_declaration(data: dict) -> bool:
     return "name" in data and ("description" in data or "parameters" in data or "parameters_json_schema" in data)
 
 
-def _tool_config(data: Any, path: Path, notes: list[str]) -> Any:
-    if isinstance(data, list):
-        return [_tool_config(item, path + (index,), notes) for index, item in enumerate(data)]
-    if not isinstance(data, dict):
-        return data
-    if _is_declaration(data):
-        data = dict(data)
-        before = dict(data)
-        if data.get("name") == "transfer_to_agent":
-            data["description"] = TRANSFER_DESCRIPTION
-        elif isinstance(data.get("description"), str):
-            data["description"] = data["description"].strip()
-        parameters = data.pop("parameters", None)
-        if parameters is not None:
-            data["parameters_json_schema"] = parameters
-        if "parameters_json_schema" in data:
-            data["parameters_json_schema"] = normalize_schema(data["parameters_json_schema"])
-        data.pop("response", None)
-        data.pop("response_json_schema", None)
-        if data != before:
-            notes.append(f"{render_path(path) or '(request)'}: tool declaration normalised")
-    return {key: _tool_config(value, path + (key,), notes) for key, value in data.items()}
-
-
 def _relayed_text(text: str) -> str:
     if text in _PREAMBLES:
         return _CONTEXT_PREFIX
     return _QUOTED.sub(": \\g<payload>", text)
-
-
-def _relayed_content(data: Any, path: Path, notes: list[str]) -> Any:
-    if isinstance(data, list):
-        return [_relayed_content(item, path + (index,), notes) for index, item in enumerate(data)]
-    if not isinstance(data, dict):
-        return data
-    parts = data.get("parts")
-    if (
-        data.get("role") == "user"
-        and isinstance(parts, list)
-        and len(parts) >= 2
-        and isinstance(parts[0], dict)
-        and isinstance(parts[0].get("text"), str)
-        and parts[0]["text"] in _PREAMBLES
-    ):
-        new_parts = [
-            {**part, "text": _relayed_text(part["text"])}
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-            else part
-            for part in parts
-        ]
-        if new_parts != parts:
-            notes.append(f"{render_path(path)}: relayed agent framing reduced to its payload")
-        return {**data, "parts": new_parts}
-    return {key: _relayed_content(value, path + (key,), notes) for key, value in data.items()}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Hashable, Literal, NamedTuple, Sequence
 
 from diff_match_patch import diff_match_patch
@@ -96,6 +97,12 @@ def word_diff(expected: str, actual: str) -> list[WordOp]:
     """
     if expected == actual:
         return [WordOp("equal", expected)] if expected else []
+    return list(_word_diff(expected, actual))
+
+
+@lru_cache(maxsize=512)
+def _word_diff(expected: str, actual: str) -> tuple[WordOp, ...]:
+    # Cached: a prompt edit makes the same pair of long texts differ in every request of a trace.
     encoder = _Encoder()
     a = encoder.encode(tokenize_words(expected))
     b = encoder.encode(tokenize_words(actual))
@@ -113,7 +120,7 @@ def word_diff(expected: str, actual: str) -> list[WordOp]:
             ops[-1] = WordOp(kind, ops[-1].text + text)  # type: ignore[arg-type]
         else:
             ops.append(WordOp(kind, text))  # type: ignore[arg-type]
-    return _deletes_first(ops)
+    return tuple(_deletes_first(ops))
 
 
 def _decode(char: str) -> int:
@@ -156,7 +163,10 @@ def align(expected: Sequence[Hashable], actual: Sequence[Hashable]) -> list[Opco
         opcodes.append(Opcode("equal", 0, prefix, 0, prefix))
     middle_a, middle_b = expected[prefix : n - suffix], actual[prefix : m - suffix]
     i, j = prefix, prefix
-    if middle_a or middle_b:
+    if middle_a and middle_b and set(middle_a).isdisjoint(middle_b):
+        _push(opcodes, "delete", i, n - suffix, j, j)  # nothing in common: one replaced block
+        _push(opcodes, "insert", n - suffix, n - suffix, j, m - suffix)
+    elif middle_a or middle_b:
         encoder = _Encoder()
         a, b = encoder.encode(middle_a), encoder.encode(middle_b)
         for op, chars in _engine().diff_main(a, b, False):

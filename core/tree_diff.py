@@ -10,8 +10,9 @@ not a shifted cascade. Every change carries two paths: `path`, on the expected s
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 from .sequence_diff import WordOp, align, word_diff
 
@@ -127,21 +128,34 @@ def _identity(value: Any) -> Any:
     return json_type(value)
 
 
-def pair_block(expected: Sequence[Any], actual: Sequence[Any], same: Any = None) -> list[tuple[Optional[int], Optional[int]]]:
+def kind_key(value: Any) -> Any:
+    """What makes two list elements "the same element, changed": same JSON type and, for objects,
+    the same identifying fields (name, role, author, agent_name, id)."""
+    return (json_type(value), freeze(_identity(value)))
+
+
+def pair_block(expected: Sequence[Any], actual: Sequence[Any], key: Callable[[Any], Any] = kind_key) -> list[tuple[Optional[int], Optional[int]]]:
     """Pair the elements of one replaced block: in order, an expected element with the next actual
-    element of the same kind. Returns (i, j) pairs, with None for an unpaired side, in order."""
-    same = same or (lambda a, b: json_type(a) == json_type(b) and _identity(a) == _identity(b))
+    element of the same key. Returns (i, j) pairs, None for an unpaired side, in reading order.
+    O((n + m) log m), so a long block of unrelated elements stays cheap."""
+    positions: dict[Any, list[int]] = {}
+    for j, item in enumerate(actual):
+        positions.setdefault(key(item), []).append(j)
     pairs: list[tuple[Optional[int], Optional[int]]] = []
     next_j = 0
     for i, item in enumerate(expected):
-        for j in range(next_j, len(actual)):
-            if same(item, actual[j]):
-                pairs.extend((None, k) for k in range(next_j, j))
-                pairs.append((i, j))
-                next_j = j + 1
-                break
-        else:
+        candidates = positions.get(key(item))
+        j = None
+        if candidates:
+            at = bisect_left(candidates, next_j)
+            if at < len(candidates):
+                j = candidates[at]
+        if j is None:
             pairs.append((i, None))
+            continue
+        pairs.extend((None, k) for k in range(next_j, j))
+        pairs.append((i, j))
+        next_j = j + 1
     pairs.extend((None, k) for k in range(next_j, len(actual)))
     return pairs
 

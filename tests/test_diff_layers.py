@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -301,3 +300,12 @@ def test_the_reported_edits_turn_expected_into_actual(expected, actual):
     if diff.session is not None:
         before = {"app_name": "app", "user_id": "u", "state": expected.session.state}
         assert apply_changes(before, diff.session.changes) == {"app_name": "app", "user_id": "u", "state": actual.session.state}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_the_score_of_an_unchanged_answer_is_adks(text):
+    from agentdiff.core.diff_layers import response_score
+    from agentdiff.core.rouge import rouge1
+
+    assert response_score(text, text) == rouge1(text, text).fmeasure

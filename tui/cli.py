@@ -63,6 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
     listing.add_argument("--json", action="store_true", help="print JSON")
+
+    diff = commands.add_parser(
+        "diff", help="one case's layered diff (expected against actual), as text or JSON",
+        description="Diff one case's baseline against its actual run, layer by layer (request, tool_calls, "
+        "response, session), every divergence with its turn, path and the file and line of the expected value. "
+        "CASE is a case id as `agentdiff list` shows it, or any unique end of one (an eval_id, a case folder). "
+        "The actual side is --actual, else the newest stored ADK result of the case. "
+        "Exit 0 when the sides are the same, 1 when they differ, 2 for usage or load errors.",
+    )
+    diff.add_argument("case", metavar="CASE", help="case id, eval_id or conformance case folder")
+    diff.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="where to look for the case (default: .)")
+    diff.add_argument("--actual", type=Path, metavar="RESULTS", help="an ADK *.evalset_result.json holding the actual run")
+    diff.add_argument("--streaming-mode", choices=("none", "sse"), help="which recordings of a conformance case")
+    diff.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
     return parser
 
 
@@ -152,13 +166,75 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_USAGE if found.errors else EXIT_OK
 
 
+def _find_case(query: str, paths: Sequence[Path], err: TextIO):
+    """The one case `query` names, or None after saying why on `err`."""
+    file_part = query.split("::", 1)[0] if "::" in query else None
+    search = list(paths) or ([Path(file_part)] if file_part and Path(file_part).exists() else [Path(".")])
+    found = discover(search, root=Path.cwd())
+    matches = found.resolve(query)
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        _print_errors(found.errors, err)
+        print(f"error: no case matches {query!r} (see `agentdiff list`)", file=err)
+    else:
+        print(f"error: {query!r} matches {len(matches)} cases; use one of:", file=err)
+        for ref in matches:
+            print(f"  {ref.id}", file=err)
+    return None
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.adk_results import load_eval_set_result
+    from agentdiff.core.baseline import NotRecorded, actual_from_results, latest_actual, load_baseline
+    from agentdiff.core.diff_layers import diff_case
+    from agentdiff.core.discovery import EvalCaseRef
+    from agentdiff.core.reports.diff_json import render_diff_json
+    from agentdiff.core.reports.diff_text import render_diff_text
+    from agentdiff.core.source_file import display_path
+
+    ref = _find_case(args.case, args.paths, err)
+    if ref is None:
+        return EXIT_USAGE
+    try:
+        baseline = load_baseline(ref, args.streaming_mode)
+    except NotRecorded as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_USAGE
+    actual = None
+    if args.actual is not None:
+        loaded, errors = load_eval_set_result(args.actual, display_path(args.actual, Path.cwd()))
+        if loaded is None:
+            _print_errors(errors, err)
+            return EXIT_USAGE
+        eval_id = ref.case.eval_id if isinstance(ref, EvalCaseRef) else ref.name
+        found = actual_from_results(loaded, eval_id)
+        if found is None:
+            print(f"error: {loaded.source.display} has no run of {eval_id!r}", file=err)
+            return EXIT_USAGE
+        actual = (found[0], loaded.source.display)
+    elif isinstance(ref, EvalCaseRef):
+        actual = latest_actual(ref, Path.cwd())
+    if actual is None:
+        print(f"error: no actual run of {ref.id} to diff against; pass --actual RESULTS", file=err)
+        return EXIT_USAGE
+    trace, source = actual
+    diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
+    if args.json:
+        case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
+        out.write(render_diff_json(diff, case, source))
+    else:
+        out.write(render_diff_text(diff, actual_source=source))
+    return EXIT_OK if diff.same else EXIT_FAILED
+
+
 def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(out)
         return EXIT_USAGE
-    handler = {"score": cmd_score, "list": cmd_list}[args.command]
+    handler = {"score": cmd_score, "list": cmd_list, "diff": cmd_diff}[args.command]
     return handler(args, out, err)
 
 
