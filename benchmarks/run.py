@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/run.py            # every benchmark
     .venv/bin/python benchmarks/run.py rouge      # one
+    .venv/bin/python benchmarks/run.py --markdown # the table as Markdown, for benchmarks/README.md
 
 Each benchmark measures agentdiff and its reference in the same run and reports the ratio, so the
 numbers mean something on a busy or slow machine. Targets are stated beside each result; nothing
@@ -192,12 +193,19 @@ def diff_benchmark() -> list[tuple[str, str, str]]:
 
 
 def main(argv: list[str]) -> int:
+    markdown = "--markdown" in argv
+    argv = [a for a in argv if a != "--markdown"]
     names = argv or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
         return 2
     rows = [row for name in names for row in BENCHMARKS[name]()]
+    if markdown:
+        print("| measure | result | target |\n|---|---|---|")
+        for label, value, target in rows:
+            print(f"| {label} | {value} | {target} |")
+        return 0
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'result':>10}  target")
     for label, value, target in rows:

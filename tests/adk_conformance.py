@@ -27,8 +27,24 @@ def _message(spec_message: dict[str, Any]):
     return types.UserContent(parts=[types.Part(text=spec_message["text"])])
 
 
-async def _record(agent, case_dir: Path, mode: str) -> None:
+async def _send_messages(runner, session, spec: dict, config_key: str, case_dir: Path, mode: str) -> None:
+    """Send the spec's messages, each with the plugin's config for its index in the state delta."""
     from google.adk.agents.run_config import RunConfig
+
+    for index, message in enumerate(spec.get("user_messages") or []):
+        state_delta = dict(message.get("state_delta") or {})
+        state_delta[config_key] = {"dir": str(case_dir), "user_message_index": index, "streaming_mode": mode}
+        async for _ in runner.run_async(
+            user_id=session.user_id,
+            session_id=session.id,
+            new_message=_message(message),
+            state_delta=state_delta,
+            run_config=RunConfig(streaming_mode=_streaming(mode)),
+        ):
+            pass
+
+
+async def _record(agent, case_dir: Path, mode: str) -> None:
     from google.adk.cli.plugins.recordings_plugin import RecordingsPlugin
     from google.adk.runners import InMemoryRunner
     from google.adk.utils.yaml_utils import dump_pydantic_to_yaml
@@ -41,17 +57,7 @@ async def _record(agent, case_dir: Path, mode: str) -> None:
     session = await runner.session_service.create_session(
         app_name=spec["agent"], user_id="adk_conformance_test_user", state=spec.get("initial_state") or {}
     )
-    for index, message in enumerate(spec.get("user_messages") or []):
-        state_delta = dict(message.get("state_delta") or {})
-        state_delta["_adk_recordings_config"] = {"dir": str(case_dir), "user_message_index": index, "streaming_mode": mode}
-        async for _ in runner.run_async(
-            user_id=session.user_id,
-            session_id=session.id,
-            new_message=_message(message),
-            state_delta=state_delta,
-            run_config=RunConfig(streaming_mode=_streaming(mode)),
-        ):
-            pass
+    await _send_messages(runner, session, spec, "_adk_recordings_config", case_dir, mode)
     final = await runner.session_service.get_session(app_name=spec["agent"], user_id=session.user_id, session_id=session.id)
     dump_pydantic_to_yaml(
         final,
@@ -70,7 +76,6 @@ def record_with_adk(agent, case_dir: Path, mode: str = "none") -> None:
 
 
 async def _replay(agent, case_dir: Path, mode: str) -> tuple[bool, str]:
-    from google.adk.agents.run_config import RunConfig
     from google.adk.cli.conformance._generated_file_utils import load_recorded_session
     from google.adk.cli.conformance._replay_validators import compare_events, compare_session
     from google.adk.cli.plugins.replay_plugin import ReplayPlugin
@@ -82,17 +87,7 @@ async def _replay(agent, case_dir: Path, mode: str) -> tuple[bool, str]:
         app_name=spec["agent"], user_id="adk_conformance_test_user", state=spec.get("initial_state") or {}
     )
     try:
-        for index, message in enumerate(spec.get("user_messages") or []):
-            state_delta = dict(message.get("state_delta") or {})
-            state_delta["_adk_replay_config"] = {"dir": str(case_dir), "user_message_index": index, "streaming_mode": mode}
-            async for _ in runner.run_async(
-                user_id=session.user_id,
-                session_id=session.id,
-                new_message=_message(message),
-                state_delta=state_delta,
-                run_config=RunConfig(streaming_mode=_streaming(mode)),
-            ):
-                pass
+        await _send_messages(runner, session, spec, "_adk_replay_config", case_dir, mode)
     except Exception as exc:  # ReplayVerificationError and friends end the run, as in `adk conformance test`
         await runner.close()
         return False, f"Replay verification failed: {exc}"

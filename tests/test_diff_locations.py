@@ -40,12 +40,16 @@ EVAL_SET = """\
 """
 
 
+def only_case(tmp_path: Path):
+    (ref,) = discover([tmp_path], tmp_path).cases
+    baseline = load_baseline(ref)
+    return ref, baseline, baseline.trace.turns[0]
+
+
 def test_json_locations_follow_the_spelling_in_the_file(tmp_path):
     path = tmp_path / "orders.evalset.json"
     path.write_text(EVAL_SET)
-    (ref,) = discover([tmp_path], tmp_path).cases
-    baseline = load_baseline(ref)
-    turn = baseline.trace.turns[0]
+    ref, baseline, turn = only_case(tmp_path)
     changed_call = turn.tool_calls[0].model_copy(update={"args": {"order_id": "a1"}})
     actual = baseline.trace.model_copy(
         update={"turns": (turn.model_copy(update={"tool_calls": (changed_call,), "final_response": "Order a1 shipped."}),)}
@@ -60,9 +64,7 @@ def test_json_locations_follow_the_spelling_in_the_file(tmp_path):
 def test_an_extra_call_points_at_the_call_before_it(tmp_path):
     path = tmp_path / "orders.evalset.json"
     path.write_text(EVAL_SET)
-    (ref,) = discover([tmp_path], tmp_path).cases
-    baseline = load_baseline(ref)
-    turn = baseline.trace.turns[0]
+    ref, baseline, turn = only_case(tmp_path)
     extra = ToolCall(name="refund", args={"order_id": "A1"}, seq=9)
     actual = baseline.trace.model_copy(update={"turns": (turn.model_copy(update={"tool_calls": turn.tool_calls + (extra,)}),)})
     (divergence,) = diff_case(baseline.trace, actual, baseline.criteria, ref.id, baseline.sources).divergences
@@ -73,9 +75,7 @@ def test_an_extra_call_points_at_the_call_before_it(tmp_path):
 def test_legacy_rows_are_located_in_their_own_shape(tmp_path):
     path = tmp_path / "old.test.json"
     path.write_text(json.dumps([{"query": "hi", "expected_tool_use": [{"tool_name": "f", "tool_input": {"x": 1}}], "reference": "hello"}], indent=2))
-    (ref,) = discover([tmp_path], tmp_path).cases
-    baseline = load_baseline(ref)
-    turn = baseline.trace.turns[0]
+    ref, baseline, turn = only_case(tmp_path)
     actual = baseline.trace.model_copy(update={"turns": (turn.model_copy(update={"tool_calls": (turn.tool_calls[0].model_copy(update={"args": {"x": 2}}),)}),)})
     (divergence,) = diff_case(baseline.trace, actual, baseline.criteria, ref.id, baseline.sources).divergences
     assert divergence.source.path == "[0].expected_tool_use[0].tool_input.x"
@@ -152,9 +152,7 @@ def write_conformance_case(root: Path) -> Path:
 
 def test_yaml_recordings_and_sessions_are_located(tmp_path):
     case = write_conformance_case(tmp_path)
-    (ref,) = discover([tmp_path], tmp_path).cases
-    baseline = load_baseline(ref)
-    turn = baseline.trace.turns[0]
+    ref, baseline, turn = only_case(tmp_path)
     assert turn.final_response == "Order A1 has shipped."
     exchange = turn.llm[0]
     request = json.loads(json.dumps(exchange.request))
