@@ -404,13 +404,14 @@ def diff_case(
     locate: Optional[Locator] = None,
 ) -> CaseDiff:
     turn_count = max(len(expected.turns), len(actual.turns))
+    compare_requests_layer = expected.has_requests  # an EvalSet baseline records no requests
     turns: list[TurnDiff] = []
     divergences: list[Divergence] = []
     for t in range(turn_count):
         e = expected.turns[t] if t < len(expected.turns) else Turn(index=t)
         a = actual.turns[t] if t < len(actual.turns) else Turn(index=t)
         missing = "expected" if t >= len(expected.turns) else "actual" if t >= len(actual.turns) else None
-        requests = diff_requests(e.llm, a.llm)
+        requests = diff_requests(e.llm, a.llm) if compare_requests_layer else []
         rows = align_tool_calls(e.tool_calls, a.tool_calls)
         rows, matches = mark_counting_rows(rows, e.tool_calls, a.tool_calls, criteria)
         response = diff_response(e, a, criteria)

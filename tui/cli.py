@@ -64,6 +64,33 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
     listing.add_argument("--json", action="store_true", help="print JSON")
 
+    run = commands.add_parser(
+        "run", help="run cases headless (CI): replay conformance cases, run EvalSet cases live, report",
+        description="Discover the cases under PATHS and run them in isolated worker processes: conformance cases "
+        "replay their recordings (no model credentials needed), EvalSet cases run live and are scored with their "
+        "test_config.json exactly as ADK scores them. Never writes baselines. Exit 0 when every case passed, 1 when "
+        "any failed, errored, was flaky or not evaluated, 2 for usage or load errors.",
+    )
+    run.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
+    _run_options(run)
+    run.add_argument("--num-runs", type=int, help="repeats per case, run concurrently (default 1)")
+    run.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
+    run.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    run.add_argument(
+        "--report", action="append", type=_report_spec, default=[], metavar="KIND=FILE",
+        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
+    )
+
+    record = commands.add_parser(
+        "record", help="re-record cases live: their run becomes the baseline (journaled, undoable)",
+        description="Run each case live and write what it did as its baseline: a conformance case's "
+        "generated-recordings/-session YAML (ADK's format; spec.yaml is never touched), or an EvalSet case's "
+        "expected invocations (the rest of the file is kept as it was). A registration record "
+        "(agentdiff-record.json) goes beside it. Writes are atomic and journaled under .agentdiff/journal.",
+    )
+    record.add_argument("cases", nargs="+", metavar="CASE_OR_PATH", help="case ids, or files and folders of cases")
+    _run_options(record, mode=False)
+
     diff = commands.add_parser(
         "diff", help="one case's layered diff (expected against actual), as text or JSON",
         description="Diff one case's baseline against its actual run, layer by layer (request, tool_calls, "
@@ -78,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--streaming-mode", choices=("none", "sse"), help="which recordings of a conformance case")
     diff.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
     return parser
+
+
+def _run_options(parser: argparse.ArgumentParser, mode: bool = True) -> None:
+    parser.add_argument("--agents", action="append", type=Path, default=[], metavar="DIR", help="an agents dir (repeatable)")
+    if mode:
+        parser.add_argument("--mode", choices=("replay", "live"), help="replay (conformance default) or live (EvalSet default)")
+    parser.add_argument("--streaming-mode", choices=("none", "sse"), help="conformance: which recordings (default: every recorded mode; record: none)")
+    parser.add_argument("--jobs", type=int, help="concurrent workers (default: the CPU count)")
+    parser.add_argument("--timeout", type=float, help="seconds per run before it is stopped (default 120)")
 
 
 def _print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
@@ -166,6 +202,129 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_USAGE if found.errors else EXIT_OK
 
 
+def _select(args_paths: Sequence[str], config, err: TextIO):
+    """Cases from paths and case ids; returns (cases, load errors, unknown arguments)."""
+    from agentdiff.core.discovery import Discovery
+
+    selected = Discovery()
+    unknown: list[str] = []
+    paths = [Path(p) for p in args_paths if Path(p).exists()]
+    queries = [p for p in args_paths if not Path(p).exists()]
+    if paths or not queries:
+        found = discover(paths or list(config.paths) or [Path(".")], root=Path.cwd())
+        selected.cases += found.cases
+        selected.errors += found.errors
+    if queries:
+        everything = discover(list(config.paths) or [Path(".")], root=Path.cwd())
+        for query in queries:
+            matches = everything.resolve(query)
+            if len(matches) == 1:
+                selected.cases += matches
+            else:
+                unknown.append(query if not matches else f"{query} (matches {len(matches)} cases)")
+    seen: set[str] = set()
+    selected.cases = [c for c in selected.cases if not (c.id in seen or seen.add(c.id))]
+    return selected, unknown
+
+
+def _options(args: argparse.Namespace, config, **extra):
+    from agentdiff.core.execute import RunOptions
+
+    return RunOptions(
+        mode=getattr(args, "mode", None) or config.mode,
+        num_runs=getattr(args, "num_runs", None) or config.num_runs,
+        timeout=args.timeout or config.timeout,
+        run_tools=getattr(args, "run_tools", False),
+        streaming=args.streaming_mode,
+        agents_dirs=tuple(args.agents) + config.agents,
+        mapping=config.agent_for,
+        **extra,
+    )
+
+
+def _progress(err: TextIO, done: int, total: int, line: str) -> None:
+    print(f"[{done}/{total}] {line}", file=err, flush=True)
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import asyncio
+    import time
+
+    from agentdiff.core.execute import run_cases
+    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.worker.pool import WorkerPool
+
+    from .console_table import GLYPHS
+
+    config, config_errors = load_project_config(Path.cwd())
+    found, unknown = _select([str(p) for p in args.paths], config, err)
+    errors = list(config_errors) + found.errors
+    for query in unknown:
+        print(f"error: no case matches {query!r}", file=err)
+    options = _options(args, config)
+    cases = []
+
+    async def go() -> None:
+        pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+        start = time.perf_counter()
+        try:
+            async for case_run in run_cases(found.cases, pool, options, Path.cwd()):
+                cases.append(case_run.result)
+                result = case_run.result
+                _progress(err, len(cases), len(found.cases), f"{GLYPHS[result.status]} {result.id}  ({time.perf_counter() - start:.1f} s)")
+        finally:
+            pool.close()
+
+    if found.cases:
+        asyncio.run(go())
+    order = {ref.id: i for i, ref in enumerate(found.cases)}
+    cases.sort(key=lambda case: order.get(case.id, 0))
+    _print_errors(errors, err)
+    for kind, path in args.report:
+        write_report(kind, cases, path)
+    out.write(render_json(cases) if args.json else render_case_table(cases))
+    if unknown or errors or not found.cases:
+        if not found.cases and not errors and not unknown:
+            print("error: no cases found", file=err)
+        return EXIT_USAGE
+    return _exit_code(cases, [])
+
+
+def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import asyncio
+
+    from agentdiff.core.execute import record_case
+    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.worker.pool import WorkerPool
+
+    config, config_errors = load_project_config(Path.cwd())
+    found, unknown = _select(args.cases, config, err)
+    for query in unknown:
+        print(f"error: no case matches {query!r}", file=err)
+    _print_errors(list(config_errors) + found.errors, err)
+    if unknown or not found.cases:
+        return EXIT_USAGE
+    options = _options(args, config, mode="live")
+    failures = 0
+
+    async def go() -> None:
+        nonlocal failures
+        pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+        try:
+            outcomes = await asyncio.gather(*(record_case(ref, pool, options, Path.cwd()) for ref in found.cases))
+        finally:
+            pool.close()
+        for outcome in outcomes:
+            if outcome.error:
+                failures += 1
+                print(f"✗ {outcome.ref.id}: {outcome.error}", file=out)
+            else:
+                print(f"✓ {outcome.ref.id}: wrote {', '.join(outcome.written)}", file=out)
+
+    asyncio.run(go())
+    return EXIT_FAILED if failures else EXIT_OK
+
+
 def _find_case(query: str, paths: Sequence[Path], err: TextIO):
     """The one case `query` names, or None after saying why on `err`."""
     file_part = query.split("::", 1)[0] if "::" in query else None
@@ -234,7 +393,7 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     if args.command is None:
         parser.print_help(out)
         return EXIT_USAGE
-    handler = {"score": cmd_score, "list": cmd_list, "diff": cmd_diff}[args.command]
+    handler = {"score": cmd_score, "list": cmd_list, "diff": cmd_diff, "run": cmd_run, "record": cmd_record}[args.command]
     return handler(args, out, err)
 
 

@@ -38,6 +38,10 @@ def render_case_table(cases: Sequence[CaseResult]) -> str:
         lines.append(f"{GLYPHS[case.status]} {case.status.value:<13} {case.id:<{width}}  {_metric_cell(case)}{runs}")
         if case.error:
             lines.append(f"    {case.error}")
+        elif case.status is not CaseStatus.PASSED:
+            changed = [layer.first_divergence for layer in case.layers if layer.status == "changed" and layer.first_divergence]
+            if changed:
+                lines.append(f"    {changed[0]}")
     summary = summarize(cases)
     lines.append("")
     lines.append(

@@ -1,0 +1,235 @@
+"""Running an ADK agent inside a worker: loaded the way ADK loads it, run through ADK's runner, and
+traced at the model and at the tools.
+
+Every LlmAgent of the tree gets its model wrapped by `HarnessLlm`, which sees the request exactly
+as the model would (after every callback: what ADK's replay compares) and, in replay, answers from
+the recording instead of calling the model. A plugin records each tool call and, in replay, returns
+the recorded response in place of the real one; the real tool still runs, as in ADK, so what tools
+write to state and tools that now raise are seen.
+
+google-adk is imported here only inside functions: this module is imported by the worker, never by
+the parent process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import inspect
+import sys
+from typing import Any, AsyncGenerator, Optional
+
+from .harness import Harness, RanPastRecording
+from .jobs import AgentRef, Job, RunOutput
+
+REQUEST_EXCLUDE = {"config": {"http_options"}}
+
+
+def load_module(ref: AgentRef) -> Any:
+    """`agents_dir/name` imported as ADK imports it: the package, then its `agent` attribute."""
+    if ref.agents_dir not in sys.path:
+        sys.path.insert(0, ref.agents_dir)
+    package = importlib.import_module(ref.name)
+    return getattr(package, "agent", package)
+
+
+async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
+    """(root agent, App or None) as ADK resolves them: `app`, `root_agent`, `get_agent_async()`."""
+    from google.adk.apps.app import App
+
+    module = load_module(ref)
+    app = getattr(module, "app", None)
+    if isinstance(app, App):
+        agent = app.root_agent
+    elif getattr(module, "root_agent", None) is not None:
+        agent, app = module.root_agent, None
+    elif callable(getattr(module, "get_agent_async", None)):
+        loaded = await module.get_agent_async()
+        agent, app = (loaded[0] if isinstance(loaded, tuple) else loaded), None
+    else:
+        raise LookupError(f"{ref.name}: no `app`, `root_agent` or `get_agent_async()` in {module.__name__}")
+    if ref.sub_agent:
+        found = agent.find_agent(ref.sub_agent)
+        if found is None:
+            raise LookupError(f"Sub-Agent {ref.sub_agent!r} not found in {ref.name}")
+        agent, app = found, None
+    return agent, app
+
+
+def _llm_agents(agent: Any) -> list[Any]:
+    from google.adk.agents.llm_agent import LlmAgent
+
+    found, stack = [], [agent]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, LlmAgent):
+            found.append(node)
+        stack.extend(getattr(node, "sub_agents", []) or [])
+    return found
+
+
+def _source_hash(obj: Any) -> Optional[str]:
+    target = getattr(obj, "func", obj)
+    try:
+        return hashlib.sha256(inspect.getsource(target).encode()).hexdigest()[:16]
+    except (OSError, TypeError):
+        return None
+
+
+def _harness_llm_class() -> type:
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from pydantic import PrivateAttr
+
+    class HarnessLlm(BaseLlm):
+        """Stands in for an agent's model: records each call; in replay, answers from the recording."""
+
+        _inner: Any = PrivateAttr(default=None)
+        _harness: Any = PrivateAttr(default=None)
+        _agent: str = PrivateAttr(default="")
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[Any, None]:
+            harness: Harness = self._harness
+            labels = (llm_request.config.labels or {}) if llm_request.config else {}
+            agent = labels.get("adk_agent_name") or self._agent
+            request = llm_request.model_dump(mode="json", exclude_none=True, exclude_defaults=True, exclude=REQUEST_EXCLUDE)
+            exchange = harness.start_exchange(agent, request)
+            if harness.replay:
+                for response in harness.recorded_responses(exchange):
+                    exchange.responses.append(response)
+                    yield LlmResponse.model_validate(response)
+                return
+            inner = self._inner
+            if inner is None:
+                from google.adk.models.registry import LLMRegistry
+
+                inner = LLMRegistry.new_llm(self.model)
+            async for response in inner.generate_content_async(llm_request, stream=stream):
+                exchange.responses.append(response.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
+                yield response
+
+    return HarnessLlm
+
+
+def install_harness(agent: Any, harness: Harness) -> dict[str, Any]:
+    """Wrap the model of every LlmAgent in the tree; returns what registration records."""
+    harness_llm = _harness_llm_class()
+    from google.adk.models.base_llm import BaseLlm
+
+    info: dict[str, Any] = {"models": {}, "instructions": {}, "tools": {}}
+    agents = _llm_agents(agent)
+    resolved = []
+    for node in agents:
+        model = node.model if isinstance(node.model, BaseLlm) else None
+        name = model.model if model is not None else (node.model or node.canonical_model.model)
+        if model is None and not node.model:
+            model = node.canonical_model  # inherited from an ancestor: keep the ancestor's object
+        resolved.append((node, name, model))
+    for node, name, model in resolved:
+        wrapped = harness_llm(model=name)
+        wrapped._inner, wrapped._harness, wrapped._agent = model, harness, node.name
+        object.__setattr__(node, "model", wrapped)
+        info["models"][node.name] = name
+        instruction = node.instruction if isinstance(node.instruction, str) else _source_hash(node.instruction)
+        info["instructions"][node.name] = hashlib.sha256(str(instruction).encode()).hexdigest()[:16]
+        for tool in node.tools or []:
+            tool_name = getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))
+            info["tools"][tool_name] = _source_hash(tool)
+    return info
+
+
+def _plugin(harness: Harness) -> Any:
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    class TracePlugin(BasePlugin):
+        """Records tool calls; in replay, hands the agent the recorded tool response."""
+
+        def __init__(self) -> None:
+            super().__init__(name="agentdiff_trace")
+            self._open: dict[str, Any] = {}
+
+        async def before_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any) -> Optional[dict]:
+            call = harness.start_tool(tool_context.agent_name, tool.name, tool_args, tool_context.function_call_id)
+            self._open[tool_context.function_call_id or str(id(call))] = call
+            return None
+
+        async def after_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any, result: Any) -> Optional[dict]:
+            call = self._open.pop(tool_context.function_call_id or "", None)
+            if call is None:
+                return None
+            recorded = harness.recorded_tool_response(call) if harness.replay else None
+            if recorded is not None and not harness.job.run_tools:
+                harness.finish_tool(call, recorded)
+            else:
+                harness.finish_tool(call, result)
+            return recorded  # replay answers with the recording; None keeps the real result
+
+        async def on_tool_error_callback(self, *, tool: Any, tool_args: dict, tool_context: Any, error: Exception) -> Optional[dict]:
+            call = self._open.pop(tool_context.function_call_id or "", None)
+            if call is not None:
+                call.error = f"{type(error).__name__}: {error}"
+            return None
+
+    return TracePlugin()
+
+
+def _content(data: dict[str, Any]) -> Any:
+    from google.genai import types
+
+    return types.Content.model_validate({"role": "user", **data})
+
+
+async def run_adk(job: Job) -> RunOutput:
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.runners import InMemoryRunner
+
+    harness = Harness(job)
+    out = harness.output
+    agent, app = await load_adk_agent(job.agent)
+    out.agent_info = install_harness(agent, harness)
+    plugin = _plugin(harness)
+    if app is not None:
+        runner = InMemoryRunner(app=app.model_copy(update={"plugins": [*app.plugins, plugin]}))
+        app_name = app.name
+    else:
+        runner = InMemoryRunner(agent=agent, app_name=job.app_name, plugins=[plugin])
+        app_name = job.app_name
+    session = await runner.session_service.create_session(app_name=app_name, user_id=job.user_id, state=dict(job.initial_state))
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE if job.streaming == "sse" else StreamingMode.NONE)
+    try:
+        for index, message in enumerate(job.messages):
+            harness.turn = index
+            try:
+                async for _ in runner.run_async(
+                    user_id=job.user_id,
+                    session_id=session.id,
+                    new_message=_content(message.content),
+                    state_delta=message.state_delta,
+                    run_config=run_config,
+                ):
+                    pass
+            except RanPastRecording as exc:
+                out.turn_errors[index] = str(exc)
+                out.error = str(exc)
+                break
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # the agent's own failure, SystemExit included
+                out.turn_errors[index] = f"{type(exc).__name__}: {exc}"
+                out.error = f"turn {index + 1}: {type(exc).__name__}: {exc}"
+                break
+        final = await runner.session_service.get_session(app_name=app_name, user_id=job.user_id, session_id=session.id)
+        if final is not None:
+            out.app_name, out.user_id = final.app_name, final.user_id
+            out.state = _plain(final.state)
+            out.events = [event.model_dump(mode="json", exclude_none=True, exclude_defaults=True) for event in final.events]
+    finally:
+        await runner.close()
+    return out
+
+
+def _plain(state: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    return json.loads(json.dumps(dict(state), default=str))

@@ -1,0 +1,83 @@
+"""What the parent asks a worker to do, and what the worker sends back: plain JSON-able models."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+RunMode = Literal["replay", "live", "record"]
+AgentKind = Literal["auto", "adk", "native"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentRef(_Model):
+    """Which agent: a package (or module) `name` importable from `agents_dir`."""
+
+    kind: AgentKind = "auto"  # auto: ADK when the module has `app`/`root_agent`/`get_agent_async`, else native
+    agents_dir: str
+    name: str
+    sub_agent: Optional[str] = None  # ADK's agent_name: run this sub-agent of the root instead
+
+    @property
+    def label(self) -> str:
+        return self.name + (f"/{self.sub_agent}" if self.sub_agent else "")
+
+
+class Message(_Model):
+    content: dict[str, Any]  # a genai Content, role "user"
+    state_delta: Optional[dict[str, Any]] = None
+
+
+class Job(_Model):
+    case_id: str
+    agent: AgentRef
+    mode: RunMode
+    app_name: str
+    user_id: str = "agentdiff_user"
+    initial_state: dict[str, Any] = {}
+    messages: list[Message]
+    recordings: list[dict[str, Any]] = []  # replay: the case's Recording entries
+    streaming: Literal["none", "sse"] = "none"
+    run_tools: bool = False  # replay: keep the real tools' results to diff against the recorded ones
+    repeat: int = 0  # which of num_runs this is
+
+
+class ExchangeOut(_Model):
+    agent: str
+    turn: int
+    index: int  # per agent within the turn
+    seq: int  # chronological within the turn
+    request: dict[str, Any]
+    responses: list[dict[str, Any]] = []
+    error: Optional[str] = None
+
+
+class ToolOut(_Model):
+    agent: str
+    turn: int
+    seq: int
+    name: str
+    args: Optional[dict[str, Any]] = None
+    id: Optional[str] = None
+    response: Optional[dict[str, Any]] = None
+    has_response: bool = False
+    error: Optional[str] = None
+
+
+class RunOutput(_Model):
+    exchanges: list[ExchangeOut] = []
+    tools: list[ToolOut] = []
+    events: list[dict[str, Any]] = []  # the session's events, dumped as ADK dumps them
+    state: dict[str, Any] = {}
+    app_name: str = ""
+    user_id: str = ""
+    turn_errors: dict[int, str] = {}
+    error: Optional[str] = None  # the run could not go on (crash, ran past the recording, timeout)
+    files_read: list[str] = []  # files the agent opened while it ran (prompts, data): for watch mode
+    agent_info: dict[str, Any] = {}  # models, instruction and tool-source hashes: for registration
+    seconds: float = 0.0
+    log: str = ""  # the end of what the agent printed

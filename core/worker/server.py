@@ -1,0 +1,132 @@
+"""The worker server: a warm process that forks one fresh worker per job.
+
+    python -m agentdiff.core.worker.server SOCKET_PATH
+
+It imports google-adk and runs a tiny agent once (`warm`), then listens on a Unix socket. For each
+connection it reads a job, forks, and the child runs the job and writes the result back on the
+same connection. The server itself stays single-threaded (forking from threads is unsafe), reaps
+its children, and tells each client how its worker ended, so a crash reads as "killed by SIGSEGV"
+rather than silence. It exits when its parent does.
+
+Frames on the connection are a 4-byte big-endian length and a JSON object:
+client → server `{"job": …}`; server → client `{"pid": N}`, then the worker's `{"result": …}`
+(absent if it died), then `{"exit": code}` (negative: the signal).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import tempfile
+from typing import Any, Optional
+
+_HEADER = struct.Struct(">I")
+
+
+def send_frame(sock: socket.socket, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload).encode()
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, size: int) -> Optional[bytes]:
+    chunks = []
+    while size:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(sock: socket.socket) -> Optional[dict[str, Any]]:
+    header = _recv_exact(sock, _HEADER.size)
+    if header is None:
+        return None
+    body = _recv_exact(sock, _HEADER.unpack(header)[0])
+    return None if body is None else json.loads(body)
+
+
+def _child(conn: socket.socket, job_data: dict[str, Any]) -> None:
+    """In the forked worker: run the job, answer, and leave without running the server's cleanup."""
+    code = 0
+    try:
+        log = tempfile.TemporaryFile()
+        os.dup2(log.fileno(), 1)  # what the agent prints must not reach the terminal (or the TUI)
+        os.dup2(log.fileno(), 2)
+        from .child import execute
+        from .jobs import Job
+
+        out = execute(Job.model_validate(job_data))
+        log.seek(0, os.SEEK_END)
+        size = log.tell()
+        log.seek(max(0, size - 4000))
+        out.log = log.read().decode("utf-8", "replace")
+        send_frame(conn, {"result": json.loads(out.model_dump_json())})
+    except BaseException:
+        code = 70
+    finally:
+        try:
+            conn.close()
+        finally:
+            os._exit(code)
+
+
+def serve(path: str) -> None:
+    from . import warm  # noqa: F401  (the heavy imports and ADK's lazy set-up, once)
+
+    parent = os.getppid()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    waiting: dict[int, socket.socket] = {}  # worker pid → its client connection
+    print("ready", flush=True)
+    while True:
+        for key, _ in selector.select(timeout=0.05):
+            conn, _ = listener.accept()
+            conn.setblocking(True)
+            message = recv_frame(conn)
+            if not message or "job" not in message:
+                conn.close()
+                continue
+            pid = os.fork()
+            if pid == 0:
+                selector.close()
+                listener.close()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                _child(conn, message["job"])
+            send_frame(conn, {"pid": pid})
+            waiting[pid] = conn
+        while waiting:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            conn = waiting.pop(pid, None)
+            if conn is not None:
+                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                try:
+                    send_frame(conn, {"exit": code})
+                except OSError:
+                    pass
+                conn.close()
+        if os.getppid() != parent:  # the parent is gone: so are we
+            for pid in waiting:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
