@@ -18,6 +18,7 @@ follows it. Edit the prompt and the model behaves differently, as a real one wou
 * Steps run one model response at a time: `call tool(arg=value, …)` (values are `<name>`, quoted
   text or numbers), `transfer to agent`, `reply "text"`, or `reply one of "a" | "b"` (the variant is
   picked by the run's repeat number, to stand in for a model that does not always say the same).
+  A call ending in `if <name>` is made only when that value is true.
 * `<name>` in arguments and replies is filled from the pattern's captures and from the fields of the
   tool responses of the turn so far.
 
@@ -138,7 +139,7 @@ def respond(request: dict[str, Any], repeat: Optional[int] = None) -> dict[str, 
         for tool in (request.get("config") or {}).get("tools") or []
         for decl in tool.get("function_declarations") or []
     }
-    done = [r for r in responses if r.get("name") in tools or r.get("name") == "transfer_to_agent"]
+    done = [r for r in responses if r.get("name") in tools]
     values: dict[str, Any] = {}
     steps = ['reply "I am not sure how to help with that."']
     for pattern, rule_steps in playbook(prompt):
@@ -149,9 +150,19 @@ def respond(request: dict[str, Any], repeat: Optional[int] = None) -> dict[str, 
             break
     for response in done:
         values.update(_flatten(response))
-    actions = [s for s in steps if not s.startswith("reply")]
-    if len(done) < len(actions):
-        step = actions[len(done)]
+    pending = None
+    taken = 0
+    for action in (s for s in steps if not s.startswith("reply")):
+        action, _, condition = action.partition(" if ")
+        if condition and not values.get(condition.strip().strip("<>")):
+            continue  # a step the playbook guards, and its guard is false
+        if taken < len(done):
+            taken += 1
+            continue
+        pending = action.strip()
+        break
+    if pending is not None:
+        step = pending
         if match := _CALL.match(step):
             args = {name: _value(raw, values) for name, raw in _ARG.findall(match.group("args"))}
             part = {"function_call": {"name": match.group("name"), "args": args}}

@@ -96,13 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diff one case's baseline against its actual run, layer by layer (request, tool_calls, "
         "response, session), every divergence with its turn, path and the file and line of the expected value. "
         "CASE is a case id as `agentdiff list` shows it, or any unique end of one (an eval_id, a case folder). "
-        "The actual side is --actual, else the newest stored ADK result of the case. "
+        "The actual side is --actual; else, for an EvalSet case, the newest stored ADK result of the case; else "
+        "(or with --run) a run of the case now: a replay for a conformance case, a live run for an EvalSet case. "
         "Exit 0 when the sides are the same, 1 when they differ, 2 for usage or load errors.",
     )
     diff.add_argument("case", metavar="CASE", help="case id, eval_id or conformance case folder")
     diff.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="where to look for the case (default: .)")
     diff.add_argument("--actual", type=Path, metavar="RESULTS", help="an ADK *.evalset_result.json holding the actual run")
-    diff.add_argument("--streaming-mode", choices=("none", "sse"), help="which recordings of a conformance case")
+    diff.add_argument("--run", action="store_true", help="run the case now even when ADK has stored results for it")
+    _run_options(diff)
     diff.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
     return parser
 
@@ -227,7 +229,7 @@ def _select(args_paths: Sequence[str], config, err: TextIO):
     return selected, unknown
 
 
-def _options(args: argparse.Namespace, config, **extra):
+def _options(args: argparse.Namespace, config):
     from agentdiff.core.execute import RunOptions
 
     return RunOptions(
@@ -238,7 +240,6 @@ def _options(args: argparse.Namespace, config, **extra):
         streaming=args.streaming_mode,
         agents_dirs=tuple(args.agents) + config.agents,
         mapping=config.agent_for,
-        **extra,
     )
 
 
@@ -304,7 +305,7 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _print_errors(list(config_errors) + found.errors, err)
     if unknown or not found.cases:
         return EXIT_USAGE
-    options = _options(args, config, mode="live")
+    options = _options(args, config)
     failures = 0
 
     async def go() -> None:
@@ -343,6 +344,26 @@ def _find_case(query: str, paths: Sequence[Path], err: TextIO):
     return None
 
 
+def _run_one(ref, args: argparse.Namespace):
+    import asyncio
+
+    from agentdiff.core.execute import run_case
+    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.worker.pool import WorkerPool
+
+    config, _ = load_project_config(Path.cwd())
+    options = _options(args, config)
+
+    async def go():
+        pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+        try:
+            return await run_case(ref, pool, options, Path.cwd())
+        finally:
+            pool.close()
+
+    return asyncio.run(go())
+
+
 def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.adk_results import load_eval_set_result
     from agentdiff.core.baseline import NotRecorded, actual_from_results, latest_actual, load_baseline
@@ -372,13 +393,18 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"error: {loaded.source.display} has no run of {eval_id!r}", file=err)
             return EXIT_USAGE
         actual = (found[0], loaded.source.display)
-    elif isinstance(ref, EvalCaseRef):
+    elif isinstance(ref, EvalCaseRef) and not args.run:
         actual = latest_actual(ref, Path.cwd())
     if actual is None:
-        print(f"error: no actual run of {ref.id} to diff against; pass --actual RESULTS", file=err)
-        return EXIT_USAGE
-    trace, source = actual
-    diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
+        case_run = _run_one(ref, args)
+        if case_run.diff is None:
+            print(f"error: {ref.id}: {case_run.result.error}", file=err)
+            return EXIT_USAGE
+        diff = case_run.diff
+        source = f"a {case_run.result.mode} run just now"
+    else:
+        trace, source = actual
+        diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
     if args.json:
         case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
         out.write(render_diff_json(diff, case, source))

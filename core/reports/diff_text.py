@@ -26,6 +26,24 @@ def word_markup(ops: Sequence[WordOp]) -> str:
     return "".join(out)
 
 
+def changed_lines(markup: str, context: int = 1) -> str:
+    """Only the lines of a word-diff markup that change, with `context` lines around them."""
+    lines = markup.splitlines() or [markup]
+    marked = [i for i, line in enumerate(lines) if "[-" in line or "{+" in line]
+    if len(lines) <= 2 * context + 3 or not marked:
+        return markup
+    keep = sorted({j for i in marked for j in range(i - context, i + context + 1) if 0 <= j < len(lines)})
+    out, last = [], -1
+    for index in keep:
+        if index != last + 1:
+            out.append("…")
+        out.append(lines[index])
+        last = index
+    if last != len(lines) - 1:
+        out.append("…")
+    return "\n".join(out)
+
+
 def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
@@ -33,7 +51,7 @@ def _indent(text: str, prefix: str) -> str:
 def _change_lines(change: Change, prefix: str) -> list[str]:
     if change.words:
         head = display_path(change) or "(value)"
-        return [f"{prefix}{head}:", _indent(word_markup(change.words), prefix + "    ")]
+        return [f"{prefix}{head}:", _indent(changed_lines(word_markup(change.words)), prefix + "    ")]
     return [prefix + describe_change(change)]
 
 
@@ -81,6 +99,7 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
             head += f"  (no such turn on the {turn.missing} side)"
         lines.append(head)
         if requests_differ:
+            shown_changes: tuple = ()
             lines.append("  request")
             for row in turn.requests:
                 label = f"{row.agent} call {row.index + 1}"
@@ -88,10 +107,13 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
                     lines.append(f"    + {label}: ran past the recording")
                 elif row.kind == "deleted":
                     lines.append(f"    - {label}: recorded but never made")
+                elif row.kind == "changed" and row.changes == shown_changes:
+                    lines.append(f"    ~ {label}: the same change as above")
                 elif row.kind == "changed":
                     lines.append(f"    ~ {label}")
                     for change in row.changes:
                         lines += _change_lines(change, "        ")
+                    shown_changes = row.changes
         if rows_differ:
             verdict = "" if turn.trajectory_matches is None else (" (trajectory matches)" if turn.trajectory_matches else " (trajectory fails)")
             lines.append(f"  tool_calls{verdict}")
@@ -117,7 +139,7 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
                 if response.threshold is not None:
                     score += f" {'≥' if response.passed else '<'} {response.threshold:g}"
             lines.append(f"  response{score}")
-            lines.append(_indent(word_markup(response.words) or "(empty)", "    "))
+            lines.append(_indent(changed_lines(word_markup(response.words)) or "(empty)", "    "))
     if diff.session is not None and not diff.session.same:
         lines.append("")
         lines.append("session")

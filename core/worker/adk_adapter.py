@@ -31,7 +31,14 @@ def load_module(ref: AgentRef) -> Any:
     if ref.agents_dir not in sys.path:
         sys.path.insert(0, ref.agents_dir)
     package = importlib.import_module(ref.name)
-    return getattr(package, "agent", package)
+    module = getattr(package, "agent", None)
+    if module is None and hasattr(package, "__path__"):
+        try:
+            module = importlib.import_module(f"{ref.name}.agent")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{ref.name}.agent":
+                raise
+    return module if module is not None else package
 
 
 async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
