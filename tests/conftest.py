@@ -8,6 +8,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 REF_AGENTS = TESTS / "fixtures" / "ref_agents"
+NATIVE_AGENTS = TESTS / "fixtures" / "native_agents"
 
 sys.path.insert(0, str(TESTS))
 
@@ -90,3 +91,13 @@ def adk_reference_runs(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
         )
         runs[name] = (results, csv_path)
     return runs
+
+
+@pytest.fixture(scope="session")
+def worker_pool():
+    """One warm worker server for the whole session (it takes about two seconds to start)."""
+    from agentdiff.core.worker.pool import WorkerPool
+
+    pool = WorkerPool(jobs=4, timeout=60)
+    yield pool
+    pool.close()

@@ -73,8 +73,9 @@ def test_an_explicit_results_file_must_hold_the_case(tmp_path):
     assert code == 1 and "args.brightness" in out
 
 
-def test_a_conformance_case_without_a_run_says_so(tmp_path, monkeypatch):
+def test_a_conformance_case_whose_agent_cannot_be_found_says_what_was_tried(tmp_path, monkeypatch):
     write_conformance_case(tmp_path)
     monkeypatch.chdir(tmp_path)
     code, _, err = run("diff", "orders/status")
-    assert code == 2 and "no actual run of orders/status" in err
+    assert code == 2
+    assert "no agent found for this case; tried agent 'support' (from spec.yaml) in orders/status, orders, ." in err

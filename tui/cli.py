@@ -219,11 +219,11 @@ def _select(args_paths: Sequence[str], config, err: TextIO):
     if queries:
         everything = discover(list(config.paths) or [Path(".")], root=Path.cwd())
         for query in queries:
-            matches = everything.resolve(query)
-            if len(matches) == 1:
+            matches = everything.resolve(query)  # every case the query names: ids, eval_ids, case folders
+            if matches:
                 selected.cases += matches
             else:
-                unknown.append(query if not matches else f"{query} (matches {len(matches)} cases)")
+                unknown.append(query)
     seen: set[str] = set()
     selected.cases = [c for c in selected.cases if not (c.id in seen or seen.add(c.id))]
     return selected, unknown

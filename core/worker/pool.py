@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from typing import Any, Optional
 
 from .jobs import Job, RunOutput
@@ -50,52 +51,45 @@ async def _read_frame(reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
 
 
 class WorkerServer:
-    """The warm server process and its socket; started on first use, stopped with the pool."""
+    """The warm server process and its socket; started on first use, stopped with the pool.
+    Not tied to an event loop, so one server can serve an app, a CLI run and a test session."""
 
     def __init__(self) -> None:
         self._dir = tempfile.mkdtemp(prefix="agentdiff-")
         self.path = os.path.join(self._dir, "workers.sock")
-        self._process: Optional[asyncio.subprocess.Process] = None
-        self._ready: Optional[asyncio.Future] = None
+        self._process: Optional[subprocess.Popen] = None
+        self._lock = threading.Lock()
 
     async def ensure(self) -> str:
-        if self._process is not None and self._process.returncode is not None:
-            self._process, self._ready = None, None  # it died: start another
-        if self._ready is None:
-            self._ready = asyncio.get_running_loop().create_future()
-            try:
-                self._process = await self._start()
-                self._ready.set_result(True)
-            except BaseException as exc:
-                self._ready.set_exception(exc)
-                self._ready = None
-                raise
-        await self._ready
+        if self._process is None or self._process.poll() is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.start)
         return self.path
 
-    async def _start(self) -> asyncio.subprocess.Process:
-        if os.path.exists(self.path):
-            os.unlink(self.path)
-        log_path = os.path.join(self._dir, "server.log")
-        with open(log_path, "wb") as log:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "agentdiff.core.worker.server", self.path,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-            )
-        assert process.stdout is not None
-        if (await process.stdout.readline()).strip() != b"ready":
-            await process.wait()
-            with open(log_path, "rb") as log:
-                tail = log.read()[-2000:].decode("utf-8", "replace").strip()
-            raise RuntimeError(f"the agentdiff worker server did not start: {tail or 'no output'}")
-        return process
+    def start(self) -> None:
+        """Start the server (blocking, about two seconds) unless it is running."""
+        with self._lock:
+            if self._process is not None and self._process.poll() is None:
+                return
+            if os.path.exists(self.path):
+                os.unlink(self.path)
+            log_path = os.path.join(self._dir, "server.log")
+            with open(log_path, "wb") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "agentdiff.core.worker.server", self.path],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                )
+            assert process.stdout is not None
+            if process.stdout.readline().strip() != b"ready":
+                process.wait()
+                with open(log_path, "rb") as log:
+                    tail = log.read()[-2000:].decode("utf-8", "replace").strip()
+                raise RuntimeError(f"the agentdiff worker server did not start: {tail or 'no output'}")
+            self._process = process
 
     def close(self) -> None:
-        if self._process is not None and self._process.returncode is None:
-            try:
-                self._process.kill()
-            except ProcessLookupError:
-                pass
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
@@ -103,7 +97,8 @@ class WorkerPool:
     def __init__(self, jobs: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.jobs = max(1, jobs or os.cpu_count() or 2)
         self.timeout = timeout
-        self._slots = asyncio.Semaphore(self.jobs)
+        self._slots: Optional[asyncio.Semaphore] = None
+        self._slots_loop: Optional[asyncio.AbstractEventLoop] = None
         self._forking = hasattr(os, "fork") and hasattr(__import__("socket"), "AF_UNIX")
         self._server = WorkerServer() if self._forking else None
 
@@ -116,8 +111,14 @@ class WorkerPool:
         if self._server is not None:
             self._server.close()
 
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            self._slots, self._slots_loop = asyncio.Semaphore(self.jobs), loop
+        return self._slots
+
     async def run(self, job: Job, timeout: Optional[float] = None) -> RunOutput:
-        async with self._slots:
+        async with self._semaphore():
             limit = self.timeout if timeout is None else timeout
             if self._server is None:
                 return await self._run_spawned(job, limit)
