@@ -192,6 +192,190 @@ def diff_benchmark() -> list[tuple[str, str, str]]:
     return rows
 
 
+_SLEEPY_AGENT = '''
+import asyncio
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+
+def look_up(key: str) -> dict:
+    """Look a key up."""
+    return {"key": key, "value": key.upper()}
+
+
+class SleepyModel(BaseLlm):
+    """A model that takes 100 ms per call: asks for one look-up, then answers."""
+
+    model: str = "sleepy-model"
+
+    async def generate_content_async(self, llm_request, stream=False):
+        await asyncio.sleep(0.1)
+        last = llm_request.contents[-1]
+        key = llm_request.contents[0].parts[0].text.split()[-1]
+        if any(p.function_response for p in last.parts or []):
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=f"The value of {key} is {key.upper()}.")]))
+        else:
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(name="look_up", args={"key": key}))]))
+
+
+root_agent = LlmAgent(name="sleepy", model=SleepyModel(), instruction="Look things up.", tools=[look_up])
+'''
+
+
+def _sleepy_project(cases: int):
+    """An agents dir with the sleepy agent and an eval set of `cases` one-turn cases."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    agent = root / "sleepy"
+    agent.mkdir()
+    (agent / "__init__.py").write_text("from . import agent\n")
+    (agent / "agent.py").write_text(_SLEEPY_AGENT)
+    eval_set = {
+        "eval_set_id": "sleepy",
+        "eval_cases": [
+            {
+                "eval_id": f"case_{i}",
+                "conversation": [
+                    {
+                        "user_content": {"role": "user", "parts": [{"text": f"look up k{i}"}]},
+                        "final_response": {"role": "model", "parts": [{"text": f"The value of k{i} is K{i}."}]},
+                        "intermediate_data": {"tool_uses": [{"name": "look_up", "args": {"key": f"k{i}"}}]},
+                    }
+                ],
+            }
+            for i in range(cases)
+        ],
+    }
+    (agent / "sleepy.evalset.json").write_text(json.dumps(eval_set))
+    criteria = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+    (agent / "test_config.json").write_text(json.dumps({"criteria": criteria}))
+    return root, eval_set, criteria
+
+
+@benchmark("throughput")
+def throughput_benchmark() -> list[tuple[str, str, str]]:
+    """200 cases x num_runs 2, a model that sleeps 100 ms per call (2 calls per run): agentdiff's
+    worker pool against ADK's AgentEvaluator on the same agent and cases (both with imports paid)."""
+    import asyncio
+    import logging
+    import shutil
+    import sys as _sys
+    import warnings
+
+    from agentdiff.core.discovery import discover
+    from agentdiff.core.execute import RunOptions, run_cases
+    from agentdiff.core.rouge import rouge1
+    from agentdiff.core.worker.pool import WorkerPool
+
+    cases = 200
+    rows = []
+    root, eval_set, criteria = _sleepy_project(cases)
+    rouge1("warm", "up")  # the stemmer load, paid before the clock as ADK's imports are
+    try:
+        refs = discover([root], root).cases
+        timings = {}
+        for jobs in (None, 256):
+            pool = WorkerPool(jobs=jobs, timeout=120)
+
+            async def ours() -> list:
+                return [run.result async for run in run_cases(refs, pool, RunOptions(num_runs=2), root)]
+
+            start = time.perf_counter()
+            asyncio.run(pool.start())
+            server_seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            results = asyncio.run(ours())
+            timings[jobs] = time.perf_counter() - start
+            pool.close()
+            passed = sum(r.status.value == "passed" for r in results)
+            label = f"--jobs {jobs}" if jobs else f"default --jobs ({pool.jobs})"
+            rows.append((f"throughput: agentdiff, {label}", f"{timings[jobs]:.1f} s", f"{passed}/{cases} passed; + {server_seconds:.1f} s worker server start"))
+
+        warnings.filterwarnings("ignore")
+        _sys.path.insert(0, str(root))
+        from google.adk.evaluation.agent_evaluator import AgentEvaluator
+        from google.adk.evaluation.eval_config import EvalConfig
+        from google.adk.evaluation.eval_set import EvalSet
+
+        logging.disable(logging.CRITICAL)
+
+        async def theirs() -> None:
+            await AgentEvaluator.evaluate_eval_set(
+                agent_module="sleepy", eval_set=EvalSet.model_validate(eval_set), eval_config=EvalConfig(criteria=criteria),
+                num_runs=2, print_detailed_results=False,
+            )
+
+        start = time.perf_counter()
+        asyncio.run(theirs())
+        adk_seconds = time.perf_counter() - start
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    rows.insert(0, (f"throughput: ADK AgentEvaluator, {cases} cases x 2 runs", f"{adk_seconds:.1f} s", "in process"))
+    rows.append(("throughput: speed-up, default --jobs", f"{adk_seconds / timings[None]:.1f}x", "target >= 10x"))
+    rows.append(("throughput: speed-up, --jobs 256", f"{adk_seconds / timings[256]:.1f}x", "target >= 10x"))
+    return rows
+
+
+@benchmark("rerun")
+def rerun_benchmark() -> list[tuple[str, str, str]]:
+    """Re-running one sample case after an edit, with the worker server warm, against a fresh
+    `adk eval` process for the same case."""
+    import asyncio
+    import shutil
+    import statistics
+    import subprocess
+    import sys as _sys
+    import tempfile
+    from pathlib import Path
+
+    from agentdiff.core.discovery import discover
+    from agentdiff.core.execute import RunOptions, run_case
+    from agentdiff.core.worker.pool import WorkerPool
+
+    samples = Path(__file__).resolve().parent.parent / "sample_agents"
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    shutil.copytree(samples, root / "sample_agents", ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    prompt = root / "sample_agents" / "home_automation" / "prompt.md"
+    pool = WorkerPool(timeout=60)
+    asyncio.run(pool.start())
+
+    def timed(case: str, mode: str, edit: bool) -> list[float]:
+        (ref,) = discover([root / "sample_agents" / "home_automation"], root).resolve(case)
+        times = []
+        for i in range(12):
+            if edit:  # a one-character edit of the prompt, so the agent must be imported anew
+                prompt.write_text(prompt.read_text().rstrip("\n") + ("\n" if i % 2 else " \n"))
+            start = time.perf_counter()
+            run = asyncio.run(run_case(ref, pool, RunOptions(mode=mode), root))
+            times.append(time.perf_counter() - start)
+            assert run.result.status.value in ("passed", "failed"), run.result.error
+        return times[2:]  # the first runs warm this process's own imports
+
+    replay = timed("kitchen_on_then_check", "replay", edit=True)
+    live = timed("turn_on_kitchen_light", "live", edit=False)
+    pool.close()
+    adk = []
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run(
+            [str(Path(_sys.executable).with_name("adk")), "eval", str(root / "sample_agents" / "home_automation"),
+             str(root / "sample_agents" / "home_automation" / "home_automation.evalset.json") + ":turn_on_kitchen_light"],
+            cwd=root, capture_output=True,
+        )
+        adk.append(time.perf_counter() - start)
+    shutil.rmtree(root, ignore_errors=True)
+    return [
+        ("rerun: replay of a 2-turn sample case after a prompt edit (median)", f"{statistics.median(replay) * 1000:.0f} ms", "target < 150 ms"),
+        ("rerun: live run of a 1-turn sample EvalSet case, scored (median)", f"{statistics.median(live) * 1000:.0f} ms", ""),
+        ("rerun: a fresh `adk eval` of the same EvalSet case (median of 3)", f"{statistics.median(adk) * 1000:.0f} ms", f"ratio {statistics.median(adk) / statistics.median(live):.0f}x"),
+    ]
+
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

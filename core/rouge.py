@@ -8,16 +8,21 @@ kept unstemmed. Score: F = 2PR/(P+R) over clipped unigram counts, 0.0 when P+R i
 empty is 0.0).
 
 Stems and whole-text tokenisations are cached: scoring the same reference against many runs, or
-the same common words across a suite, pays for each once. NLTK is imported on first use.
+the same common words across a suite, pays for each once. NLTK's stemmer is loaded on first use,
+without the rest of NLTK.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
+import types
 import unicodedata
 from collections import Counter
 from functools import lru_cache
-from typing import Callable, NamedTuple
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
 
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 _stem: Callable[[str], str] | None = None
@@ -29,12 +34,53 @@ class RougeScore(NamedTuple):
     fmeasure: float
 
 
+def _porter_module() -> Any:
+    """NLTK's Porter stemmer module, without running `nltk/__init__.py`.
+
+    Importing `nltk` pulls in NumPy, SciPy and pandas (over two seconds); the stemmer needs none of
+    it. Its few modules are loaded from the installed NLTK under their own names, with stand-in
+    parent packages that are removed again afterwards, so a later `import nltk` is unaffected.
+    Any surprise (another NLTK layout) falls back to the plain import.
+    """
+    if "nltk" in sys.modules:
+        from nltk.stem import porter
+
+        return porter
+    spec = importlib.util.find_spec("nltk")
+    if spec is None or spec.origin is None:
+        raise ImportError("nltk is not installed")
+    root = Path(spec.origin).parent
+    added: list[str] = []
+    try:
+        for name, folder in (("nltk", root), ("nltk.stem", root / "stem")):
+            package = types.ModuleType(name)
+            package.__path__ = [str(folder)]  # type: ignore[attr-defined]
+            sys.modules[name] = package
+            added.append(name)
+        module = None
+        for name, file in (("nltk.redos", "redos.py"), ("nltk.termsec", "termsec.py"), ("nltk.stem.api", "stem/api.py"), ("nltk.stem.porter", "stem/porter.py")):
+            loader_spec = importlib.util.spec_from_file_location(name, root / file)
+            module = importlib.util.module_from_spec(loader_spec)  # type: ignore[arg-type]
+            sys.modules[name] = module
+            added.append(name)
+            loader_spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
+    except Exception:
+        for name in added:
+            sys.modules.pop(name, None)
+        added.clear()
+        from nltk.stem import porter
+
+        return porter
+    finally:
+        for name in added:
+            sys.modules.pop(name, None)
+
+
 def _stemmer() -> Callable[[str], str]:
     global _stem
     if _stem is None:
-        from nltk.stem import porter  # deferred: NLTK costs a second or two to import
-
-        stem = porter.PorterStemmer().stem
+        stem = _porter_module().PorterStemmer().stem
         _stem = lru_cache(maxsize=65536)(stem)
     return _stem
 

@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import inspect
 import sys
+from contextvars import ContextVar
 from typing import Any, AsyncGenerator, Optional
 
 from .harness import Harness, RanPastRecording
@@ -93,11 +94,10 @@ def _harness_llm_class() -> type:
         """Stands in for an agent's model: records each call; in replay, answers from the recording."""
 
         _inner: Any = PrivateAttr(default=None)
-        _harness: Any = PrivateAttr(default=None)
         _agent: str = PrivateAttr(default="")
 
         async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[Any, None]:
-            harness: Harness = self._harness
+            harness: Harness = CURRENT_HARNESS.get()
             labels = (llm_request.config.labels or {}) if llm_request.config else {}
             agent = labels.get("adk_agent_name") or self._agent
             request = llm_request.model_dump(mode="json", exclude_none=True, exclude_defaults=True, exclude=REQUEST_EXCLUDE)
@@ -119,30 +119,49 @@ def _harness_llm_class() -> type:
     return HarnessLlm
 
 
-def install_harness(agent: Any, harness: Harness) -> dict[str, Any]:
-    """Wrap the model of every LlmAgent in the tree; returns what registration records."""
-    harness_llm = _harness_llm_class()
+#: The harness of the run in progress. Runs in one worker share the agent objects (as in ADK's
+#: evaluator), so each run's asyncio task carries its own harness in this context variable.
+CURRENT_HARNESS: ContextVar[Harness] = ContextVar("agentdiff_harness")
+_HARNESS_LLM: list[type] = []
+
+
+_INFO: dict[int, dict[str, Any]] = {}
+
+
+def install_harness(agent: Any) -> dict[str, Any]:
+    """Wrap the model of every LlmAgent in the tree (once per agent object); returns what
+    registration records."""
+    if id(agent) in _INFO:  # the other runs of a batch share the agent: it is already wrapped
+        return _INFO[id(agent)]
+    if not _HARNESS_LLM:
+        _HARNESS_LLM.append(_harness_llm_class())
+    harness_llm = _HARNESS_LLM[0]
     from google.adk.models.base_llm import BaseLlm
 
     info: dict[str, Any] = {"models": {}, "instructions": {}, "tools": {}}
     agents = _llm_agents(agent)
     resolved = []
     for node in agents:
+        if isinstance(node.model, harness_llm):
+            resolved.append((node, node.model.model, None))
+            continue
         model = node.model if isinstance(node.model, BaseLlm) else None
         name = model.model if model is not None else (node.model or node.canonical_model.model)
         if model is None and not node.model:
             model = node.canonical_model  # inherited from an ancestor: keep the ancestor's object
         resolved.append((node, name, model))
     for node, name, model in resolved:
-        wrapped = harness_llm(model=name)
-        wrapped._inner, wrapped._harness, wrapped._agent = model, harness, node.name
-        object.__setattr__(node, "model", wrapped)
+        if not isinstance(node.model, harness_llm):
+            wrapped = harness_llm(model=name)
+            wrapped._inner, wrapped._agent = model, node.name
+            object.__setattr__(node, "model", wrapped)
         info["models"][node.name] = name
         instruction = node.instruction if isinstance(node.instruction, str) else _source_hash(node.instruction)
         info["instructions"][node.name] = hashlib.sha256(str(instruction).encode()).hexdigest()[:16]
         for tool in node.tools or []:
             tool_name = getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))
             info["tools"][tool_name] = _source_hash(tool)
+    _INFO[id(agent)] = info
     return info
 
 
@@ -192,9 +211,10 @@ async def run_adk(job: Job) -> RunOutput:
     from google.adk.runners import InMemoryRunner
 
     harness = Harness(job)
+    CURRENT_HARNESS.set(harness)
     out = harness.output
     agent, app = await load_adk_agent(job.agent)
-    out.agent_info = install_harness(agent, harness)
+    out.agent_info = install_harness(agent)
     plugin = _plugin(harness)
     if app is not None:
         runner = InMemoryRunner(app=app.model_copy(update={"plugins": [*app.plugins, plugin]}))

@@ -1,8 +1,10 @@
-"""A worker's life: run one job, send back its RunOutput, exit.
+"""A worker's life: run a batch of jobs for one agent concurrently, send each result as it is
+ready, exit.
 
-Each job gets a fresh process (forked from a warm server), so an edited agent is always imported
-anew and nothing one case does can leak into the next. Files the agent opens are noted through an
-audit hook, so watch mode knows which prompt and data files a case depends on.
+Each batch gets a fresh process (forked from a warm server), so an edited agent is always imported
+anew. The jobs of a batch share the agent's module (as in ADK's own evaluator, which runs cases
+concurrently in one process); their I/O overlaps on one event loop. Files the agent opens are noted
+through an audit hook, so watch mode knows which prompt and data files a case depends on.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable, Optional, Sequence
 
 from .jobs import Job, RunOutput
 
@@ -49,29 +51,42 @@ async def run_job(job: Job) -> RunOutput:
     return await run_adk(job)
 
 
-def execute(job: Job, watch_reads: bool = True) -> RunOutput:
-    """Run a job in this process; every failure becomes `error` in the output."""
-    seen: set[str] = set()
-    if watch_reads:
-        _watch_reads((os.path.abspath(job.agent.agents_dir) + os.sep,), seen)
-    os.environ["AGENTDIFF_REPEAT"] = str(job.repeat)  # which of num_runs this is, for agents that care
-    os.environ["AGENTDIFF_MODE"] = job.mode
+async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
     start = time.perf_counter()
     try:
-        out = asyncio.run(run_job(job))
+        out = await asyncio.wait_for(run_job(job), timeout)
+    except asyncio.TimeoutError:
+        out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped)")
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
-        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        out = RunOutput(error=f"{detail}")
+        out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip())
     out.seconds = time.perf_counter() - start
-    out.files_read = sorted(seen)
     return out
+
+
+def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[[int, RunOutput], None]) -> None:
+    """Run `jobs` concurrently in this process; `send(index, output)` as each finishes."""
+    seen: set[str] = set()
+    _watch_reads(tuple(sorted({os.path.abspath(j.agent.agents_dir) + os.sep for j in jobs})), seen)
+    os.environ["AGENTDIFF_REPEAT"] = str(jobs[0].repeat)  # a batch holds one repeat: agents may read it
+    os.environ["AGENTDIFF_MODE"] = jobs[0].mode
+
+    async def all_jobs() -> None:
+        async def one(index: int, job: Job) -> None:
+            out = await _one(job, timeout)
+            out.files_read = sorted(seen)
+            send(index, out)
+
+        await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs)))
+
+    asyncio.run(all_jobs())
 
 
 def main() -> None:
     """`python -m agentdiff.core.worker.child`: a job on stdin, its result as the last stdout line
     (used where workers cannot be forked from the warm server)."""
-    out = execute(Job.model_validate_json(sys.stdin.read()))
-    sys.stdout.write("\n" + out.model_dump_json() + "\n")
+    results: list[RunOutput] = []
+    execute_batch([Job.model_validate_json(sys.stdin.read())], None, lambda _, out: results.append(out))
+    sys.stdout.write("\n" + results[0].model_dump_json() + "\n")
     sys.stdout.flush()
 
 

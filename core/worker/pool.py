@@ -21,11 +21,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .jobs import Job, RunOutput
 
 DEFAULT_TIMEOUT = 120.0
+#: Runs in flight per CPU by default: agent runs mostly wait on the model, so they overlap well.
+DEFAULT_JOBS_PER_CPU = 16
 _HEADER_SIZE = 4
 
 
@@ -93,14 +96,36 @@ class WorkerServer:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
+@dataclass
+class _Pending:
+    job: Job
+    timeout: float
+    future: asyncio.Future
+    isolated: bool = False  # run alone (a retry after its batch's process died)
+
+
 class WorkerPool:
-    def __init__(self, jobs: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.jobs = max(1, jobs or os.cpu_count() or 2)
+    """Runs jobs in worker processes, `jobs` at a time, over at most `processes` processes.
+
+    Jobs that arrive together for the same agent (and the same repeat) share a process: they are
+    sent as one batch and run concurrently on its event loop, so agent I/O overlaps as it does in
+    ADK's evaluator. A batch is always a fresh process, so no run sees stale code. When a batch's
+    process dies or hangs, the jobs it had not finished are run again one per process, so the
+    culprit ends as an error with its reason and the others are unaffected.
+    """
+
+    def __init__(self, jobs: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT, processes: Optional[int] = None) -> None:
+        cpus = os.cpu_count() or 2
+        self.jobs = max(1, jobs or DEFAULT_JOBS_PER_CPU * cpus)
+        self.processes = max(1, min(self.jobs, processes or cpus))
         self.timeout = timeout
-        self._slots: Optional[asyncio.Semaphore] = None
-        self._slots_loop: Optional[asyncio.AbstractEventLoop] = None
         self._forking = hasattr(os, "fork") and hasattr(__import__("socket"), "AF_UNIX")
         self._server = WorkerServer() if self._forking else None
+        self._queue: list[_Pending] = []
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._dispatcher: Optional[asyncio.Task] = None
+        self._slots: Optional[asyncio.Semaphore] = None
+        self._running: set[asyncio.Task] = set()
 
     async def start(self) -> None:
         """Start the warm server now (it takes a couple of seconds) rather than on the first run."""
@@ -111,43 +136,106 @@ class WorkerPool:
         if self._server is not None:
             self._server.close()
 
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._slots is None or self._slots_loop is not loop:
-            self._slots, self._slots_loop = asyncio.Semaphore(self.jobs), loop
-        return self._slots
-
     async def run(self, job: Job, timeout: Optional[float] = None) -> RunOutput:
-        async with self._semaphore():
-            limit = self.timeout if timeout is None else timeout
-            if self._server is None:
-                return await self._run_spawned(job, limit)
-            return await self._run_forked(job, limit)
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a pool can outlive an event loop (tests, the CLI)
+            self._loop, self._queue, self._dispatcher = loop, [], None
+            self._slots = asyncio.Semaphore(self.processes)
+        pending = _Pending(job, self.timeout if timeout is None else timeout, loop.create_future())
+        self._queue.append(pending)
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = loop.create_task(self._dispatch())
+        return await pending.future
 
-    async def _run_forked(self, job: Job, timeout: float) -> RunOutput:
+    def _batch_size(self) -> int:
+        return max(1, -(-self.jobs // self.processes))
+
+    async def _dispatch(self) -> None:
+        assert self._slots is not None
+        while self._queue:
+            await self._slots.acquire()
+            await asyncio.sleep(0.005)  # let a burst of runs arrive, so they can share a process
+            if not self._queue:
+                self._slots.release()
+                break
+            first = self._queue[0]
+            if first.isolated:
+                batch = [first]
+            else:
+                key = _batch_key(first.job)
+                batch = [p for p in self._queue if not p.isolated and _batch_key(p.job) == key][: self._batch_size()]
+            for item in batch:
+                self._queue.remove(item)
+            task = asyncio.get_running_loop().create_task(self._run_batch(batch))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+            task.add_done_callback(lambda _: self._slots.release())  # type: ignore[union-attr]
+
+    async def _run_batch(self, batch: list[_Pending]) -> None:
+        try:
+            if self._server is None:
+                results = {0: await self._run_spawned(batch[0].job, batch[0].timeout)}
+                for item in batch[1:]:
+                    results[len(results)] = await self._run_spawned(item.job, item.timeout)
+                failure = None
+            else:
+                results, failure = await self._run_forked(batch)
+        except Exception as exc:  # the server itself failed: every run says so
+            results, failure = {}, f"could not start the agent's process: {exc}"
+        unfinished = [item for index, item in enumerate(batch) if index not in results]
+        for index, out in results.items():
+            if not batch[index].future.done():
+                batch[index].future.set_result(out)
+        if not unfinished:
+            return
+        if len(batch) == 1 or failure is None:
+            for item in unfinished:
+                if not item.future.done():
+                    item.future.set_result(RunOutput(error=failure or "the agent's process ended without a result"))
+            return
+        for item in unfinished:  # find the culprit: each unfinished run again, on its own
+            item.isolated = True
+        self._queue[:0] = unfinished
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
+
+    async def _run_forked(self, batch: list[_Pending]) -> tuple[dict[int, RunOutput], Optional[str]]:
         assert self._server is not None
         path = await self._server.ensure()
+        timeout = max(item.timeout for item in batch)
         reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
+        results: dict[int, RunOutput] = {}
         try:
-            data = json.dumps({"job": json.loads(job.model_dump_json())}).encode()
+            message = {"jobs": [json.loads(item.job.model_dump_json()) for item in batch], "timeout": timeout}
+            data = json.dumps(message).encode()
             writer.write(len(data).to_bytes(_HEADER_SIZE, "big") + data)
             await writer.drain()
             hello = await _read_frame(reader)
             if not hello or "pid" not in hello:
-                return RunOutput(error="the worker server refused the run")
+                return results, "the worker server refused the run"
             pid = hello["pid"]
-            try:
-                frame = await asyncio.wait_for(_read_frame(reader), timeout)
-            except asyncio.TimeoutError:
-                _kill(pid)
-                return RunOutput(error=f"timed out after {timeout:g} s (the agent's process was stopped)")
-            except asyncio.CancelledError:
-                _kill(pid)
-                raise
-            if frame is not None and "result" in frame:
-                await _read_frame(reader)  # the exit status follows
-                return RunOutput.model_validate(frame["result"])
-            return RunOutput(error=_describe_exit(frame.get("exit") if frame else None))
+            deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow async runs itself
+            while True:
+                remaining = deadline - asyncio.get_running_loop().time()
+                try:
+                    frame = await asyncio.wait_for(_read_frame(reader), max(remaining, 0.01))
+                except asyncio.TimeoutError:
+                    _kill(pid)
+                    return results, f"timed out after {timeout:g} s (the agent's process was stopped)"
+                except asyncio.CancelledError:
+                    _kill(pid)
+                    raise
+                if frame is None:
+                    return results, "the agent's process ended without a result"
+                if "result" in frame:
+                    index = frame["index"]
+                    results[index] = RunOutput.model_validate(frame["result"])
+                    future = batch[index].future
+                    if not future.done():
+                        future.set_result(results[index])  # hand each run over as soon as it is done
+                    continue
+                code = frame.get("exit")
+                return results, None if len(results) == len(batch) else _describe_exit(code)
         finally:
             writer.close()
 
@@ -166,6 +254,10 @@ class WorkerPool:
         if process.returncode != 0 or marker < 0:
             return RunOutput(error=_describe_exit(process.returncode if process.returncode else None))
         return RunOutput.model_validate_json(out[marker + 1 :])
+
+
+def _batch_key(job: Job) -> tuple:
+    return (job.agent.agents_dir, job.agent.name, job.agent.sub_agent, job.repeat, job.mode, job.streaming)
 
 
 def _kill(pid: int) -> None:

@@ -3,14 +3,15 @@
     python -m agentdiff.core.worker.server SOCKET_PATH
 
 It imports google-adk and runs a tiny agent once (`warm`), then listens on a Unix socket. For each
-connection it reads a job, forks, and the child runs the job and writes the result back on the
-same connection. The server itself stays single-threaded (forking from threads is unsafe), reaps
+connection it reads a batch of jobs, forks, and the child runs them and writes each result back on
+the same connection. The server itself stays single-threaded (forking from threads is unsafe), reaps
 its children, and tells each client how its worker ended, so a crash reads as "killed by SIGSEGV"
 rather than silence. It exits when its parent does.
 
 Frames on the connection are a 4-byte big-endian length and a JSON object:
-client → server `{"job": …}`; server → client `{"pid": N}`, then the worker's `{"result": …}`
-(absent if it died), then `{"exit": code}` (negative: the signal).
+client → server `{"jobs": […], "timeout": seconds}`; server → client `{"pid": N}`, then the worker's
+`{"index": i, "result": …}` for each job as it finishes (missing ones if it died), then
+`{"exit": code}` (negative: the signal).
 """
 
 from __future__ import annotations
@@ -52,22 +53,27 @@ def recv_frame(sock: socket.socket) -> Optional[dict[str, Any]]:
     return None if body is None else json.loads(body)
 
 
-def _child(conn: socket.socket, job_data: dict[str, Any]) -> None:
-    """In the forked worker: run the job, answer, and leave without running the server's cleanup."""
+def _child(conn: socket.socket, message: dict[str, Any]) -> None:
+    """In the forked worker: run the batch, answer each job as it finishes, and leave without
+    running the server's cleanup."""
     code = 0
     try:
         log = tempfile.TemporaryFile()
         os.dup2(log.fileno(), 1)  # what the agent prints must not reach the terminal (or the TUI)
         os.dup2(log.fileno(), 2)
-        from .child import execute
+        from .child import execute_batch
         from .jobs import Job
 
-        out = execute(Job.model_validate(job_data))
-        log.seek(0, os.SEEK_END)
-        size = log.tell()
-        log.seek(max(0, size - 4000))
-        out.log = log.read().decode("utf-8", "replace")
-        send_frame(conn, {"result": json.loads(out.model_dump_json())})
+        def send(index: int, out: Any) -> None:
+            log.flush()
+            log.seek(0, os.SEEK_END)
+            size = log.tell()
+            log.seek(max(0, size - 4000))
+            out.log = log.read().decode("utf-8", "replace")
+            log.seek(0, os.SEEK_END)
+            send_frame(conn, {"index": index, "result": json.loads(out.model_dump_json())})
+
+        execute_batch([Job.model_validate(job) for job in message["jobs"]], message.get("timeout"), send)
     except BaseException:
         code = 70
     finally:
@@ -93,7 +99,7 @@ def serve(path: str) -> None:
             conn, _ = listener.accept()
             conn.setblocking(True)
             message = recv_frame(conn)
-            if not message or "job" not in message:
+            if not message or "jobs" not in message:
                 conn.close()
                 continue
             pid = os.fork()
@@ -101,7 +107,7 @@ def serve(path: str) -> None:
                 selector.close()
                 listener.close()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                _child(conn, message["job"])
+                _child(conn, message)
             send_frame(conn, {"pid": pid})
             waiting[pid] = conn
         while waiting:
