@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The two quick-start commands; needs nothing but Python 3.11+.
 
-    python3 tasks.py run     set up .venv and try agentdiff on the bundled sample agents
+    python3 tasks.py run     set up .venv (with google-adk) and run the bundled sample agents
     python3 tasks.py test    set up .venv (with google-adk and the test tools) and run the whole suite
 
 Both create a virtual environment in .venv and install agentdiff into it (editable), reinstalling
@@ -45,8 +45,11 @@ def ensure_venv(extras: str) -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     stamp = VENV / f".agentdiff-installed-{extras or 'base'}"
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text() == digest:
-        return
+    wanted = set(filter(None, extras.split(",")))
+    for other in VENV.glob(".agentdiff-installed-*"):  # an install with more extras will do
+        installed = set(filter(None, other.name.removeprefix(".agentdiff-installed-").replace("base", "").split(",")))
+        if wanted <= installed and other.read_text() == digest:
+            return
     target = f".[{extras}]" if extras else "."
     print(f"installing agentdiff{f'[{extras}]' if extras else ''} into .venv ...", flush=True)
     if not _install("--upgrade", "pip"):
@@ -57,13 +60,11 @@ def ensure_venv(extras: str) -> None:
 
 
 def run(args: list[str]) -> int:
-    ensure_venv("")
+    ensure_venv("adk")
     agentdiff = BIN / "agentdiff"
-    print("\n$ agentdiff list sample_agents", flush=True)
-    _run(agentdiff, "list", "sample_agents")
-    print("\n$ agentdiff score sample_agents", flush=True)
-    code = _run(agentdiff, "score", "sample_agents", *args)
-    # A case fails on purpose in the samples; only a usage or load error is a failure of this command.
+    print("\n$ agentdiff run sample_agents --num-runs 2", flush=True)
+    code = _run(agentdiff, "run", "sample_agents", "--num-runs", "2", *args)
+    # Some cases fail on purpose in the samples; only a usage or load error is a failure of this command.
     return 2 if code == 2 else 0
 
 

@@ -57,8 +57,8 @@ class CaseRun:
     result: CaseResult
     diff: Optional[CaseDiff] = None
     baseline: Optional[Baseline] = None
-    traces: tuple[Trace, ...] = ()
-    outputs: tuple[RunOutput, ...] = ()
+    trace: Optional[Trace] = None  # the actual trace the diff shows (the first failing run's)
+    outputs: tuple[RunOutput, ...] = ()  # every run's output; `trace_from_output` makes any a trace
 
     @property
     def files_read(self) -> frozenset[str]:
@@ -160,11 +160,11 @@ def _finish_scored(
 ) -> CaseRun:
     metrics = aggregate(runs)
     status, reason = case_verdict(runs, metrics)
-    traces = tuple(trace_from_output(out, messages) for out in outputs)
     shown = next((i for i, run in enumerate(runs) if run.status is not CaseStatus.PASSED), 0)
-    diff = diff_case(baseline.trace, traces[shown], criteria, ref.id, baseline.sources)
+    trace = trace_from_output(outputs[shown], messages)
+    diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
     result = _result(ref, agent, "live", status, metrics=metrics, error=reason, runs=tuple(runs), layers=layer_summaries(diff))
-    return CaseRun(ref, result, diff, baseline, traces, tuple(outputs))
+    return CaseRun(ref, result, diff, baseline, trace, tuple(outputs))
 
 
 # --- conformance cases ------------------------------------------------------------------------------
@@ -217,11 +217,10 @@ async def _replay_conformance(ref: ConformanceCaseRef, agent: AgentRef, pool: Wo
         if shown is None or (status is not CaseStatus.PASSED and not shown[0].divergences):
             shown = (diff, baseline, trace)
     assert shown is not None
-    diff, baseline, _ = shown
+    diff, baseline, trace = shown
     error = "; ".join(problems) if problems and status is CaseStatus.ERROR else None
     result = _result(ref, agent, "replay", status, error=error, layers=layer_summaries(diff))
-    traces = tuple(trace_from_output(out, messages) for out in outputs)
-    return CaseRun(ref, result, diff, baseline, traces, tuple(outputs))
+    return CaseRun(ref, result, diff, baseline, trace, tuple(outputs))
 
 
 def live_config(options: RunOptions) -> EvalConfig:

@@ -57,3 +57,10 @@ async def test_an_agent_that_cannot_be_imported_is_an_error(worker_pool, tmp_pat
     (tmp_path / "broken" / "agent.py").write_text("def oops(:\n")
     out = await worker_pool.run(job("broken", tmp_path))
     assert out.error is not None and "SyntaxError" in out.error
+
+
+async def test_a_crash_in_a_shared_process_costs_only_the_culprit(worker_pool):
+    messages = ["a", "b", "die", "c"]
+    outputs = await asyncio.gather(*(worker_pool.run(job("moody", text=m)) for m in messages))
+    answers = [out.events[-1]["content"]["parts"][0]["text"] if not out.error else out.error for out in outputs]
+    assert answers == ["fine: a", "fine: b", "the agent's process exited with code 9 before finishing the run", "fine: c"]

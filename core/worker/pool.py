@@ -163,7 +163,10 @@ class WorkerPool:
                 batch = [first]
             else:
                 key = _batch_key(first.job)
-                batch = [p for p in self._queue if not p.isolated and _batch_key(p.job) == key][: self._batch_size()]
+                group = [p for p in self._queue if not p.isolated and _batch_key(p.job) == key]
+                free = 1 + getattr(self._slots, "_value", 0)  # this process and the others free now
+                share = -(-len(group) // free)  # spread a group evenly over the free processes
+                batch = group[: max(1, min(self._batch_size(), share))]
             for item in batch:
                 self._queue.remove(item)
             task = asyncio.get_running_loop().create_task(self._run_batch(batch))

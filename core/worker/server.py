@@ -71,7 +71,8 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
             log.seek(max(0, size - 4000))
             out.log = log.read().decode("utf-8", "replace")
             log.seek(0, os.SEEK_END)
-            send_frame(conn, {"index": index, "result": json.loads(out.model_dump_json())})
+            body = b'{"index": %d, "result": ' % index + out.model_dump_json().encode() + b"}"
+            conn.sendall(_HEADER.pack(len(body)) + body)
 
         execute_batch([Job.model_validate(job) for job in message["jobs"]], message.get("timeout"), send)
     except BaseException:
