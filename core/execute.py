@@ -307,3 +307,43 @@ async def record_case(ref: CaseRef, pool: WorkerPool, options: RunOptions, root:
     except (RecordError, BaselineConflict) as exc:
         return RecordOutcome(ref, error=str(exc))
     return RecordOutcome(ref, tuple(file["path"] for file in entry.files), output=out)
+
+
+# --- re-score ---------------------------------------------------------------------------------------
+
+
+def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions) -> CaseRun:
+    """Score a case's cached run again, against its current expectations and criteria; no agent call.
+
+    For a replay, the cached run is diffed against the current recordings."""
+    if not previous.outputs:
+        raise ValueError("no cached run to re-score")
+    agent = None
+    if previous.result.agent:
+        name, _, sub = previous.result.agent.partition("/")
+        agent = AgentRef(agents_dir="", name=name, sub_agent=sub or None)
+    outputs = previous.outputs
+    if isinstance(ref, EvalCaseRef):
+        if ref.case.conversation is None:
+            return CaseRun(ref, _result(ref, agent, "live", CaseStatus.NOT_EVALUATED, error="conversation_scenario cases are not run"))
+        baseline = load_baseline(ref)
+        messages = _messages_for_eval_case(ref)
+        runs = tuple(_score(out, messages, list(ref.case.conversation), eval_metrics(ref.config.config)) for out in outputs)
+        return _finish_scored(ref, agent, baseline, outputs, messages, runs, baseline.criteria)  # type: ignore[arg-type]
+    messages = _messages_for_conformance(ref)
+    if previous.result.mode == "live":
+        streaming = previous.baseline.mode if previous.baseline and previous.baseline.mode else "none"
+        baseline = load_baseline(ref, streaming)
+        config = live_config(options)
+        expected = _expected_invocations(baseline.trace)
+        runs = tuple(_score(out, messages, expected, eval_metrics(config)) for out in outputs)
+        criteria = DiffCriteria(options.live_trajectory, response_threshold=options.live_response_threshold)
+        return _finish_scored(ref, agent, baseline, outputs, messages, runs, criteria)  # type: ignore[arg-type]
+    mode = previous.baseline.mode if previous.baseline and previous.baseline.mode else None
+    baseline = load_baseline(ref, mode)
+    trace = trace_from_output(outputs[0], messages)
+    diff = diff_case(baseline.trace, trace, REPLAY_CRITERIA, ref.id, baseline.sources)
+    failed = replay_failed(diff) or bool(outputs[0].error)
+    status = CaseStatus.FAILED if failed else CaseStatus.PASSED
+    result = _result(ref, agent, "replay", status, layers=layer_summaries(diff))
+    return CaseRun(ref, result, diff, baseline, trace, outputs)
