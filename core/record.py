@@ -140,10 +140,10 @@ def _static_intermediate(invocation: Invocation) -> dict[str, Any]:
         for event in data.invocation_events:
             parts = (event.content.parts or []) if event.content else []
             for part in parts:
-                if part.function_call:
-                    tool_uses.append(part.function_call.model_dump(mode="json", exclude_none=True))
+                if part.function_call:  # ids are per run (ADK ignores them when it compares)
+                    tool_uses.append(part.function_call.model_dump(mode="json", exclude_none=True, exclude={"id"}))
                 elif part.function_response:
-                    tool_responses.append(part.function_response.model_dump(mode="json", exclude_none=True))
+                    tool_responses.append(part.function_response.model_dump(mode="json", exclude_none=True, exclude={"id"}))
             texts = [p for p in parts if p.text and not p.thought]
             if texts:
                 intermediate.append([event.author, [p.model_dump(mode="json", exclude_none=True) for p in texts]])

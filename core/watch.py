@@ -68,8 +68,11 @@ def classify(changed: Iterable[Path], cases: Sequence[CaseFiles], root: Path) ->
     changed = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
     if not changed:
         return []
+    known = {s for c in cases for s in c.sources} | {f for c in cases for f in c.files_read}
+    # a path that is gone and was never read is an editor's or a tool's temporary file
+    changed = [p for p in changed if p.exists() or p in known or p.suffix == ".py"]
+    changed.sort(key=lambda p: not p.exists())  # reasons name a file that is there
     selections: list[Selection] = []
-    claimed: set[Path] = set()
     by_source: dict[Path, list[str]] = {}
     for case in cases:
         for source in case.sources:
@@ -79,20 +82,13 @@ def classify(changed: Iterable[Path], cases: Sequence[CaseFiles], root: Path) ->
     for path in changed:
         if path.name == "test_config.json":  # reloading re-scores the cases whose criteria changed
             reload_paths.append(path)
-            claimed.add(path)
             continue
-        if path in by_source:
+        if path in by_source or _case_file(path):  # an eval set may live inside its agent's package
             reload_paths.append(path)
-            claimed.add(path)
             continue
         for case in cases:
             if path in case.files_read or (case.agent_dir is not None and _inside(path, case.agent_dir)):
                 rerun.setdefault(case.case_id, path)
-                claimed.add(path)
-    unclaimed = [p for p in changed if p not in claimed]
-    for path in unclaimed:
-        if path.name in ("spec.yaml",) or path.name.endswith((".evalset.json", ".test.json")) or path.name.startswith("generated-"):
-            reload_paths.append(path)
     if reload_paths:
         shown = ", ".join(sorted({_shown(p, root) for p in reload_paths})[:3])
         selections.append(Selection("reload", paths=sorted(set(reload_paths)), reason=f"{shown} changed"))
@@ -102,6 +98,11 @@ def classify(changed: Iterable[Path], cases: Sequence[CaseFiles], root: Path) ->
     for path, ids in groups.items():
         selections.append(Selection("run", ids, reason=f"re-run: {_shown(path, root)} changed"))
     return selections
+
+
+def _case_file(path: Path) -> bool:
+    name = path.name
+    return name == "spec.yaml" or name.endswith((".evalset.json", ".test.json")) or (name.startswith("generated-") and name.endswith(".yaml"))
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -8,6 +8,7 @@ run and schedules a new one, so nothing is dropped and a verdict never comes fro
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,15 @@ class Workbench:
 
     def subscribe(self, listener: Callable[[Event], None]) -> None:
         self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Callable[[Event], None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def cancel(self) -> None:
+        """Stop every run in progress (the app is closing)."""
+        for task in self._tasks.values():
+            task.cancel()
 
     def _emit(self, event: Event) -> None:
         for listener in self._listeners:
@@ -225,7 +235,8 @@ class Workbench:
         state = self.cases[case_id]
         if state.run is None:
             raise ValueError("this case has not run yet")
-        return plan_accept(state.run, self.root, scope, turn, layer)
+        run = dataclasses.replace(state.run, ref=state.ref)  # the case as loaded now, not as when it ran
+        return plan_accept(run, self.root, scope, turn, layer)
 
     def accept(self, plan: AcceptPlan) -> JournalEntry:
         entry = apply_accept(plan, self.root)

@@ -64,6 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
     listing.add_argument("--json", action="store_true", help="print JSON")
 
+    watch = commands.add_parser(
+        "watch", help="the TUI: watch agents, prompts and cases; re-run what a change affects (the default command)",
+        description="Open the workbench on the cases under PATHS: every case runs once, then each save re-runs only "
+        "what it can affect. Keys: ? in the app.",
+    )
+    watch.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="folders of cases and agents (default: the configured paths, else .)")
+    watch.add_argument("--agents", action="append", type=Path, default=[], metavar="DIR", help="an agents dir (repeatable)")
+    watch.add_argument("--mode", choices=("replay", "live"), help="replay (conformance default) or live")
+    watch.add_argument("--jobs", type=int, help="runs in flight")
+    watch.add_argument("--timeout", type=float, help="seconds per run")
+
     run = commands.add_parser(
         "run", help="run cases headless (CI): replay conformance cases, run EvalSet cases live, report",
         description="Discover the cases under PATHS and run them in isolated worker processes: conformance cases "
@@ -326,6 +337,33 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAILED if failures else EXIT_OK
 
 
+def cmd_watch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.execute import RunOptions
+    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.worker.pool import WorkerPool
+
+    from .app import create_app
+
+    root = Path.cwd()
+    config, config_errors = load_project_config(root)
+    _print_errors(config_errors, err)
+    paths = list(args.paths) or list(config.paths) or [Path(".")]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"error: no such folder: {missing[0]}", file=err)
+        return EXIT_USAGE
+    options = RunOptions(
+        mode=args.mode or config.mode, num_runs=config.num_runs, timeout=args.timeout or config.timeout,
+        agents_dirs=tuple(args.agents) + config.agents, mapping=config.agent_for,
+    )
+    pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+    try:
+        create_app(root, [p.resolve() for p in paths], pool=pool, options=options).run()
+    finally:
+        pool.close()
+    return EXIT_OK
+
+
 def _find_case(query: str, paths: Sequence[Path], err: TextIO):
     """The one case `query` names, or None after saying why on `err`."""
     file_part = query.split("::", 1)[0] if "::" in query else None
@@ -415,11 +453,15 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"score", "list", "diff", "run", "record", "watch"}
+    if not argv or (argv[0] not in commands and not argv[0].startswith("-")):
+        argv = ["watch", *argv]  # `agentdiff [PATHS…]` is the TUI
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(out)
         return EXIT_USAGE
-    handler = {"score": cmd_score, "list": cmd_list, "diff": cmd_diff, "run": cmd_run, "record": cmd_record}[args.command]
+    handler = {"score": cmd_score, "list": cmd_list, "diff": cmd_diff, "run": cmd_run, "record": cmd_record, "watch": cmd_watch}[args.command]
     return handler(args, out, err)
 
 

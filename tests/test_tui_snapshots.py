@@ -1,0 +1,46 @@
+"""SVG snapshots of the main states (fixed size, frozen clock, deterministic sample runs, Textual
+pinned exactly). Update with `python3 tasks.py test tests/test_tui_snapshots.py --snapshot-update`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui_support import copy_samples, make_app, settle
+
+pytestmark = pytest.mark.adk
+
+SIZE = (150, 42)
+DIM = "sample_agents/home_automation/home_automation.evalset.json::dim_living_room"
+KITCHEN = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
+
+
+def _app(tmp_path, worker_pool, edit_prompt: bool = False):
+    samples = copy_samples(tmp_path, agents=("home_automation",))
+    if edit_prompt:
+        prompt = samples / "home_automation" / "prompt.md"
+        prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
+    return make_app(tmp_path, worker_pool)
+
+
+def _select(case_id, *keys):
+    async def run_before(pilot) -> None:
+        await settle(pilot.app, pilot)
+        pilot.app.tree.select_case(case_id)
+        await pilot.pause(0.2)
+        if keys:
+            await pilot.press(*keys)
+            await pilot.pause(0.3)
+
+    return run_before
+
+
+def test_a_failing_eval_case_shows_its_tool_call_and_answer(snap_compare, tmp_path, worker_pool):
+    assert snap_compare(_app(tmp_path, worker_pool), terminal_size=SIZE, run_before=_select(DIM))
+
+
+def test_a_prompt_edit_shows_in_the_request_layer_of_a_replay(snap_compare, tmp_path, worker_pool):
+    assert snap_compare(_app(tmp_path, worker_pool, edit_prompt=True), terminal_size=SIZE, run_before=_select(KITCHEN))
+
+
+def test_the_accept_preview(snap_compare, tmp_path, worker_pool):
+    assert snap_compare(_app(tmp_path, worker_pool), terminal_size=SIZE, run_before=_select(DIM, "a"))

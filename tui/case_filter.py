@@ -1,0 +1,55 @@
+"""The case filter of the `/` key: words and `key:value` tokens, `!` inverts one.
+
+    refund status:failed          cases whose id holds "refund" and that failed
+    agent:trip_planner !label:flaky model
+    status:failed,error           either status
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+KEYS = ("status", "agent", "label", "mode", "layer")
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    id: str
+    status: str  # passed | failed | error | not_evaluated | flaky | stale | running | not run
+    agent: str = ""
+    label: str = ""
+    mode: str = ""
+    changed_layers: tuple[str, ...] = ()
+
+
+def _token_matches(token: str, case: CaseFacts) -> bool:
+    key, sep, value = token.partition(":")
+    if sep and key in KEYS:
+        wanted = [v.strip().lower() for v in value.split(",") if v.strip()]
+        if key == "status":
+            return case.status.lower() in wanted
+        if key == "layer":
+            return any(layer in wanted for layer in case.changed_layers)
+        have = {"agent": case.agent, "label": case.label, "mode": case.mode}[key].lower()
+        return any(w in have for w in wanted)
+    return token.lower() in case.id.lower()
+
+
+def matches(query: str, case: CaseFacts) -> bool:
+    for token in query.split():
+        negate = token.startswith("!")
+        token = token[1:] if negate else token
+        if not token:
+            continue
+        if _token_matches(token, case) == negate:
+            return False
+    return True
+
+
+def parse_error(query: str) -> Optional[str]:
+    for token in query.split():
+        key, sep, _ = token.lstrip("!").partition(":")
+        if sep and key not in KEYS and "/" not in key and "." not in key:
+            return f"unknown filter key {key!r} (use {', '.join(KEYS)})"
+    return None

@@ -1,0 +1,221 @@
+"""A layer of a case diff as two Rich texts, Expected | Actual, with the differences highlighted.
+
+Pure functions of the core's diff data; the detail pane lays them out side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from rich.text import Text
+
+from agentdiff.core.case_diff import CaseDiff, Divergence, LayerStatus, TurnDiff, display_path, short
+from agentdiff.core.sequence_diff import WordOp
+from agentdiff.core.tree_diff import Change
+
+DELETED = "bold red on #3b1d1d"
+INSERTED = "bold green on #1d3b22"
+CHANGED = "yellow"
+DIM = "dim"
+CURRENT = "reverse"
+MAX_LINES = 40
+
+
+@dataclass
+class LayerView:
+    title: str
+    expected: Text
+    actual: Text
+    status: str  # same | changed | absent
+
+
+def _words(ops: Sequence[WordOp], side: str) -> Text:
+    text = Text()
+    for op in ops:
+        if op.op == "equal":
+            text.append(op.text)
+        elif op.op == "delete" and side == "expected":
+            text.append(op.text, style=DELETED)
+        elif op.op == "insert" and side == "actual":
+            text.append(op.text, style=INSERTED)
+    return _around_changes(text)
+
+
+def _around_changes(text: Text, context: int = 1) -> Text:
+    """Only the lines with a highlighted span, and `context` lines around them, for long texts."""
+    lines = text.split("\n")
+    if len(lines) <= 2 * context + 4:
+        return text
+    marked = [i for i, line in enumerate(lines) if any(span.style in (DELETED, INSERTED) for span in line.spans)]
+    if not marked:
+        return Text("\n").join(lines[: 2 * context + 1] + [Text("…", style=DIM)])
+    keep = sorted({j for i in marked for j in range(i - context, i + context + 1) if 0 <= j < len(lines)})
+    out, last = [], -1
+    for index in keep:
+        if index != last + 1:
+            out.append(Text("…", style=DIM))
+        out.append(lines[index])
+        last = index
+    if last != len(lines) - 1:
+        out.append(Text("…", style=DIM))
+    return Text("\n").join(out)
+
+
+def _mark(text: Text, current: bool, counts: bool = False) -> Text:
+    prefix = Text("▶ " if current else "  ", style="bold cyan")
+    if counts:
+        prefix.append("● ", style="red")
+    else:
+        prefix.append("  ")
+    return prefix + text
+
+
+def _call(row_call, style: str = "") -> Text:
+    if row_call is None:
+        return Text("")
+    return Text(f"{row_call.name}({short(row_call.args, 80)})", style=style)
+
+
+def _change_pair(change: Change, indent: str = "    ") -> tuple[Text, Text]:
+    where = display_path(change) or "(value)"
+    if change.words:
+        left = Text(f"{indent}{where}:\n", style=CHANGED) + _words(change.words, "expected")
+        right = Text(f"{indent}{where}:\n", style=CHANGED) + _words(change.words, "actual")
+        return left, right
+    left = Text(f"{indent}{where} ", style=CHANGED)
+    right = Text(f"{indent}{where} ", style=CHANGED)
+    if change.kind != "added":
+        left.append(short(change.expected, 60), style=DELETED)
+    else:
+        left.append("(absent)", style=DIM)
+    if change.kind != "removed":
+        right.append(short(change.actual, 60), style=INSERTED)
+    else:
+        right.append("(absent)", style=DIM)
+    return left, right
+
+
+def _join(parts: list[Text]) -> Text:
+    return Text("\n").join(parts) if parts else Text("")
+
+
+def tool_calls_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
+    left: list[Text] = []
+    right: list[Text] = []
+    verdict = "" if turn.trajectory_matches is None else (" · trajectory matches" if turn.trajectory_matches else " · trajectory fails")
+    for r, row in enumerate(turn.tool_calls):
+        is_current = current is not None and current.layer == "tool_calls" and current.turn == turn.index and current.row == r
+        style = {"same": DIM, "changed": CHANGED, "inserted": "green", "deleted": "red", "moved": "magenta"}[row.kind]
+        e_text = _call(row.expected, style if row.kind != "inserted" else "")
+        a_text = _call(row.actual, style if row.kind != "deleted" else "")
+        if row.kind == "moved":
+            a_text.append(f"  ↕ from call {row.expected_index + 1}", style="magenta")  # type: ignore[operator]
+        if row.kind == "inserted":
+            e_text = Text("(no such call)", style=DIM)
+        if row.kind == "deleted":
+            a_text = Text("(missing)", style="red")
+        left.append(_mark(e_text, is_current, row.counts))
+        right.append(_mark(a_text, is_current, row.counts))
+        for change in row.changes + row.response_changes:
+            l, rr = _change_pair(change)
+            left.append(l)
+            right.append(rr)
+    if not turn.tool_calls:
+        left.append(Text("(no tool calls)", style=DIM))
+        right.append(Text("(no tool calls)", style=DIM))
+    return LayerView(f"2 tool_calls{verdict}", _join(left), _join(right), status.status)
+
+
+def response_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
+    response = turn.response
+    if response is None:
+        return LayerView("3 response", Text("(no response)", style=DIM), Text("(no response)", style=DIM), status.status)
+    title = "3 response"
+    if response.score is not None:
+        title += f" · ROUGE-1 {response.score:.2f}"
+        if response.threshold is not None:
+            title += f" {'≥' if response.passed else '<'} {response.threshold:g}"
+    is_current = current is not None and current.layer == "response" and current.turn == turn.index
+    left = _words(response.words, "expected") if response.expected is not None else Text("(none)", style=DIM)
+    right = _words(response.words, "actual") if response.actual is not None else Text("(none)", style=DIM)
+    if response.expected_intermediate or response.actual_intermediate:
+        left += Text("\n\nintermediate: " + " | ".join(r.text for r in response.expected_intermediate), style=DIM)
+        right += Text("\n\nintermediate: " + " | ".join(r.text for r in response.actual_intermediate), style=DIM)
+    return LayerView(title, _mark(left, is_current, bool(current and current.counts and is_current)), _mark(right, is_current), status.status)
+
+
+def request_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
+    left: list[Text] = []
+    right: list[Text] = []
+    for r, row in enumerate(turn.requests):
+        is_current = current is not None and current.layer == "request" and current.turn == turn.index and current.index == r
+        label = f"{row.agent} call {row.index + 1}"
+        if row.kind == "same":
+            left.append(_mark(Text(label + " · same", style=DIM), is_current))
+            right.append(_mark(Text(label + " · same", style=DIM), is_current))
+        elif row.kind == "inserted":
+            left.append(_mark(Text(f"{label} · (not recorded)", style=DIM), is_current, True))
+            right.append(_mark(Text(f"{label} · ran past the recording", style="green"), is_current, True))
+        elif row.kind == "deleted":
+            left.append(_mark(Text(f"{label} · recorded", style="red"), is_current, True))
+            right.append(_mark(Text(f"{label} · never made", style="red"), is_current, True))
+        else:
+            left.append(_mark(Text(label, style=CHANGED), is_current, True))
+            right.append(_mark(Text(label, style=CHANGED), is_current, True))
+            for change in row.changes:
+                l, rr = _change_pair(change)
+                left.append(l)
+                right.append(rr)
+    if turn.requests:
+        notes = sorted({note for row in turn.requests for note in row.notes}) if any(row.kind != "same" for row in turn.requests) else []
+        if notes:
+            left.append(Text("normalised: " + "; ".join(notes), style=DIM))
+    return LayerView("1 request", _join(left), _join(right), status.status)
+
+
+def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
+    session = diff.session
+    if session is None:
+        return LayerView("4 session", Text(status.reason or "(no session)", style=DIM), Text(""), status.status)
+    left: list[Text] = []
+    right: list[Text] = []
+    for change in session.changes:
+        l, rr = _change_pair(change, indent="")
+        left.append(l)
+        right.append(rr)
+    for r, row in enumerate(session.events):
+        if row.kind == "same":
+            continue
+        is_current = current is not None and current.layer == "session" and current.index == r
+        index = row.expected_index if row.expected_index is not None else row.actual_index
+        label = Text(f"event {index + 1} ({row.author}, turn {row.turn + 1}) {row.kind}", style=CHANGED)  # type: ignore[operator]
+        left.append(_mark(label, is_current, True))
+        right.append(_mark(label.copy(), is_current, True))
+        for change in row.changes[:6]:
+            l, rr = _change_pair(change)
+            left.append(l)
+            right.append(rr)
+    if not left:
+        left.append(Text("same state and events", style=DIM))
+        right.append(Text("same state and events", style=DIM))
+    return LayerView("4 session", _join(left), _join(right), status.status)
+
+
+def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) -> list[LayerView]:
+    statuses = {s.layer: s for s in diff.layers}
+    turn = diff.turns[turn_index] if 0 <= turn_index < len(diff.turns) else None
+    views = []
+    for layer in ("request", "tool_calls", "response"):
+        status = statuses[layer]
+        if status.status == "absent" or turn is None:
+            number = {"request": 1, "tool_calls": 2, "response": 3}[layer]
+            views.append(LayerView(f"{number} {layer}", Text(status.reason or "", style=DIM), Text(""), "absent"))
+        elif layer == "request":
+            views.append(request_view(turn, status, current))
+        elif layer == "tool_calls":
+            views.append(tool_calls_view(turn, status, current))
+        else:
+            views.append(response_view(turn, status, current))
+    views.append(session_view(diff, statuses["session"], current))
+    return views

@@ -1,0 +1,46 @@
+"""The glyphs and colours of verdicts, shared by the tree, the header and the detail."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from agentdiff.core.results import CaseStatus
+
+GLYPH = {
+    CaseStatus.PASSED: "✓",
+    CaseStatus.FAILED: "✗",
+    CaseStatus.ERROR: "!",
+    CaseStatus.FLAKY: "~",
+    CaseStatus.NOT_EVALUATED: "?",
+}
+STYLE = {
+    CaseStatus.PASSED: "green",
+    CaseStatus.FAILED: "red",
+    CaseStatus.ERROR: "bold red",
+    CaseStatus.FLAKY: "yellow",
+    CaseStatus.NOT_EVALUATED: "magenta",
+}
+STALE, RUNNING, NOT_RUN = "○", "⟳", "·"
+
+
+def glyph(status: Optional[CaseStatus], running: bool = False, stale: bool = False) -> tuple[str, str]:
+    if running:
+        return RUNNING, "cyan"
+    if stale:
+        return STALE, "dim"
+    if status is None:
+        return NOT_RUN, "dim"
+    return GLYPH[status], STYLE[status]
+
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[Optional[float]]) -> str:
+    out = []
+    for value in values:
+        if value is None:
+            out.append("·")
+        else:
+            out.append(SPARK[min(len(SPARK) - 1, max(0, int(round(value * (len(SPARK) - 1)))))])
+    return "".join(out)

@@ -1,0 +1,40 @@
+"""The preview of an accept: the exact file change, then yes or no."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class AcceptModal(ModalScreen[bool]):
+    """Returns True when the user confirms the write."""
+
+    BINDINGS = [("y", "confirm", "Write it"), ("n", "cancel", "Cancel"), ("escape", "cancel", "Cancel")]
+
+    def __init__(self, description: str, preview: str) -> None:
+        super().__init__()
+        self.description = description
+        self.preview = preview
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="accept-dialog"):
+            yield Static(Text(self.description, style="bold"), id="accept-title")
+            with VerticalScroll(id="accept-preview"):
+                yield Static(Syntax(self.preview, "diff", theme="ansi_dark", word_wrap=True))
+            yield Static(Text("Write this change? It is journaled: z undoes it.", style="dim"))
+            with Horizontal(id="accept-buttons"):
+                yield Button("Write (y)", id="yes", variant="success")
+                yield Button("Cancel (n)", id="no", variant="error")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

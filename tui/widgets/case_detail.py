@@ -1,0 +1,140 @@
+"""The selected case: its header, turn tabs, and the four layers side by side (Expected | Actual).
+
+The app sets `state`, `turn` and `divergence`; the widget renders; choosing a turn tab posts
+`CaseDetail.TurnChosen`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Static, Tab, Tabs
+
+from agentdiff.core.case_diff import Divergence
+from agentdiff.core.workbench import CaseState
+
+from ..diff_render import layer_views
+from ..glyphs import glyph, sparkline
+
+
+class LayerSection(Vertical):
+    def __init__(self, layer: str) -> None:
+        super().__init__(id=f"layer-{layer}", classes="layer")
+        self.layer_name = layer
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="layer-title")
+        with Horizontal(classes="sides"):
+            yield Static(classes="side expected")
+            yield Static(classes="side actual")
+
+    def show(self, title: str, expected: Text, actual: Text, status: str) -> None:
+        self.query_one(".layer-title", Static).update(Text(title, style="bold" if status == "changed" else "dim"))
+        self.query_one(".expected", Static).update(expected)
+        self.query_one(".actual", Static).update(actual)
+        self.set_class(status == "changed", "changed")
+        self.set_class(status == "absent", "absent")
+
+
+class CaseDetail(VerticalScroll):
+    class TurnChosen(Message):
+        def __init__(self, turn: int) -> None:
+            super().__init__()
+            self.turn = turn
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.state: Optional[CaseState] = None
+        self.turn = 0
+        self.divergence: Optional[Divergence] = None
+        self.extra: Text = Text()
+        self._tab_case: Optional[tuple[str, int]] = None
+        self._generation = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-header")
+        yield Tabs(id="turn-tabs")
+        with Horizontal(id="side-titles"):
+            yield Static(Text("Expected", style="bold"), classes="side")
+            yield Static(Text("Actual", style="bold"), classes="side")
+        for layer in ("request", "tool_calls", "response", "session"):
+            yield LayerSection(layer)
+
+    def show(self, state: Optional[CaseState], turn: int, divergence: Optional[Divergence], extra: Text) -> None:
+        self.state, self.turn, self.divergence, self.extra = state, turn, divergence, extra
+        self._render_header()
+        self._render_tabs()
+        self._render_layers()
+
+    def _render_header(self) -> None:
+        header = Text()
+        state = self.state
+        if state is None:
+            header.append("No case selected.", style="dim")
+        else:
+            mark, style = glyph(state.status, state.running, state.stale)
+            header.append(f"{mark} ", style=style)
+            header.append(state.ref.id, style="bold")
+            result = state.run.result if state.run else None
+            if result is not None:
+                header.append(f"\n{result.status.value} · {result.mode}", style=style)
+                for metric in result.metrics:
+                    if metric.threshold is not None and metric.score is not None:
+                        header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
+                if result.error:
+                    header.append(f"\n{result.error}", style="red")
+            elif state.running:
+                header.append("\nrunning…", style="cyan")
+            else:
+                header.append("\nnot run yet", style="dim")
+            if state.reason:
+                header.append(f"\n{state.reason}", style="italic dim")
+            if state.run and state.run.diff and state.run.diff.first_divergence:
+                header.append(f"\nfirst divergence: {state.run.diff.first_divergence.summary}", style="yellow")
+            header.append_text(self.extra)
+        self.query_one("#detail-header", Static).update(header)
+
+    def _render_tabs(self) -> None:
+        tabs = self.query_one("#turn-tabs", Tabs)
+        diff = self.state.run.diff if self.state and self.state.run else None
+        count = len(diff.turns) if diff else 0
+        key = (self.state.ref.id if self.state else "", count)
+        if key != self._tab_case:
+            self._tab_case = key
+            self._generation += 1  # the old tabs are removed asynchronously: new ids must not clash
+            tabs.clear()
+            for index in range(count):
+                changed = diff is not None and any(d.turn == index for d in diff.divergences)
+                tabs.add_tab(Tab(f"turn {index + 1}{' •' if changed else ''}", id=f"turn-{self._generation}-{index}"))
+        if count:
+            tabs.active = f"turn-{self._generation}-{min(self.turn, count - 1)}"
+        tabs.display = count > 0
+
+    def _render_layers(self) -> None:
+        diff = self.state.run.diff if self.state and self.state.run else None
+        sections = list(self.query(LayerSection))
+        if diff is None:
+            for section in sections:
+                section.show(section.layer_name, Text(""), Text(""), "absent")
+            return
+        for section, view in zip(sections, layer_views(diff, self.turn, self.divergence), strict=True):
+            section.show(view.title, view.expected, view.actual, view.status)
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        event.stop()
+        if event.tab is not None and event.tab.id and event.tab.id.startswith(f"turn-{self._generation}-"):
+            turn = int(event.tab.id.rsplit("-", 1)[1])
+            if turn != self.turn:
+                self.post_message(self.TurnChosen(turn))
+
+    def scroll_to_layer(self, layer: str) -> None:
+        self.query_one(f"#layer-{layer}", LayerSection).scroll_visible(top=True, animate=False)
+
+    @staticmethod
+    def history_line(values: list[Optional[float]], statuses: list[str]) -> Text:
+        if not statuses:
+            return Text()
+        return Text(f"\nhistory: {sparkline(values)}  ({', '.join(statuses[-5:])})", style="dim")

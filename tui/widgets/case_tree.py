@@ -1,0 +1,108 @@
+"""The case tree: agent → source file or category → case, with verdict glyph, score, re-run reason
+and triage label. Attributes down: the app sets the cases and the filter; messages up: selecting a
+case posts `CaseTree.CaseSelected`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from agentdiff.core.history import headline_score
+from agentdiff.core.workbench import CaseState
+
+from ..glyphs import glyph
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """What the tree shows of one case (computed by the app from the workbench)."""
+
+    state: CaseState
+    agent: str
+    group: str
+    label: Optional[str] = None
+
+
+class CaseTree(Tree[str]):
+    BINDINGS = [
+        ("j", "cursor_down", "Down"),
+        ("k", "cursor_up", "Up"),
+    ]
+
+    class CaseSelected(Message):
+        def __init__(self, case_id: Optional[str]) -> None:
+            super().__init__()
+            self.case_id = case_id
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("cases", **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self._case_nodes: dict[str, TreeNode[str]] = {}
+        self._case_rows: dict[str, CaseRow] = {}
+        self.visible_ids: list[str] = []
+
+    def set_cases(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool]) -> None:
+        """Rebuild the tree with the rows that pass `visible`, keeping the cursor on its case."""
+        current = self.current_case_id
+        self.clear()
+        self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
+        groups: dict[tuple[str, str], TreeNode[str]] = {}
+        agents: dict[str, TreeNode[str]] = {}
+        for row in rows:
+            if not visible(row):
+                continue
+            agent = agents.get(row.agent)
+            if agent is None:
+                agent = agents[row.agent] = self.root.add(Text(row.agent or "(no agent)", style="bold"), data="", expand=True)
+            group = groups.get((row.agent, row.group))
+            if group is None:
+                group = groups[(row.agent, row.group)] = agent.add(Text(row.group, style="italic"), data="", expand=True)
+            case_id = row.state.ref.id
+            self._case_nodes[case_id] = group.add_leaf(self._label(row), data=case_id)
+            self.visible_ids.append(case_id)
+        target = current if current in self._case_nodes else (self.visible_ids[0] if self.visible_ids else None)
+        if target is not None:  # the tree lays its lines out on the next refresh
+            self.call_after_refresh(self.select_case, target)
+
+    def update_case(self, row: CaseRow) -> None:
+        self._case_rows[row.state.ref.id] = row
+        node = self._case_nodes.get(row.state.ref.id)
+        if node is not None:
+            node.set_label(self._label(row))
+
+    @staticmethod
+    def _label(row: CaseRow) -> Text:
+        state = row.state
+        mark, style = glyph(state.status, state.running, state.stale)
+        text = Text()
+        text.append(f"{mark} ", style=style)
+        text.append(state.ref.name)
+        if state.run is not None:
+            score = headline_score(state.run.result)
+            if score is not None:
+                text.append(f"  {score:.2f}", style="dim")
+        if row.label:
+            text.append(f"  [{row.label}]", style="magenta")
+        if state.reason and (state.running or state.stale):
+            text.append(f"  {state.reason}", style="dim italic")
+        return text
+
+    @property
+    def current_case_id(self) -> Optional[str]:
+        node = self.cursor_node
+        return node.data if node is not None and node.data else None
+
+    def select_case(self, case_id: str) -> None:
+        node = self._case_nodes.get(case_id)
+        if node is not None:
+            self.move_cursor(node)
+            self.scroll_to_node(node, animate=False)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        self.post_message(self.CaseSelected(event.node.data or None))
