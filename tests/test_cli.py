@@ -94,9 +94,19 @@ def test_list_shows_cases_and_load_errors(tmp_path):
     assert "broken.test.json" in err and "query" in err
 
 
-def test_no_command_prints_help():
-    code, out, _ = run()
-    assert code == 2 and "score" in out
+def test_no_command_opens_the_tui_on_the_paths(monkeypatch):
+    from agentdiff.tui import cli
+
+    opened = {}
+    monkeypatch.setattr(cli, "cmd_watch", lambda args, out, err: opened.setdefault("paths", args.paths) and 0)
+    assert run("sample_agents")[0] == 0
+    assert [p.name for p in opened["paths"]] == ["sample_agents"]
+
+
+def test_help_lists_every_command():
+    with pytest.raises(SystemExit) as exit_info:
+        run("--help")
+    assert exit_info.value.code == 0
 
 
 def test_bad_report_spec_is_a_usage_error():

@@ -103,6 +103,7 @@ class CaseTree(Tree[str]):
         if node is not None:
             self.move_cursor(node)
             self.scroll_to_node(node, animate=False)
+            self.post_message(self.CaseSelected(case_id))  # also when the cursor line did not move
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         self.post_message(self.CaseSelected(event.node.data or None))

@@ -1,0 +1,72 @@
+"""The main journey in a real terminal (tmux): start on a copy of the sample agents, edit a prompt,
+see the affected case turn red with the request-layer diff, accept it, see it green, undo, see it red."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui_support import copy_samples
+
+pytestmark = [pytest.mark.adk, pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
+
+AGENTDIFF = Path(sys.executable).with_name("agentdiff")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", "agentdiff-test", "-f", "/dev/null", *args], capture_output=True, text=True, check=False).stdout
+
+
+def pane() -> str:
+    return tmux("capture-pane", "-p", "-t", "journey")
+
+
+def wait_for(predicate, what: str, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = pane()
+        if predicate(text):
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{pane()}")
+
+
+def case_line(text: str, name: str) -> str:
+    return next((line for line in text.splitlines() if f" {name}" in line.split("│")[0]), "")
+
+
+def test_edit_accept_undo_in_a_real_terminal(tmp_path):
+    samples = copy_samples(tmp_path, agents=("home_automation",))
+    tmux("kill-server")
+    tmux("new-session", "-d", "-s", "journey", "-x", "160", "-y", "48", "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} sample_agents")
+    tmux("set-option", "-t", "journey", "window-size", "manual")
+    tmux("resize-window", "-t", "journey", "-x", "160", "-y", "48")
+    try:
+        wait_for(lambda t: "✓ 4 ✗ 1" in t, "the first runs")
+        assert "✓" in case_line(pane(), "kitchen_on_then_check")
+        prompt = samples / "home_automation" / "prompt.md"
+        prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
+        wait_for(lambda t: "✗" in case_line(t, "kitchen_on_then_check") and "✓ 3 ✗ 2" in t, "the replay to fail")
+        tmux("send-keys", "-t", "journey", "/")
+        wait_for(lambda t: "Filter cases" in t, "the filter prompt")
+        tmux("send-keys", "-t", "journey", "kitchen_on", "Enter")
+        screen = wait_for(lambda t: "1 request" in t and "make up" in t, "the request-layer diff")
+        assert "config.system_instruction" in screen
+        tmux("send-keys", "-t", "journey", "a")
+        wait_for(lambda t: "Write this change?" in t, "the accept preview")
+        tmux("send-keys", "-t", "journey", "y")
+        wait_for(lambda t: "✓" in case_line(t, "kitchen_on_then_check") and "✓ 4 ✗ 1" in t, "the case to pass after accept")
+        tmux("send-keys", "-t", "journey", "z")
+        wait_for(lambda t: "✗" in case_line(t, "kitchen_on_then_check") and "✓ 3 ✗ 2" in t, "the case to fail again after undo")
+        tmux("send-keys", "-t", "journey", "q")
+        deadline = time.monotonic() + 10
+        while "journey" in tmux("list-sessions") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "journey" not in tmux("list-sessions")
+    finally:
+        tmux("kill-server")
