@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The two quick-start commands; needs nothing but Python 3.11+.
 
-    python3 tasks.py run     set up .venv (with google-adk) and run the bundled sample agents
+    python3 tasks.py run     set up .venv (with google-adk) and open the TUI on the bundled sample agents
     python3 tasks.py test    set up .venv (with google-adk and the test tools) and run the whole suite
 
 Both create a virtual environment in .venv and install agentdiff into it (editable), reinstalling
@@ -62,10 +62,11 @@ def ensure_venv(extras: str) -> None:
 def run(args: list[str]) -> int:
     ensure_venv("adk")
     agentdiff = BIN / "agentdiff"
-    print("\n$ agentdiff run sample_agents --num-runs 2", flush=True)
-    code = _run(agentdiff, "run", "sample_agents", "--num-runs", "2", *args)
-    # Some cases fail on purpose in the samples; only a usage or load error is a failure of this command.
-    return 2 if code == 2 else 0
+    if not sys.stdout.isatty():  # no terminal for the TUI (a pipe, CI): the same cases, headless
+        print("\n$ agentdiff run sample_agents --num-runs 2", flush=True)
+        code = _run(agentdiff, "run", "sample_agents", "--num-runs", "2", *args)
+        return 2 if code == 2 else 0  # some sample cases fail on purpose
+    return _run(agentdiff, "watch", "sample_agents", *args)
 
 
 def test(args: list[str]) -> int:

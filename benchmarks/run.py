@@ -376,6 +376,117 @@ def rerun_benchmark() -> list[tuple[str, str, str]]:
     ]
 
 
+def _many_cases(root, sets: int, per_set: int) -> None:
+    import json
+
+    agent = root / "echo"
+    agent.mkdir(parents=True)
+    (agent / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    for s in range(sets):
+        cases = [
+            {
+                "eval_id": f"case_{s}_{i}",
+                "conversation": [
+                    {
+                        "user_content": {"role": "user", "parts": [{"text": f"hello {i}"}]},
+                        "final_response": {"role": "model", "parts": [{"text": f"hello {i}"}]},
+                    }
+                ],
+            }
+            for i in range(per_set)
+        ]
+        (agent / f"set_{s}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s}", "eval_cases": cases}))
+
+
+class _NeverPool:
+    """Runs that never finish: the paint and key measures see the UI alone."""
+
+    async def run(self, job, timeout=None):
+        import asyncio
+
+        await asyncio.Event().wait()
+
+
+@benchmark("tui")
+def tui_benchmark() -> list[tuple[str, str, str]]:
+    """The real app, headless: first paint and key-to-repaint with 5,000 cases; save-to-verdict for a
+    sample case in replay with the real watcher, worker pool and file changes; memory."""
+    import asyncio
+    import resource
+    import shutil
+    import statistics
+    import tempfile
+    from pathlib import Path
+
+    from agentdiff.core.worker.pool import WorkerPool
+    from agentdiff.tui.app import create_app
+
+    rows = []
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    _many_cases(root / "agents", 50, 100)
+
+    async def big() -> None:
+        start = time.perf_counter()
+        app = create_app(root, [root / "agents"], pool=_NeverPool(), watch=False, project="bench")
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            while len(app.tree.visible_ids) < 5000:
+                await pilot.pause(0.01)
+            rows.append(("tui: first paint, 5,000 cases", f"{(time.perf_counter() - start) * 1000:.0f} ms", "target <= 1,500 ms"))
+            await pilot.pause(1.0)
+            times, cpu = [], []
+            for key in ["j"] * 15 + ["k"] * 15:
+                tick, tock = time.perf_counter(), time.process_time()
+                await pilot.press(key)
+                await pilot.pause(0.05)  # the detail follows the cursor 30 ms after the keys stop
+                times.append(time.perf_counter() - tick - 0.05)
+                cpu.append(time.process_time() - tock)
+            rows.append(("tui: key to repaint, 5,000 cases, wall incl. Pilot's waits (median of 30)", f"{statistics.median(times) * 1000:.1f} ms", "target <= 50 ms"))
+            rows.append(("tui: key to repaint, 5,000 cases, CPU of the app (median of 30)", f"{statistics.median(cpu) * 1000:.1f} ms", "target <= 50 ms"))
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            rows.append(("tui: peak memory of the process, 5,000 cases", f"{rss:.0f} MB", "aim < 300 MB"))
+            app.workbench.cancel()
+
+    asyncio.run(big())
+    shutil.rmtree(root, ignore_errors=True)
+
+    samples = Path(__file__).resolve().parent.parent / "sample_agents"
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    shutil.copytree(samples / "home_automation", root / "sample_agents" / "home_automation", ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    shutil.copy(samples / "demo_model.py", root / "sample_agents" / "demo_model.py")
+    prompt = root / "sample_agents" / "home_automation" / "prompt.md"
+    case = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
+
+    async def save_to_verdict() -> None:
+        pool = WorkerPool(timeout=60)
+        await pool.start()
+        app = create_app(root, [root / "sample_agents"], pool=pool, project="bench")
+        async with app.run_test(size=(160, 48)) as pilot:
+            await app.workbench.wait()
+            await pilot.pause(0.5)
+            original = prompt.read_text()
+            times = []
+            for i in range(8):
+                expect_fail = i % 2 == 0
+                before = app.workbench.cases[case].run
+                prompt.write_text(original.replace("never invent", "never make up") if expect_fail else original)
+                tick = time.perf_counter()
+                while True:
+                    state = app.workbench.cases[case]
+                    if state.run is not before and not state.running and (state.status.value == "failed") == expect_fail:
+                        break
+                    await asyncio.sleep(0.005)
+                await pilot.pause()
+                times.append(time.perf_counter() - tick)
+                await asyncio.sleep(0.3)
+            rows.append(("tui: save -> verdict on screen, 1 sample case in replay (median of 8)", f"{statistics.median(times) * 1000:.0f} ms", "target <= 200 ms"))
+        pool.close()
+
+    asyncio.run(save_to_verdict())
+    shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

@@ -9,6 +9,7 @@ is an ADK or a native agent is decided when the worker imports it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -32,14 +33,15 @@ def is_agent_dir(path: Path) -> bool:
     return path.is_dir() and ((path / "__init__.py").is_file() or (path / "agent.py").is_file())
 
 
-def _ancestors(path: Path, root: Path) -> list[Path]:
+@lru_cache(maxsize=4096)
+def _ancestors(path: Path, root: Path) -> tuple[Path, ...]:
     path, root = path.resolve(), root.resolve()
     found = []
     for parent in [path, *path.parents]:
         found.append(parent)
         if parent == root:
             break
-    return found
+    return tuple(found)
 
 
 def _find(name: str, dirs: Sequence[Path]) -> Optional[AgentRef]:
@@ -59,7 +61,7 @@ def resolve_agent(
     tried: list[str] = []
     if isinstance(ref, ConformanceCaseRef):
         name = ref.case.spec.agent
-        dirs = [*agents_dirs, *_ancestors(ref.case.dir, root)]
+        dirs = [*agents_dirs, *_ancestors(ref.case.dir, root)]  # a cached list: copied here
         found = _find(name, dirs)
         shown = ", ".join(dict.fromkeys(_show(d, root) for d in dirs))
         return AgentResolution(found, () if found else (f"agent {name!r} (from spec.yaml) in {shown}",))

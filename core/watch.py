@@ -116,7 +116,7 @@ def _inside(path: Path, folder: Path) -> bool:
 ChangeSource = Callable[[], AsyncIterator[set[Path]]]
 
 
-def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 50, force_polling: Optional[bool] = None) -> ChangeSource:
+def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 30, force_polling: Optional[bool] = None) -> ChangeSource:
     """A change source on watchfiles: each item is one coalesced batch of changed paths."""
 
     async def changes() -> AsyncIterator[set[Path]]:

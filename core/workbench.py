@@ -26,6 +26,10 @@ from .results import CaseStatus
 from .watch import CaseFiles, Selection, classify
 
 
+#: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
+PREPARING = 256
+
+
 @dataclass
 class CaseState:
     ref: CaseRef
@@ -77,6 +81,7 @@ class Workbench:
         self._listeners: list[Callable[[Event], None]] = []
         self._tasks: dict[str, asyncio.Task] = {}
         self.paused = False
+        self._slots: Optional[asyncio.Semaphore] = None
         self.load()
 
     # --- events -----------------------------------------------------------------------------------
@@ -138,8 +143,11 @@ class Workbench:
 
     async def _run_one(self, case_id: str, reason: str) -> None:
         state = self.cases[case_id]
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(PREPARING)
         try:
-            run = await run_case(state.ref, self.pool, self.options, self.root)  # type: ignore[arg-type]
+            async with self._slots:  # a few cases at a time prepare their runs: the loop stays responsive
+                run = await run_case(state.ref, self.pool, self.options, self.root)  # type: ignore[arg-type]
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an engine failure is shown on the case, never raised into the UI

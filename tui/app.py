@@ -109,6 +109,7 @@ class AgentdiffApp(App):
         self.focus_layer: Optional[str] = None
         self.focus_turn = False
         self._dirty: set[str] = set()
+        self._detail_timer = None
         self._flush_pending = False
         self.workbench.subscribe(self._on_workbench_event)
 
@@ -135,7 +136,7 @@ class AgentdiffApp(App):
         self._rebuild_tree()
         self.query_one(CaseTree).focus()
         self._refresh_header()
-        self.run_all_cases("first run")
+        self.call_after_refresh(self.run_all_cases, "first run")  # paint first, then run
         if self.services.changes is not None:
             self.watch_files()
         if self.workbench.errors:
@@ -188,7 +189,7 @@ class AgentdiffApp(App):
             return
         if not self._flush_pending:
             self._flush_pending = True
-            self.set_timer(0.05, self._flush)
+            self.set_timer(0.03, self._flush)
 
     def _flush(self) -> None:
         self._flush_pending = False
@@ -281,7 +282,10 @@ class AgentdiffApp(App):
         return "the whole case"
 
     def on_case_tree_case_selected(self, message: CaseTree.CaseSelected) -> None:
-        self._show_selected()
+        # while keys repeat, the tree moves at once and the detail follows when they stop
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(0.03, self._show_selected)
 
     def on_case_detail_turn_chosen(self, message: CaseDetail.TurnChosen) -> None:
         self.turn, self.focus_turn = message.turn, True
