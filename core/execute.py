@@ -126,19 +126,24 @@ async def run_cases(refs: Sequence[CaseRef], pool: WorkerPool, options: RunOptio
 # --- EvalSet cases ----------------------------------------------------------------------------------
 
 
-async def _run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool: WorkerPool, options: RunOptions) -> CaseRun:
-    if ref.case.conversation is None:
-        return CaseRun(ref, _result(ref, agent, "live", CaseStatus.NOT_EVALUATED, error="conversation_scenario cases need ADK's user simulator, which agentdiff does not run"))
-    baseline = load_baseline(ref)
+def _eval_case_job(ref: EvalCaseRef, agent: AgentRef, mode: str, messages: list[Message]) -> Job:
+    """The job of an EvalSet case: its session_input as ADK's evaluation generator uses it."""
     session = ref.case.session_input
-    messages = _messages_for_eval_case(ref)
-    job = Job(
-        case_id=ref.id, agent=agent, mode="live",
+    return Job(
+        case_id=ref.id, agent=agent, mode=mode,  # type: ignore[arg-type]
         app_name=(session.app_name if session and session.app_name else agent.name),
         user_id=(session.user_id if session and session.user_id else "test_user_id"),
         initial_state=dict(session.state) if session and session.state else {},
         messages=messages,
     )
+
+
+async def _run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool: WorkerPool, options: RunOptions) -> CaseRun:
+    if ref.case.conversation is None:
+        return CaseRun(ref, _result(ref, agent, "live", CaseStatus.NOT_EVALUATED, error="conversation_scenario cases need ADK's user simulator, which agentdiff does not run"))
+    baseline = load_baseline(ref)
+    messages = _messages_for_eval_case(ref)
+    job = _eval_case_job(ref, agent, "live", messages)
     repeats = max(1, options.num_runs)
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
     metrics = eval_metrics(ref.config.config)
@@ -294,14 +299,7 @@ async def record_case(ref: CaseRef, pool: WorkerPool, options: RunOptions, root:
             if ref.case.conversation is None:
                 return RecordOutcome(ref, error="conversation_scenario cases have no expected turns to record")
             messages = _messages_for_eval_case(ref)
-            session = ref.case.session_input
-            job = Job(
-                case_id=ref.id, agent=agent, mode="record",
-                app_name=(session.app_name if session and session.app_name else agent.name),
-                user_id=(session.user_id if session and session.user_id else "test_user_id"),
-                initial_state=dict(session.state) if session and session.state else {},
-                messages=messages,
-            )
+            job = _eval_case_job(ref, agent, "record", messages)
             out = await pool.run(job, options.timeout)
             entry = record_eval_case(ref, out, messages, root, agent.label)
     except (RecordError, BaselineConflict) as exc:

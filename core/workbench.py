@@ -251,6 +251,19 @@ class Workbench:
         self._after_write(f"accepted: {plan.description}")
         return entry
 
+    async def record(self, case_id: str):
+        """Re-record a case live (as `agentdiff record`), then re-run it against the new baseline."""
+        from .execute import record_case
+
+        state = self.cases[case_id]
+        options = RunOptions(**{**self.options.__dict__, "mode": "live"})
+        outcome = await record_case(state.ref, self.pool, options, self.root)  # type: ignore[arg-type]
+        if outcome.error is None:
+            self.load()
+            self._emit(CasesReloaded())
+            self.run([case_id], "re-run: re-recorded")
+        return outcome
+
     def undo(self) -> Optional[JournalEntry]:
         entry = undo_last(self.root)
         if entry is not None:

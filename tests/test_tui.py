@@ -265,3 +265,42 @@ async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp
         await settle(app, pilot)
         assert app.workbench.errors == [], app.workbench.errors
         assert app.workbench.cases[DIM].status is CaseStatus.FAILED
+
+
+async def test_rerecord_live_from_the_tui_after_a_confirmation(tmp_path, worker_pool):
+    samples = copy_samples(tmp_path)
+    app = make_app(tmp_path, worker_pool)
+    recordings = samples / "home_automation" / "conformance" / "lights" / "kitchen_on_then_check" / "generated-recordings.yaml"
+    prompt = samples / "home_automation" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert status(app, KITCHEN) is CaseStatus.FAILED
+        app.tree.select_case(KITCHEN)
+        await pilot.pause(0.1)
+        await pilot.press("ctrl+r")
+        await pilot.pause(0.1)
+        assert app.screen.description.startswith("re-record")
+        await pilot.press("y")
+        for _ in range(20):
+            await pilot.pause(0.1)
+            await settle(app, pilot)
+            if "never make up a device" in recordings.read_text():
+                break
+        await settle(app, pilot)
+        assert status(app, KITCHEN) is CaseStatus.PASSED
+        await pilot.press("z")
+        await settle(app, pilot)
+        assert "never invent a device" in recordings.read_text()
+
+
+async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
+    samples = copy_samples(tmp_path)
+    (samples / "home_automation" / "broken.evalset.json").write_text("{not json")
+    app = make_app(tmp_path, worker_pool)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        labels = [str(node.label) for node in app.tree.root.children]
+        assert labels[0] == "⚠ 1 file(s) failed to load"
+        (entry,) = app.tree.root.children[0].children
+        assert str(entry.label).startswith("sample_agents/home_automation/broken.evalset.json:1:2: invalid JSON")

@@ -86,6 +86,7 @@ class AgentdiffApp(App):
         Binding("a", "accept", "Accept"),
         Binding("A", "accept_all", "Accept all", show=False),
         Binding("z", "undo", "Undo"),
+        Binding("ctrl+r", "rerecord", "Re-record live", show=False),
         Binding("e", "edit", "Edit"),
         Binding("slash", "filter", "Filter"),
         Binding("f", "failures_only", "Failures"),
@@ -174,7 +175,7 @@ class AgentdiffApp(App):
 
     def _rebuild_tree(self) -> None:
         rows = [self._row(state) for state in self.workbench.cases.values()]
-        self.tree.set_cases(rows, self._visible)
+        self.tree.set_cases(rows, self._visible, self.workbench.errors)
         self._show_selected()
 
     # --- workbench events (coalesced: a burst of updates repaints a few times a second) -------------
@@ -449,6 +450,29 @@ class AgentdiffApp(App):
         self.notify(f"written: {plan.description} (z undoes it)")
         return True
 
+    def action_rerecord(self) -> None:
+        state = self.current
+        if state is None:
+            return
+        question = (
+            f"re-record {state.ref.id} live: run the agent with its own model and write what it does as the baseline"
+        )
+
+        def done(confirmed: Optional[bool]) -> None:
+            if confirmed:
+                self.rerecord_case(state.ref.id)
+
+        self.push_screen(AcceptModal(question, "(the file change is made by the live run; z undoes it)\n"), done)
+
+    @work(group="record", name="re-record a case")
+    async def rerecord_case(self, case_id: str) -> None:
+        self.notify(f"re-recording {case_id} live…")
+        outcome = await self.workbench.record(case_id)
+        if outcome.error:
+            self.notify(f"not recorded: {outcome.error}", severity="error")
+        else:
+            self.notify(f"recorded: {', '.join(outcome.written)} (z undoes it)")
+
     def action_undo(self) -> None:
         try:
             entry = self.workbench.undo()
@@ -499,7 +523,7 @@ class AgentdiffApp(App):
         self._rebuild_tree()
         self._refresh_header()
 
-    def action_label(self) -> None:
+    def _ask_triage(self, field: str, question: str, current: Optional[str], placeholder: str, hint: str = "") -> None:
         state = self.current
         if state is None:
             return
@@ -507,25 +531,20 @@ class AgentdiffApp(App):
         def done(value: Optional[str]) -> None:
             if value is None:
                 return
-            self.triage.set(state.ref.id, label=value.strip())
+            self.triage.set(state.ref.id, **{field: value.strip()})
             self.tree.update_case(self._row(state))
             self._show_selected(keep_position=True)
 
-        labels = ", ".join(self.triage.labels)
-        self.push_screen(PromptModal("Label this failure", self.triage.label_of(state.ref.id) or "", "a label", f"known: {labels}; empty removes"), done)
+        self.push_screen(PromptModal(question, current or "", placeholder, hint), done)
+
+    def action_label(self) -> None:
+        case_id = self.tree.current_case_id or ""
+        known = ", ".join(self.triage.labels)
+        self._ask_triage("label", "Label this failure", self.triage.label_of(case_id), "a label", f"known: {known}; empty removes")
 
     def action_comment(self) -> None:
-        state = self.current
-        if state is None:
-            return
-
-        def done(value: Optional[str]) -> None:
-            if value is None:
-                return
-            self.triage.set(state.ref.id, note=value.strip())
-            self._show_selected(keep_position=True)
-
-        self.push_screen(PromptModal("Note on this case", self.triage.note_of(state.ref.id) or "", "what you found"), done)
+        case_id = self.tree.current_case_id or ""
+        self._ask_triage("note", "Note on this case", self.triage.note_of(case_id), "what you found")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -556,6 +575,7 @@ _PALETTE = {
     "accept": "Accept the actual run as baseline",
     "accept_all": "Accept all visible failures",
     "undo": "Undo the last accept",
+    "rerecord": "Re-record the case live (writes its baseline)",
     "edit": "Open the expected value in the editor",
     "filter": "Filter cases",
     "failures_only": "Show failures only",

@@ -5,7 +5,7 @@ case posts `CaseTree.CaseSelected`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 from rich.text import Text
 from textual.message import Message
@@ -47,10 +47,15 @@ class CaseTree(Tree[str]):
         self._case_rows: dict[str, CaseRow] = {}
         self.visible_ids: list[str] = []
 
-    def set_cases(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool]) -> None:
-        """Rebuild the tree with the rows that pass `visible`, keeping the cursor on its case."""
+    def set_cases(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool], errors: Sequence[object] = ()) -> None:
+        """Rebuild the tree with the rows that pass `visible`, keeping the cursor on its case; files
+        that failed to load are entries of their own, with file, line and reason."""
         current = self.current_case_id
         self.clear()
+        if errors:
+            group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
+            for error in errors:
+                group.add_leaf(Text(str(error), style="red"), data="")
         self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
