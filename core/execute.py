@@ -339,9 +339,11 @@ def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions) -> CaseRu
         return _finish_scored(ref, agent, baseline, outputs, messages, runs, criteria)  # type: ignore[arg-type]
     mode = previous.baseline.mode if previous.baseline and previous.baseline.mode else None
     baseline = load_baseline(ref, mode)
-    trace = trace_from_output(outputs[0], messages)
+    modes = [options.streaming] if options.streaming else sorted(ref.case.baselines)
+    index = modes.index(baseline.mode) if baseline.mode in modes and modes.index(baseline.mode) < len(outputs) else 0
+    trace = trace_from_output(outputs[index], messages)  # the output of the mode this baseline records
     diff = diff_case(baseline.trace, trace, REPLAY_CRITERIA, ref.id, baseline.sources)
-    failed = replay_failed(diff) or bool(outputs[0].error)
+    failed = replay_failed(diff) or bool(outputs[index].error)
     status = CaseStatus.FAILED if failed else CaseStatus.PASSED
     result = _result(ref, agent, "replay", status, layers=layer_summaries(diff))
     return CaseRun(ref, result, diff, baseline, trace, outputs)
