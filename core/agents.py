@@ -8,6 +8,7 @@ is an ADK or a native agent is decided when the worker imports it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -44,7 +45,18 @@ def _ancestors(path: Path, root: Path) -> tuple[Path, ...]:
     return tuple(found)
 
 
+#: An agent is named like a Python package; anything else (a path, `..`) never becomes a path.
+_AGENT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def valid_agent_name(name: str) -> bool:
+    app, _, sub = name.partition("/")
+    return bool(_AGENT_NAME.match(app)) and (not sub or bool(_AGENT_NAME.match(sub)))
+
+
 def _find(name: str, dirs: Sequence[Path]) -> Optional[AgentRef]:
+    if not valid_agent_name(name):
+        return None
     app, _, sub = name.partition("/")
     for agents_dir in dirs:
         if app and is_agent_dir(agents_dir / app):
@@ -61,7 +73,9 @@ def resolve_agent(
     tried: list[str] = []
     if isinstance(ref, ConformanceCaseRef):
         name = ref.case.spec.agent
-        dirs = [*agents_dirs, *_ancestors(ref.case.dir, root)]  # a cached list: copied here
+        if not valid_agent_name(name):
+            return AgentResolution(None, (f"agent {name!r} (from spec.yaml), which is not an agent's name (letters, digits and _, as a Python package)",))
+        dirs = [*agents_dirs, *_ancestors(ref.case.dir, root)]
         found = _find(name, dirs)
         shown = ", ".join(dict.fromkeys(_show(d, root) for d in dirs))
         return AgentResolution(found, () if found else (f"agent {name!r} (from spec.yaml) in {shown}",))

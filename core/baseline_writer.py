@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,6 +24,10 @@ JOURNAL_DIR = Path(".agentdiff") / "journal"
 
 class BaselineConflict(Exception):
     """A file changed on disk since it was read; nothing was written."""
+
+
+class BaselineWriteError(Exception):
+    """The files could not be written (a full disk, no permission); nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +52,16 @@ def sha256_of(path: Path) -> Optional[str]:
         return None
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, durable: bool = True) -> None:
+    """Replace `path` with `text` all at once; `durable` also waits for the disk (baselines do)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if path.exists():
             os.chmod(temp, path.stat().st_mode & 0o7777)
         else:  # mkstemp makes it private; a new baseline gets the usual permissions
@@ -66,6 +73,8 @@ def atomic_write(path: Path, text: str) -> None:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+    if not durable:
+        return
     try:  # make the rename itself durable
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
@@ -83,8 +92,37 @@ def _display(path: Path, root: Path) -> str:
         return str(path.resolve())
 
 
+def _stage(path: Path, text: str) -> str:
+    """Write `text` to a temporary file beside `path`, on disk (fsync); returns its name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+        os.chmod(temp, mode)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    return temp
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> JournalEntry:
-    """Write all `writes` or none; returns the journal entry that can undo them."""
+    """Write all `writes` or none; returns the journal entry that can undo them.
+
+    Every new text is first staged on disk beside its file; only when all are staged (and the
+    journal holds the previous versions) are they renamed into place. A failure before that (a full
+    disk, a read-only folder) leaves every baseline as it was and says why; a kill at any moment
+    leaves each file whole, old or new."""
     for write in writes:
         current = sha256_of(write.path)
         if current != write.expected_sha256:
@@ -92,26 +130,50 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
             raise BaselineConflict(f"{_display(write.path, root)} {what} since it was read; nothing was written")
     entry_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 1_000_000:06d}"
     folder = root / JOURNAL_DIR / entry_id
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for index, write in enumerate(writes):
-        backup = None
-        if write.path.exists():
-            backup = f"{index}-{write.path.name}"
-            atomic_write(folder / backup, write.path.read_text(encoding="utf-8"))
-        files.append(
-            {
-                "path": _display(write.path, root),
-                "before": write.expected_sha256,
-                "after": hashlib.sha256(write.text.encode("utf-8")).hexdigest(),
-                "backup": backup,
-            }
-        )
-    entry = JournalEntry(entry_id, reason, time.time(), tuple(files))
-    atomic_write(folder / "entry.json", json.dumps(entry.__dict__, indent=2))
-    for write in writes:
-        atomic_write(write.path, write.text)
+    staged: list[tuple[str, Path]] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        files = []
+        for index, write in enumerate(writes):
+            backup = None
+            if write.path.exists():
+                backup = f"{index}-{write.path.name}"
+                atomic_write(folder / backup, write.path.read_text(encoding="utf-8"))
+            files.append(
+                {
+                    "path": _display(write.path, root),
+                    "before": write.expected_sha256,
+                    "after": hashlib.sha256(write.text.encode("utf-8")).hexdigest(),
+                    "backup": backup,
+                }
+            )
+        for write in writes:
+            staged.append((_stage(write.path, write.text), write.path))
+        entry = JournalEntry(entry_id, reason, time.time(), tuple(files))
+        atomic_write(folder / "entry.json", json.dumps(entry.__dict__, indent=2))
+    except OSError as exc:
+        for temp, _ in staged:
+            if os.path.exists(temp):
+                os.unlink(temp)
+        shutil.rmtree(folder, ignore_errors=True)
+        where = getattr(exc, "filename", None) or ""
+        raise BaselineWriteError(f"nothing was written: {exc.strerror or exc}{f' ({where})' if where else ''}") from exc
+    for temp, path in staged:
+        os.replace(temp, path)
+    for directory in {path.parent for _, path in staged}:
+        _sync_dir(directory)
     return entry
+
+
+def _sync_dir(directory: Path) -> None:
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
 
 
 def journal_entries(root: Path) -> list[JournalEntry]:

@@ -282,7 +282,7 @@ class RecordOutcome:
 
 async def record_case(ref: CaseRef, pool: WorkerPool, options: RunOptions, root: Path) -> RecordOutcome:
     """Run the case live and make what it did the baseline (journaled; `undo_last` reverts it)."""
-    from .baseline_writer import BaselineConflict
+    from .baseline_writer import BaselineConflict, BaselineWriteError
     from .record import RecordError, record_conformance, record_eval_case
 
     resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
@@ -302,7 +302,7 @@ async def record_case(ref: CaseRef, pool: WorkerPool, options: RunOptions, root:
             job = _eval_case_job(ref, agent, "record", messages)
             out = await pool.run(job, options.timeout)
             entry = record_eval_case(ref, out, messages, root, agent.label)
-    except (RecordError, BaselineConflict) as exc:
+    except (RecordError, BaselineConflict, BaselineWriteError) as exc:
         return RecordOutcome(ref, error=str(exc))
     return RecordOutcome(ref, tuple(file["path"] for file in entry.files), output=out)
 

@@ -111,7 +111,7 @@ def _json_source_map(text: str) -> dict:
 def _yaml_tree(text: str) -> Any:
     import yaml
 
-    return yaml.compose(text, Loader=yaml.SafeLoader)
+    return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _locate_json(text: str, path: list[str | int]) -> Optional[tuple[int, int]]:

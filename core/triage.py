@@ -18,6 +18,7 @@ from typing import Any, Optional
 import yaml
 
 from .baseline_writer import atomic_write
+from .source_file import YamlTooLarge, load_yaml_bounded
 from .yaml_writer import dump_yaml
 
 TRIAGE_FILE = "agentdiff-triage.yaml"
@@ -37,8 +38,8 @@ class Triage:
         if not path.exists():
             return cls(path)
         try:
-            data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+            data: Any = load_yaml_bounded(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError, UnicodeDecodeError, YamlTooLarge) as exc:
             return cls(path, error=f"{TRIAGE_FILE}: {exc}")
         labels = data.get("labels") if isinstance(data, dict) else None
         cases = data.get("cases") if isinstance(data, dict) else None

@@ -116,7 +116,7 @@ def _inside(path: Path, folder: Path) -> bool:
 ChangeSource = Callable[[], AsyncIterator[set[Path]]]
 
 
-def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 30, force_polling: Optional[bool] = None) -> ChangeSource:
+def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_polling: Optional[bool] = None) -> ChangeSource:
     """A change source on watchfiles: each item is one coalesced batch of changed paths."""
 
     async def changes() -> AsyncIterator[set[Path]]:
@@ -129,7 +129,7 @@ def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 30, force_pollin
             *existing,
             watch_filter=lambda _change, path: interesting(path),
             debounce=debounce_ms,
-            step=20,
+            step=10,
             force_polling=force_polling,
             recursive=True,
             ignore_permission_denied=True,

@@ -125,23 +125,33 @@ class Workbench:
     # --- running ----------------------------------------------------------------------------------
 
     def run(self, case_ids: Iterable[str], reason: str) -> list[asyncio.Task]:
-        """Start (or restart) runs; a run already going for a case is cancelled and replaced."""
+        """Start (or restart) runs; a run already going for a case is cancelled and replaced.
+
+        Replays go first: they are quick and need no model, so their verdicts show while the live
+        runs of the same change wait for them."""
+        ids = [case_id for case_id in case_ids if case_id in self.cases]
+        replays = [i for i in ids if self._replays(i)]
         tasks = []
-        for case_id in case_ids:
-            state = self.cases.get(case_id)
-            if state is None:
-                continue
+        for case_id in replays + [i for i in ids if i not in replays]:
+            state = self.cases[case_id]
             old = self._tasks.pop(case_id, None)
             if old is not None and not old.done():
                 old.cancel()
             state.stale, state.running, state.reason = True, True, reason
             self._emit(CaseUpdated(case_id))
-            task = asyncio.get_running_loop().create_task(self._run_one(case_id, reason))
+            after = [self._tasks[i] for i in replays if i in self._tasks] if case_id not in replays else []
+            task = asyncio.get_running_loop().create_task(self._run_one(case_id, reason, after))
             self._tasks[case_id] = task
             tasks.append(task)
         return tasks
 
-    async def _run_one(self, case_id: str, reason: str) -> None:
+    def _replays(self, case_id: str) -> bool:
+        ref = self.cases[case_id].ref
+        return isinstance(ref, ConformanceCaseRef) and self.options.mode != "live" and ref.case.recorded
+
+    async def _run_one(self, case_id: str, reason: str, after: Sequence[asyncio.Task] = ()) -> None:
+        if after:
+            await asyncio.wait(after)
         state = self.cases[case_id]
         if self._slots is None:
             self._slots = asyncio.Semaphore(PREPARING)

@@ -129,12 +129,16 @@ class AgentdiffApp(App):
     def on_unmount(self) -> None:
         self.workbench.unsubscribe(self._on_workbench_event)
         self.workbench.cancel()
+        if self.workbench.history is not None:
+            self.workbench.history.save()
 
     def on_mount(self) -> None:
         self._first_paint()
 
     def _first_paint(self) -> None:
+        self.first_paint_at: Optional[float] = None
         self._rebuild_tree()
+        self.call_after_refresh(lambda: setattr(self, "first_paint_at", time.perf_counter()))
         self.query_one(CaseTree).focus()
         self._refresh_header()
         self.call_after_refresh(self.run_all_cases, "first run")  # paint first, then run
@@ -190,7 +194,7 @@ class AgentdiffApp(App):
             return
         if not self._flush_pending:
             self._flush_pending = True
-            self.set_timer(0.03, self._flush)
+            self.set_timer(0.02, self._flush)
 
     def _flush(self) -> None:
         self._flush_pending = False
@@ -200,10 +204,8 @@ class AgentdiffApp(App):
         if "*" in dirty:
             self._rebuild_tree()
         else:
-            for case_id in dirty:
-                state = self.workbench.cases.get(case_id)
-                if state is not None:
-                    self.tree.update_case(self._row(state))
+            states = [self.workbench.cases[case_id] for case_id in dirty if case_id in self.workbench.cases]
+            self.tree.update_cases([self._row(state) for state in states])
             if self.tree.current_case_id in dirty:
                 self._show_selected(keep_position=True)
         self._refresh_header()
@@ -251,6 +253,8 @@ class AgentdiffApp(App):
         return state.run.diff.divergences if state and state.run and state.run.diff else ()
 
     def _show_selected(self, keep_position: bool = False) -> None:
+        if not self._detail.is_attached:
+            return  # the app is closing
         state = self.current
         divergences = self._divergences()
         if not keep_position:

@@ -28,10 +28,21 @@ REQUEST_EXCLUDE = {"config": {"http_options"}}
 
 
 def load_module(ref: AgentRef) -> Any:
-    """`agents_dir/name` imported as ADK imports it: the package, then its `agent` attribute."""
+    """`agents_dir/name` imported as ADK imports it: the package, then its `agent` attribute.
+
+    Only code inside the agents dir is imported: a name that would resolve to anything else on
+    `sys.path` (the standard library, an installed package) is refused."""
+    import os
+
+    folder = os.path.realpath(os.path.join(ref.agents_dir, ref.name))
+    if not os.path.isdir(folder) or os.path.dirname(folder) != os.path.realpath(ref.agents_dir):
+        raise ImportError(f"{ref.name!r} is not an agent folder in {ref.agents_dir}")
     if ref.agents_dir not in sys.path:
         sys.path.insert(0, ref.agents_dir)
     package = importlib.import_module(ref.name)
+    origin = os.path.realpath(getattr(package, "__file__", None) or next(iter(getattr(package, "__path__", [])), ""))
+    if not origin.startswith(folder):
+        raise ImportError(f"{ref.name!r} imported from {origin}, not from the agents dir {ref.agents_dir}")
     module = getattr(package, "agent", None)
     if module is None and hasattr(package, "__path__"):
         try:

@@ -27,6 +27,8 @@ from typing import Any, Optional
 from .jobs import Job, RunOutput
 
 DEFAULT_TIMEOUT = 120.0
+#: Memory (data segment) a worker process may use before its allocations fail with MemoryError.
+DEFAULT_MEMORY_MB = 4096
 #: Runs in flight per CPU by default: agent runs mostly wait on the model, so they overlap well.
 DEFAULT_JOBS_PER_CPU = 16
 _HEADER_SIZE = 4
@@ -114,8 +116,12 @@ class WorkerPool:
     culprit ends as an error with its reason and the others are unaffected.
     """
 
-    def __init__(self, jobs: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT, processes: Optional[int] = None) -> None:
+    def __init__(
+        self, jobs: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT, processes: Optional[int] = None,
+        memory_mb: Optional[int] = DEFAULT_MEMORY_MB,
+    ) -> None:
         cpus = os.cpu_count() or 2
+        self.memory_mb = memory_mb
         self.jobs = max(1, jobs or DEFAULT_JOBS_PER_CPU * cpus)
         self.processes = max(1, min(self.jobs, processes or cpus))
         self.timeout = timeout
@@ -209,7 +215,7 @@ class WorkerPool:
         reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
         results: dict[int, RunOutput] = {}
         try:
-            message = {"jobs": [json.loads(item.job.model_dump_json()) for item in batch], "timeout": timeout}
+            message = {"jobs": [json.loads(item.job.model_dump_json()) for item in batch], "timeout": timeout, "memory_mb": self.memory_mb}
             data = json.dumps(message).encode()
             writer.write(len(data).to_bytes(_HEADER_SIZE, "big") + data)
             await writer.drain()
@@ -236,6 +242,8 @@ class WorkerPool:
                     future = batch[index].future
                     if not future.done():
                         future.set_result(results[index])  # hand each run over as soon as it is done
+                    if len(results) == len(batch):
+                        return results, None  # the exit status adds nothing now
                     continue
                 code = frame.get("exit")
                 return results, None if len(results) == len(batch) else _describe_exit(code)
@@ -264,7 +272,10 @@ def _batch_key(job: Job) -> tuple:
 
 
 def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """Stop a worker and everything it started (it leads its own process group)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            continue

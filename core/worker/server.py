@@ -9,7 +9,7 @@ its children, and tells each client how its worker ended, so a crash reads as "k
 rather than silence. It exits when its parent does.
 
 Frames on the connection are a 4-byte big-endian length and a JSON object:
-client → server `{"jobs": […], "timeout": seconds}`; server → client `{"pid": N}`, then the worker's
+client → server `{"jobs": […], "timeout": seconds, "memory_mb": limit}`; server → client `{"pid": N}`, then the worker's
 `{"index": i, "result": …}` for each job as it finishes (missing ones if it died), then
 `{"exit": code}` (negative: the signal).
 """
@@ -58,6 +58,12 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
     running the server's cleanup."""
     code = 0
     try:
+        os.setsid()  # its own process group: whatever the agent starts is stopped with it
+        limit = message.get("memory_mb")
+        if limit:  # a runaway agent gets MemoryError instead of taking the machine down
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_DATA, (int(limit) * 1024 * 1024, int(limit) * 1024 * 1024))
         log = tempfile.TemporaryFile()
         os.dup2(log.fileno(), 1)  # what the agent prints must not reach the terminal (or the TUI)
         os.dup2(log.fileno(), 2)
@@ -118,6 +124,10 @@ def serve(path: str) -> None:
                 break
             if pid == 0:
                 break
+            try:  # processes the agent left behind go with it
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             conn = waiting.pop(pid, None)
             if conn is not None:
                 code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
@@ -126,11 +136,11 @@ def serve(path: str) -> None:
                 except OSError:
                     pass
                 conn.close()
-        if os.getppid() != parent:  # the parent is gone: so are we
+        if os.getppid() != parent:  # the parent is gone: so are we, and every worker
             for pid in waiting:
                 try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
                     pass
             return
 

@@ -59,15 +59,18 @@ class CaseTree(Tree[str]):
         self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
-        for row in rows:
-            if not visible(row):
-                continue
+        shown = [row for row in rows if visible(row)]
+        # a large suite opens with its groups folded, except those holding a failure or the cursor
+        fold = len(shown) > self.UNFOLDED
+        wanted = {(r.agent, r.group) for r in shown if r.state.failing or r.state.ref.id == current} if fold else set()
+        for row in shown:
             agent = agents.get(row.agent)
             if agent is None:
                 agent = agents[row.agent] = self.root.add(Text(row.agent or "(no agent)", style="bold"), data="", expand=True)
             group = groups.get((row.agent, row.group))
             if group is None:
-                group = groups[(row.agent, row.group)] = agent.add(Text(row.group, style="italic"), data="", expand=True)
+                expand = not fold or (row.agent, row.group) in wanted
+                group = groups[(row.agent, row.group)] = agent.add(Text(row.group, style="italic"), data="", expand=expand)
             case_id = row.state.ref.id
             self._case_nodes[case_id] = group.add_leaf(self._label(row), data=case_id)
             self.visible_ids.append(case_id)
@@ -80,6 +83,25 @@ class CaseTree(Tree[str]):
         node = self._case_nodes.get(row.state.ref.id)
         if node is not None:
             node.set_label(self._label(row))
+
+    BULK = 64
+    UNFOLDED = 1000  # more visible cases than this: groups start folded
+
+    def update_cases(self, rows: list[CaseRow]) -> None:
+        """Many labels at once (a run of every case starting): one re-layout instead of one each.
+
+        Uses the Tree's label and invalidation internals (Textual is pinned exactly)."""
+        if len(rows) < self.BULK:
+            for row in rows:
+                self.update_case(row)
+            return
+        for row in rows:
+            self._case_rows[row.state.ref.id] = row
+            node = self._case_nodes.get(row.state.ref.id)
+            if node is not None:
+                node._label = self.process_label(self._label(row))
+                node._updates += 1
+        self._invalidate()
 
     @staticmethod
     def _label(row: CaseRow) -> Text:
@@ -106,6 +128,8 @@ class CaseTree(Tree[str]):
     def select_case(self, case_id: str) -> None:
         node = self._case_nodes.get(case_id)
         if node is not None:
+            if node.parent is not None and not node.parent.is_expanded:
+                node.parent.expand()
             self.move_cursor(node)
             self.scroll_to_node(node, animate=False)
             self.post_message(self.CaseSelected(case_id))  # also when the cursor line did not move

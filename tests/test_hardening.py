@@ -1,0 +1,257 @@
+"""Hostile inputs, agent faults and interrupted writes: each ends as a clear error, nothing crashes,
+nothing hangs, and no baseline is ever left half-written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentdiff.core.adk_results import load_eval_set_result
+from agentdiff.core.agents import resolve_agent
+from agentdiff.core.baseline_writer import BaselineWriteError, FileWrite, sha256_of, write_baseline
+from agentdiff.core.conformance import load_conformance_case
+from agentdiff.core.discovery import discover
+from agentdiff.core.load_eval_set import load_config_file, load_eval_set
+from agentdiff.core.worker.jobs import AgentRef, Job, Message
+
+from conftest import NATIVE_AGENTS
+
+# --- hostile files ------------------------------------------------------------------------------
+
+hostile = st.one_of(
+    st.binary(max_size=300),
+    st.text(max_size=300).map(str.encode),
+    st.sampled_from([b"{", b'{"eval_set_id": 1}', b"[" * 5000, b"\x00\x00{}", b'{"eval_cases": [{"eval_id": null}]}', b"\xff\xfe{}"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=hostile)
+def test_no_loader_raises_on_any_bytes(tmp_path, data):
+    for name, load in (
+        ("x.evalset.json", lambda p: load_eval_set(p)),
+        ("test_config.json", lambda p: load_config_file(p)),
+        ("r.evalset_result.json", lambda p: load_eval_set_result(p)),
+    ):
+        path = tmp_path / name
+        path.write_bytes(data)
+        loaded, errors = load(path)
+        assert loaded is not None or errors
+    case = tmp_path / "cat" / "case"
+    case.mkdir(parents=True, exist_ok=True)
+    for name in ("spec.yaml", "generated-recordings.yaml", "generated-session.yaml"):
+        (case / name).write_bytes(data)
+    loaded, errors = load_conformance_case(case, "cat/case")
+    assert loaded is not None or errors
+
+
+def error_of(path: Path) -> str:
+    loaded, errors = load_eval_set(path) if path.suffix == ".json" else load_conformance_case(path.parent, "case")
+    assert errors, "expected a load error"
+    return str(errors[0])
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("a.evalset.json", b'{"eval_set_id": "x", "eval_cases": [', "invalid JSON"),
+        ("a.evalset.json", b"[" * 100_000, "nested too deeply"),
+        ("a.evalset.json", b'{"eval_set_id": "x\x00"}', "invalid JSON"),
+        ("a.evalset.json", b'{"eval_set_id": "\xff"}', "not valid UTF-8"),
+        ("spec.yaml", b"description: !!python/object/apply:os.system [echo hacked]\nagent: a\n", "could not determine a constructor"),
+        ("spec.yaml", b"a: &a [x,x,x,x,x,x,x,x,x]\n" + b"".join(b"%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n" % ((98 + i,) * 2 + (97 + i,) * 9) for i in range(9)), "alias bomb"),
+        ("spec.yaml", b"\x00description: x\n", "invalid YAML"),
+    ],
+)
+def test_hostile_files_are_clear_errors(tmp_path, name, content, message):
+    path = tmp_path / "case" / name
+    path.parent.mkdir()
+    path.write_bytes(content)
+    start = time.monotonic()
+    assert message in error_of(path)
+    assert time.monotonic() - start < 5
+
+
+def test_a_huge_file_is_refused_without_reading_it(tmp_path):
+    path = tmp_path / "huge.evalset.json"
+    with open(path, "wb") as handle:
+        handle.truncate(100_000_000)  # sparse: 100 MB that costs nothing to make
+    start = time.monotonic()
+    assert "file is too large to load (100 MB; the limit is 64 MB)" in error_of(path)
+    assert time.monotonic() - start < 1
+
+
+def test_a_symlink_loop_in_the_tree_ends(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "a" / "x.evalset.json").write_text('{"eval_set_id": "x", "eval_cases": []}')
+    found = discover([tmp_path], tmp_path)
+    assert found.errors == [] and found.eval_sets
+
+
+@pytest.mark.parametrize("agent", ["../../etc", "/etc", "a/../../b", "os.path", ".."])
+def test_agent_names_never_become_paths_outside(tmp_path, agent):
+    case = tmp_path / "cases" / "c" / "one"
+    case.mkdir(parents=True)
+    (case / "spec.yaml").write_text(f"description: x\nagent: '{agent}'\nuser_messages: [{{text: hi}}]\n")
+    (ref,) = discover([tmp_path], tmp_path).cases
+    resolution = resolve_agent(ref, tmp_path)
+    assert resolution.agent is None and "not an agent's name" in resolution.error
+
+
+async def test_agents_are_imported_only_from_the_agents_dir(tmp_path, worker_pool):
+    job = Job(case_id="x", agent=AgentRef(agents_dir=str(tmp_path), name="json"), mode="live", app_name="x",
+              messages=[Message(content={"parts": [{"text": "hi"}]})])
+    out = await worker_pool.run(job)
+    assert "'json' is not an agent folder" in out.error
+
+
+# --- agent faults -------------------------------------------------------------------------------
+
+
+def native_job(name: str, text: str = "hi") -> Job:
+    return Job(case_id=name, agent=AgentRef(agents_dir=str(NATIVE_AGENTS), name=name), mode="live", app_name=name,
+               messages=[Message(content={"role": "user", "parts": [{"text": text}]})])
+
+
+async def test_runaway_memory_is_stopped_by_the_limit():
+    from agentdiff.core.worker.pool import WorkerPool
+
+    pool = WorkerPool(jobs=2, timeout=60, memory_mb=700)
+    try:
+        start = time.monotonic()
+        out = await pool.run(native_job("greedy"))
+        assert out.error is not None and "MemoryError" in out.error
+        assert time.monotonic() - start < 30
+    finally:
+        pool.close()
+
+
+async def test_processes_an_agent_leaves_behind_are_stopped(worker_pool):
+    out = await worker_pool.run(native_job("spawner"))
+    (pid,) = out.state["children"]
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        pytest.fail(f"the agent's child process {pid} is still running")
+
+
+async def test_megabytes_of_output_are_kept_short(tmp_path, worker_pool):
+    (tmp_path / "chatty").mkdir()
+    (tmp_path / "chatty" / "agent.py").write_text("async def run_turn(ctx):\n    print('x' * 5_000_000)\n    return 'done'\n")
+    job = native_job("chatty").model_copy(update={"agent": AgentRef(agents_dir=str(tmp_path), name="chatty")})
+    out = await worker_pool.run(job)
+    assert out.error is None and len(out.log) <= 4000
+
+
+# --- writes -------------------------------------------------------------------------------------
+
+WRITER = """
+import sys
+from pathlib import Path
+from agentdiff.core.baseline_writer import FileWrite, sha256_of, write_baseline
+root, target = Path(sys.argv[1]), Path(sys.argv[1]) / "baseline.json"
+texts = [("A" * 3_000_000) + "\\n", ("B" * 3_000_000) + "\\n"]
+i = 0
+while True:
+    write_baseline([FileWrite(target, texts[i % 2], sha256_of(target))], root, "loop")
+    i += 1
+"""
+
+
+def test_a_kill_during_writes_leaves_the_old_file_or_the_new_one(tmp_path):
+    target = tmp_path / "baseline.json"
+    target.write_text(("A" * 3_000_000) + "\n")
+    for attempt in range(12):
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)])
+        time.sleep(0.15 + attempt * 0.037)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        text = target.read_text()
+        assert text in (("A" * 3_000_000) + "\n", ("B" * 3_000_000) + "\n"), f"a mixed file after kill {attempt}"
+
+
+def test_a_failed_write_says_why_and_leaves_every_file_as_it_was(tmp_path, monkeypatch):
+    from agentdiff.core import baseline_writer
+
+    first, second = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    first.write_text("old one\n")
+    second.write_text("old two\n")
+    real = baseline_writer._stage
+
+    def full_disk(path, text):
+        if path == second:
+            raise OSError(28, "No space left on device", str(path))
+        return real(path, text)
+
+    monkeypatch.setattr(baseline_writer, "_stage", full_disk)
+    writes = [FileWrite(first, "new one\n", sha256_of(first)), FileWrite(second, "new two\n", sha256_of(second))]
+    with pytest.raises(BaselineWriteError, match="nothing was written: No space left on device"):
+        write_baseline(writes, tmp_path, "test")
+    assert first.read_text() == "old one\n" and second.read_text() == "old two\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".agentdiff", "one.yaml", "two.yaml"]  # no temporary left
+    assert not any((tmp_path / ".agentdiff" / "journal").iterdir())
+
+
+def test_undo_works_after_a_restart(tmp_path):
+    target = tmp_path / "baseline.json"
+    target.write_text("old\n")
+    write_baseline([FileWrite(target, "new\n", sha256_of(target))], tmp_path, "accept")
+    code = "import sys; from pathlib import Path; from agentdiff.core.baseline_writer import undo_last; print(undo_last(Path(sys.argv[1])).reason)"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "accept" and target.read_text() == "old\n"
+
+
+# --- watch storms -------------------------------------------------------------------------------
+
+
+async def test_a_thousand_changed_files_are_one_rerun(tmp_path):
+    from agentdiff.core.watch import CaseFiles, classify, watchfiles_source
+
+    agent = tmp_path / "agents" / "bot"
+    (agent / "data").mkdir(parents=True)
+    (agent / "agent.py").write_text("x = 1\n")
+    cases = [CaseFiles(f"case{i}", frozenset({tmp_path / f"c{i}.evalset.json"}), None, agent.resolve()) for i in range(3)]
+    changes = watchfiles_source([tmp_path], debounce_ms=200)()
+    batches: list[set[Path]] = []
+
+    async def collect() -> None:
+        async for batch in changes:
+            batches.append(batch)
+
+    task = asyncio.ensure_future(collect())
+    await asyncio.sleep(0.5)
+    for i in range(1000):
+        (agent / "data" / f"f{i}.json").write_text("{}")
+    await asyncio.sleep(2.0)
+    task.cancel()
+    changed = set().union(*batches)
+    assert len(changed) >= 1000 and len(batches) <= 3
+    selections = classify(changed, cases, tmp_path)
+    assert [(s.action, sorted(s.case_ids)) for s in selections] == [("run", ["case0", "case1", "case2"])]
+
+
+def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
+    from agentdiff.core.baseline_writer import BaselineConflict, undo_last
+
+    target = tmp_path / "baseline.json"
+    target.write_text("old\n")
+    write_baseline([FileWrite(target, "new\n", sha256_of(target))], tmp_path, "accept")
+    target.write_text("new, then edited by hand\n")
+    with pytest.raises(BaselineConflict, match="changed since it was written; undo would lose that change"):
+        undo_last(tmp_path)
+    assert target.read_text() == "new, then edited by hand\n"
