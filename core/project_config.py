@@ -7,6 +7,7 @@
     num_runs = 1
     jobs = 4                     # concurrent workers; default: the CPU count
     timeout = 120                # seconds per run
+    memory_mb = 4096             # memory a worker may use before allocations fail
     [tool.agentdiff.agent_for]   # which agent runs the cases under a path
     "evals/support" = "customer_service"
 
@@ -33,10 +34,11 @@ class ProjectConfig:
     num_runs: int = 1
     jobs: Optional[int] = None
     timeout: float = 120.0
+    memory_mb: int = 4096
     agent_for: dict[str, str] = field(default_factory=dict)
 
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "agent_for"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "agent_for"}
 
 
 def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
@@ -84,6 +86,7 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         num_runs=int(data.get("num_runs", 1)),
         jobs=int(data["jobs"]) if "jobs" in data else None,
         timeout=float(data.get("timeout", 120.0)),
+        memory_mb=int(data.get("memory_mb", 4096)),
         agent_for={str(k): str(v) for k, v in agent_for.items()},
     )
     return config, errors

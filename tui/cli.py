@@ -254,6 +254,12 @@ def _options(args: argparse.Namespace, config):
     )
 
 
+def _pool(args: argparse.Namespace, config, options):
+    from agentdiff.core.worker.pool import WorkerPool
+
+    return WorkerPool(jobs=getattr(args, "jobs", None) or config.jobs, timeout=options.timeout or 120.0, memory_mb=config.memory_mb)
+
+
 def _progress(err: TextIO, done: int, total: int, line: str) -> None:
     print(f"[{done}/{total}] {line}", file=err, flush=True)
 
@@ -264,8 +270,6 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from agentdiff.core.execute import run_cases
     from agentdiff.core.project_config import load_project_config
-    from agentdiff.core.worker.pool import WorkerPool
-
     from .console_table import GLYPHS
 
     config, config_errors = load_project_config(Path.cwd())
@@ -277,7 +281,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases = []
 
     async def go() -> None:
-        pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+        pool = _pool(args, config, options)
         start = time.perf_counter()
         try:
             async for case_run in run_cases(found.cases, pool, options, Path.cwd()):
@@ -307,7 +311,6 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from agentdiff.core.execute import record_case
     from agentdiff.core.project_config import load_project_config
-    from agentdiff.core.worker.pool import WorkerPool
 
     config, config_errors = load_project_config(Path.cwd())
     found, unknown = _select(args.cases, config, err)
@@ -321,7 +324,7 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     async def go() -> None:
         nonlocal failures
-        pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+        pool = _pool(args, config, options)
         try:
             outcomes = await asyncio.gather(*(record_case(ref, pool, options, Path.cwd()) for ref in found.cases))
         finally:
@@ -340,7 +343,6 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_watch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.execute import RunOptions
     from agentdiff.core.project_config import load_project_config
-    from agentdiff.core.worker.pool import WorkerPool
 
     from .app import create_app
 
@@ -356,7 +358,7 @@ def cmd_watch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         mode=args.mode or config.mode, num_runs=config.num_runs, timeout=args.timeout or config.timeout,
         agents_dirs=tuple(args.agents) + config.agents, mapping=config.agent_for,
     )
-    pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+    pool = _pool(args, config, options)
     try:
         create_app(root, [p.resolve() for p in paths], pool=pool, options=options).run()
     finally:
@@ -387,13 +389,12 @@ def _run_one(ref, args: argparse.Namespace):
 
     from agentdiff.core.execute import run_case
     from agentdiff.core.project_config import load_project_config
-    from agentdiff.core.worker.pool import WorkerPool
 
     config, _ = load_project_config(Path.cwd())
     options = _options(args, config)
 
     async def go():
-        pool = WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0)
+        pool = _pool(args, config, options)
         try:
             return await run_case(ref, pool, options, Path.cwd())
         finally:
