@@ -255,3 +255,63 @@ def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
     with pytest.raises(BaselineConflict, match="changed since it was written; undo would lose that change"):
         undo_last(tmp_path)
     assert target.read_text() == "new, then edited by hand\n"
+
+
+def _children_of(parent: int) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if int(Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].split()[1]) == parent:
+                    found.append(int(pid))
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_closing_the_pool_leaves_no_worker_behind():
+    from agentdiff.core.worker.pool import WorkerPool
+
+    async def scenario() -> tuple[int, list[int]]:
+        pool = WorkerPool(jobs=2, timeout=120)
+        hang = asyncio.ensure_future(pool.run(native_job("hangs")))
+        await asyncio.sleep(3)  # the server is up and the hanging run is in its worker
+        server = pool._server._process.pid
+        workers = _children_of(server)
+        pool.close()
+        hang.cancel()
+        return server, workers
+
+    server, workers = asyncio.run(scenario())
+    assert workers, "the hanging run should have had a worker"
+    time.sleep(0.5)
+    assert [pid for pid in [server, *workers] if _alive(pid)] == []
+
+
+def test_editor_saves_and_litter_count_once_for_the_real_file(tmp_path):
+    from agentdiff.core.watch import CaseFiles, classify
+
+    agent = tmp_path / "agents" / "bot"
+    agent.mkdir(parents=True)
+    prompt = agent / "prompt.md"
+    prompt.write_text("hello")
+    evalset = tmp_path / "bot.evalset.json"
+    evalset.write_text("{}")
+    cases = [CaseFiles("c1", frozenset({evalset}), None, agent.resolve(), frozenset({prompt.resolve()}))]
+    # vim: swap file, backup, a probe file, then the written file; sed -i: a temp file renamed over it
+    litter = [agent / ".prompt.md.swp", agent / "prompt.md~", agent / "4913", agent / "sedAbC123"]
+    (selection,) = classify([*litter, prompt], cases, tmp_path)
+    assert (selection.action, selection.case_ids, selection.reason) == ("run", ["c1"], "re-run: agents/bot/prompt.md changed")
+    # delete and recreate an eval set: one reload
+    evalset.unlink()
+    evalset.write_text("{}")
+    (selection,) = classify([evalset, evalset], cases, tmp_path)
+    assert selection.action == "reload" and selection.paths == [evalset.resolve()]

@@ -304,3 +304,28 @@ async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
         assert labels[0] == "⚠ 1 file(s) failed to load"
         (entry,) = app.tree.root.children[0].children
         assert str(entry.label).startswith("sample_agents/home_automation/broken.evalset.json:1:2: invalid JSON")
+
+
+async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_pool):
+    from agentdiff.core.execute import RunOptions
+    from agentdiff.tui.app import create_app
+
+    from conftest import NATIVE_AGENTS
+
+    import shutil
+
+    agents = tmp_path / "agents"
+    for name in ("hangs", "good"):
+        shutil.copytree(NATIVE_AGENTS / name, agents / name)
+        cases = [{"eval_id": f"{name}_case", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]
+        (agents / name / f"{name}.evalset.json").write_text(json.dumps({"eval_set_id": name, "eval_cases": cases}))
+    app = create_app(tmp_path, [agents], pool=worker_pool, watch=False, options=RunOptions(timeout=3), project="faults")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.5)
+        hanging = app.workbench.cases["agents/hangs/hangs.evalset.json::hangs_case"]
+        assert hanging.running
+        await pilot.press("j", "k", "question_mark")  # keys work while the agent hangs
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert hanging.status is CaseStatus.ERROR and "timed out after 3 s" in hanging.run.result.error

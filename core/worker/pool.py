@@ -92,9 +92,14 @@ class WorkerServer:
             self._process = process
 
     def close(self) -> None:
+        """Stop the server and every worker it has running (no process outlives the pool)."""
         if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
+            self._process.terminate()  # the server kills its workers' process groups, then exits
+            try:
+                self._process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

@@ -59,6 +59,7 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
     code = 0
     try:
         os.setsid()  # its own process group: whatever the agent starts is stopped with it
+        _die_with_parent()
         limit = message.get("memory_mb")
         if limit:  # a runaway agent gets MemoryError instead of taking the machine down
             import resource
@@ -90,6 +91,25 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
             os._exit(code)
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when the server dies, whatever kills the server."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _stop_all(waiting: dict[int, socket.socket]) -> None:
+    for pid in waiting:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def serve(path: str) -> None:
     from . import warm  # noqa: F401  (the heavy imports and ADK's lazy set-up, once)
 
@@ -100,6 +120,12 @@ def serve(path: str) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     waiting: dict[int, socket.socket] = {}  # worker pid → its client connection
+
+    def stop(_signum: int, _frame: Any) -> None:  # the pool closes: its workers go with the server
+        _stop_all(waiting)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     print("ready", flush=True)
     while True:
         for key, _ in selector.select(timeout=0.05):
@@ -137,11 +163,7 @@ def serve(path: str) -> None:
                     pass
                 conn.close()
         if os.getppid() != parent:  # the parent is gone: so are we, and every worker
-            for pid in waiting:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            _stop_all(waiting)
             return
 
 
