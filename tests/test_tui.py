@@ -329,3 +329,25 @@ async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_poo
         await pilot.press("escape")
         await settle(app, pilot)
         assert hanging.status is CaseStatus.ERROR and "timed out after 3 s" in hanging.run.result.error
+
+
+@pytest.mark.parametrize(
+    "editor, command",
+    [
+        ("vim", ["vim", "+12", "/x/y.json"]),
+        ("nano -w", ["nano", "-w", "+12", "/x/y.json"]),
+        ("code", ["code", "--goto", "/x/y.json:12"]),
+        ("subl", ["subl", "/x/y.json:12"]),
+        ("my-editor", ["my-editor", "/x/y.json"]),
+    ],
+)
+def test_the_editor_is_opened_at_the_line_in_its_own_spelling(monkeypatch, editor, command):
+    from pathlib import Path
+
+    from agentdiff.tui import app as app_module
+
+    calls = []
+    monkeypatch.setenv("VISUAL", editor)
+    monkeypatch.setattr(app_module.subprocess, "call", calls.append)
+    app_module.default_editor(Path("/x/y.json"), 12)
+    assert calls == [command]

@@ -44,15 +44,18 @@ Editor = Callable[[Path, Optional[int]], None]
 
 
 def default_editor(path: Path, line: Optional[int]) -> None:
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    args = shlex.split(command)
-    if line and os.path.basename(args[0]) in ("vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix"):
-        args.append(f"+{line}")
-    elif line and os.path.basename(args[0]) in ("code", "codium", "subl", "zed"):
-        args += ["--goto" if os.path.basename(args[0]) in ("code", "codium") else "", f"{path}:{line}"]
-        subprocess.call([a for a in args if a])
-        return
-    subprocess.call([*args, str(path)])
+    """`$VISUAL` / `$EDITOR` (else vi) at `line`, in the spelling each common editor understands."""
+    args = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+    name = os.path.basename(args[0])
+    if line and name in ("code", "codium"):
+        args += ["--goto", f"{path}:{line}"]
+    elif line and name in ("subl", "zed"):
+        args.append(f"{path}:{line}")
+    else:
+        if line and name in ("vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix"):
+            args.append(f"+{line}")
+        args.append(str(path))
+    subprocess.call(args)
 
 
 @dataclass
