@@ -54,35 +54,15 @@ def sha256_of(path: Path) -> Optional[str]:
 
 def atomic_write(path: Path, text: str, durable: bool = True) -> None:
     """Replace `path` with `text` all at once; `durable` also waits for the disk (baselines do)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = _stage(path, text, durable)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o7777)
-        else:  # mkstemp makes it private; a new baseline gets the usual permissions
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temp, 0o666 & ~umask)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
-    if not durable:
-        return
-    try:  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    if durable:
+        _sync_dir(path.parent)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -92,15 +72,17 @@ def _display(path: Path, root: Path) -> str:
         return str(path.resolve())
 
 
-def _stage(path: Path, text: str) -> str:
-    """Write `text` to a temporary file beside `path`, on disk (fsync); returns its name."""
+def _stage(path: Path, text: str, durable: bool = True) -> str:
+    """Write `text` to a temporary file beside `path` (on disk, with `durable`); returns its name.
+    It gets the file's permissions, or the usual ones for a new file (mkstemp makes it private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
         os.chmod(temp, mode)
     except BaseException:
