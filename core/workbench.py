@@ -227,9 +227,7 @@ class Workbench:
             if selection.action == "reload":
                 self._reload(selection)
         for selection in selections:
-            if selection.action == "rescore":
-                self.rescore(selection.case_ids, selection.reason)
-            elif selection.action == "run":
+            if selection.action == "run":
                 self.run(selection.case_ids, selection.reason)
         return selections
 

@@ -50,11 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files or folders")
     score.add_argument("--config", type=Path, help="a test_config.json whose criteria replace the stored ones")
-    score.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
-    score.add_argument(
-        "--report", action="append", type=_report_spec, default=[], metavar="KIND=FILE",
-        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
-    )
+    _report_options(score)
 
     listing = commands.add_parser(
         "list", help="list the cases found under PATHS, and every file that failed to load",
@@ -86,11 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(run)
     run.add_argument("--num-runs", type=int, help="repeats per case, run concurrently (default 1)")
     run.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
-    run.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
-    run.add_argument(
-        "--report", action="append", type=_report_spec, default=[], metavar="KIND=FILE",
-        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
-    )
+    _report_options(run)
 
     record = commands.add_parser(
         "record", help="re-record cases live: their run becomes the baseline (journaled, undoable)",
@@ -118,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(diff)
     diff.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
     return parser
+
+
+def _report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    parser.add_argument(
+        "--report", action="append", type=_report_spec, default=[], metavar="KIND=FILE",
+        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
+    )
 
 
 def _run_options(parser: argparse.ArgumentParser, mode: bool = True) -> None:
