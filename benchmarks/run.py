@@ -47,7 +47,7 @@ def rouge_benchmark() -> list[tuple[str, str, str]]:
     from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
     from google.genai import types
 
-    from agentdiff.core import rouge
+    from agentdiff.core.scoring import rouge
 
     rng = random.Random(7)
     pairs = [(_sentence(rng), _sentence(rng)) for _ in range(1000)]
@@ -92,7 +92,7 @@ def _text(rng: random.Random, size: int) -> str:
 def _diff_traces(turns: int, calls_per_turn: int, text_bytes: int, edited: bool, prompt: bool = True):
     """A long case: every turn has `calls_per_turn` tool calls, one request per model call holding a
     `text_bytes` system instruction and the turn's contents so far, and a `text_bytes` answer."""
-    from agentdiff.core.trace import LlmExchange, ToolCall, Trace, Turn
+    from agentdiff.core.traces.model import LlmExchange, ToolCall, Trace, Turn
 
     rng = random.Random(11)
     instruction = _text(rng, text_bytes)
@@ -145,10 +145,10 @@ def diff_benchmark() -> list[tuple[str, str, str]]:
     trajectories, with difflib's SequenceMatcher (what ADK's unified diffs use) as the reference."""
     import difflib
 
-    from agentdiff.core.case_diff import DiffCriteria
-    from agentdiff.core.diff_layers import align_tool_calls, diff_case
-    from agentdiff.core.sequence_diff import align
-    from agentdiff.core.trace import ToolCall
+    from agentdiff.core.diff.model import DiffCriteria
+    from agentdiff.core.diff.layers import align_tool_calls, diff_case
+    from agentdiff.core.diff.sequence import align
+    from agentdiff.core.traces.model import ToolCall
 
     rows = []
     same_e, same_a = _diff_traces(50, 20, 5000, edited=False)
@@ -267,9 +267,9 @@ def throughput_benchmark() -> list[tuple[str, str, str]]:
     import sys as _sys
     import warnings
 
-    from agentdiff.core.discovery import discover
-    from agentdiff.core.execute import RunOptions, run_cases
-    from agentdiff.core.rouge import rouge1
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.execute import RunOptions, run_cases
+    from agentdiff.core.scoring.rouge import rouge1
     from agentdiff.core.worker.pool import WorkerPool
 
     cases = 200
@@ -333,8 +333,8 @@ def rerun_benchmark() -> list[tuple[str, str, str]]:
     import tempfile
     from pathlib import Path
 
-    from agentdiff.core.discovery import discover
-    from agentdiff.core.execute import RunOptions, run_case
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.execute import RunOptions, run_case
     from agentdiff.core.worker.pool import WorkerPool
 
     samples = Path(__file__).resolve().parent.parent / "sample_agents"

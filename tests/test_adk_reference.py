@@ -7,12 +7,12 @@ import statistics
 
 import pytest
 
-from agentdiff.core.adk_results import EvalStatus, load_eval_set_result
-from agentdiff.core.eval_config import EvalConfig, eval_metrics
-from agentdiff.core.metrics import MetricStatus
+from agentdiff.core.formats.adk_results import EvalStatus, load_eval_set_result
+from agentdiff.core.formats.eval_config import EvalConfig, eval_metrics
+from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.reports.csv_report import render_csv
-from agentdiff.core.rescore import rescore_result, stored_metrics
-from agentdiff.core.scoring import score_run
+from agentdiff.core.scoring.stored_results import rescore_result, stored_metrics
+from agentdiff.core.scoring.verdicts import score_run
 
 from conftest import REFERENCE_CASES, REFERENCE_CONFIGS
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agentdiff.core.adk_results import EvalStatus, load_eval_set_result
-from agentdiff.core.rescore import app_name_of, rescore_result
+from agentdiff.core.formats.adk_results import EvalStatus, load_eval_set_result
+from agentdiff.core.scoring.stored_results import app_name_of, rescore_result
 
 RESULT = {
     "eval_set_result_id": "my_app_set_1_1700000000.5",

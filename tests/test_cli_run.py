@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from agentdiff.core.baseline_writer import undo_last
+from agentdiff.core.baselines.journal import undo_last
 
 from conftest import ROOT
 from test_cli import run
@@ -104,7 +104,7 @@ def test_record_writes_the_eval_case_and_undo_puts_it_back(project):
 
 
 def test_record_refuses_a_file_that_changed_since_it_was_read(project, monkeypatch):
-    from agentdiff.core import record as record_module
+    from agentdiff.core.baselines import record as record_module
 
     evalset = project / "agents" / "customer_service" / "customer_service.evalset.json"
     real = record_module.record_eval_case

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 
-from agentdiff.core.conformance import load_conformance_case
-from agentdiff.core.discovery import ConformanceCaseRef, EvalCaseRef, discover
+from agentdiff.core.formats.conformance import load_conformance_case
+from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef, discover
 
 SPEC = "description: Turns on a light\nagent: home\ninitial_state:\n  mode: eco\nuser_messages:\n  - text: turn on the light\n"
 RECORDINGS = """recordings:

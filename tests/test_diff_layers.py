@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdiff.core.case_diff import DiffCriteria
-from agentdiff.core.diff_layers import align_tool_calls, diff_case
-from agentdiff.core.eval_config import MatchType
-from agentdiff.core.trace import LlmExchange, SessionSnapshot, ToolCall, Trace, Turn
-from agentdiff.core.tree_diff import apply_changes
+from agentdiff.core.diff.model import DiffCriteria
+from agentdiff.core.diff.layers import align_tool_calls, diff_case
+from agentdiff.core.formats.eval_config import MatchType
+from agentdiff.core.traces.model import LlmExchange, SessionSnapshot, ToolCall, Trace, Turn
+from agentdiff.core.diff.tree import apply_changes
 
 EXACT = DiffCriteria(MatchType.EXACT, response_threshold=0.8)
 IN_ORDER = DiffCriteria(MatchType.IN_ORDER, response_threshold=0.8)
@@ -305,7 +305,7 @@ def test_the_reported_edits_turn_expected_into_actual(expected, actual):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=40))
 def test_the_score_of_an_unchanged_answer_is_adks(text):
-    from agentdiff.core.diff_layers import response_score
-    from agentdiff.core.rouge import rouge1
+    from agentdiff.core.diff.layers import response_score
+    from agentdiff.core.scoring.rouge import rouge1
 
     assert response_score(text, text) == rouge1(text, text).fmeasure

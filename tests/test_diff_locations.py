@@ -6,10 +6,10 @@ import json
 import textwrap
 from pathlib import Path
 
-from agentdiff.core.baseline import load_baseline
-from agentdiff.core.diff_layers import diff_case
-from agentdiff.core.discovery import discover
-from agentdiff.core.trace import ToolCall
+from agentdiff.core.run.baseline import load_baseline
+from agentdiff.core.diff.layers import diff_case
+from agentdiff.core.project.discovery import discover
+from agentdiff.core.traces.model import ToolCall
 
 
 def line_of(path: Path, needle: str, occurrence: int = 0) -> int:

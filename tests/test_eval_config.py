@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from agentdiff.core.eval_config import EFFICIENCY_METRICS, EvalConfig, EvalMetric, MatchType, eval_metrics
-from agentdiff.core.eval_set import Invocation
-from agentdiff.core.load_eval_set import load_eval_config
-from agentdiff.core.metrics import MetricStatus, evaluate_metric, trajectory_criterion
+from agentdiff.core.formats.eval_config import EFFICIENCY_METRICS, EvalConfig, EvalMetric, MatchType, eval_metrics
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.formats.eval_set_files import load_eval_config
+from agentdiff.core.scoring.metrics import MetricStatus, evaluate_metric, trajectory_criterion
 
 
 def config(criteria) -> EvalConfig:

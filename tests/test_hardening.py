@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentdiff.core.adk_results import load_eval_set_result
-from agentdiff.core.agents import resolve_agent
-from agentdiff.core.baseline_writer import BaselineWriteError, FileWrite, sha256_of, write_baseline
-from agentdiff.core.conformance import load_conformance_case
-from agentdiff.core.discovery import discover
-from agentdiff.core.load_eval_set import load_config_file, load_eval_set
+from agentdiff.core.formats.adk_results import load_eval_set_result
+from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.baselines.journal import BaselineWriteError, FileWrite, sha256_of, write_baseline
+from agentdiff.core.formats.conformance import load_conformance_case
+from agentdiff.core.project.discovery import discover
+from agentdiff.core.formats.eval_set_files import load_config_file, load_eval_set
 from agentdiff.core.worker.jobs import AgentRef, Job, Message
 
 from conftest import NATIVE_AGENTS
@@ -163,7 +163,7 @@ async def test_megabytes_of_output_are_kept_short(tmp_path, worker_pool):
 WRITER = """
 import sys
 from pathlib import Path
-from agentdiff.core.baseline_writer import FileWrite, sha256_of, write_baseline
+from agentdiff.core.baselines.journal import FileWrite, sha256_of, write_baseline
 root, target = Path(sys.argv[1]), Path(sys.argv[1]) / "baseline.json"
 texts = [("A" * 3_000_000) + "\\n", ("B" * 3_000_000) + "\\n"]
 i = 0
@@ -186,7 +186,7 @@ def test_a_kill_during_writes_leaves_the_old_file_or_the_new_one(tmp_path):
 
 
 def test_a_failed_write_says_why_and_leaves_every_file_as_it_was(tmp_path, monkeypatch):
-    from agentdiff.core import baseline_writer
+    from agentdiff.core.baselines import journal as baseline_writer
 
     first, second = tmp_path / "one.yaml", tmp_path / "two.yaml"
     first.write_text("old one\n")
@@ -211,7 +211,7 @@ def test_undo_works_after_a_restart(tmp_path):
     target = tmp_path / "baseline.json"
     target.write_text("old\n")
     write_baseline([FileWrite(target, "new\n", sha256_of(target))], tmp_path, "accept")
-    code = "import sys; from pathlib import Path; from agentdiff.core.baseline_writer import undo_last; print(undo_last(Path(sys.argv[1])).reason)"
+    code = "import sys; from pathlib import Path; from agentdiff.core.baselines.journal import undo_last; print(undo_last(Path(sys.argv[1])).reason)"
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "accept" and target.read_text() == "old\n"
 
@@ -220,7 +220,7 @@ def test_undo_works_after_a_restart(tmp_path):
 
 
 async def test_a_thousand_changed_files_are_one_rerun(tmp_path):
-    from agentdiff.core.watch import CaseFiles, classify, watchfiles_source
+    from agentdiff.core.workbench.changes import CaseFiles, classify, watchfiles_source
 
     agent = tmp_path / "agents" / "bot"
     (agent / "data").mkdir(parents=True)
@@ -246,7 +246,7 @@ async def test_a_thousand_changed_files_are_one_rerun(tmp_path):
 
 
 def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
-    from agentdiff.core.baseline_writer import BaselineConflict, undo_last
+    from agentdiff.core.baselines.journal import BaselineConflict, undo_last
 
     target = tmp_path / "baseline.json"
     target.write_text("old\n")
@@ -297,7 +297,7 @@ def test_closing_the_pool_leaves_no_worker_behind():
 
 
 def test_editor_saves_and_litter_count_once_for_the_real_file(tmp_path):
-    from agentdiff.core.watch import CaseFiles, classify
+    from agentdiff.core.workbench.changes import CaseFiles, classify
 
     agent = tmp_path / "agents" / "bot"
     agent.mkdir(parents=True)

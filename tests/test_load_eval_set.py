@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentdiff.core.eval_set import IntermediateData, InvocationEvents
-from agentdiff.core.json_text import dumps_like
-from agentdiff.core.load_eval_set import load_eval_set
+from agentdiff.core.formats.eval_set import IntermediateData, InvocationEvents
+from agentdiff.core.formats.json_text import dumps_like
+from agentdiff.core.formats.eval_set_files import load_eval_set
 
 CASE = {
     "eval_id": "c1",

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentdiff.core.discovery import discover
-from agentdiff.core.execute import RunOptions, record_case, run_case
-from agentdiff.core.results import CaseStatus
+from agentdiff.core.project.discovery import discover
+from agentdiff.core.run.execute import RunOptions, record_case, run_case
+from agentdiff.core.scoring.results import CaseStatus
 
 pytestmark = pytest.mark.adk
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentdiff.core.rouge import rouge1, tokenize
+from agentdiff.core.scoring.rouge import rouge1, tokenize
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdiff.core.sequence_diff import Opcode, align, tokenize_words, word_diff
-from agentdiff.core.tree_diff import apply_changes, diff_trees, render_path
+from agentdiff.core.diff.sequence import Opcode, align, tokenize_words, word_diff
+from agentdiff.core.diff.tree import apply_changes, diff_trees, render_path
 
 
 def sides(ops):

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdiff.core.eval_config import MatchType
-from agentdiff.core.genai_types import FunctionCall
-from agentdiff.core.trajectory import trajectory_matches
+from agentdiff.core.formats.eval_config import MatchType
+from agentdiff.core.formats.genai_types import FunctionCall
+from agentdiff.core.scoring.trajectory import trajectory_matches
 
 A = FunctionCall(name="A", args={"x": 1})
 B = FunctionCall(name="B", args={"y": "b"})

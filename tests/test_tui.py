@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentdiff.core.results import CaseStatus
+from agentdiff.core.scoring.results import CaseStatus
 
 from tui_support import FakeEditor, ScriptedChanges, copy_samples, make_app, settle
 
@@ -307,7 +307,7 @@ async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
 
 
 async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_pool):
-    from agentdiff.core.execute import RunOptions
+    from agentdiff.core.run.execute import RunOptions
     from agentdiff.tui.app import create_app
 
     from conftest import NATIVE_AGENTS

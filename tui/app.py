@@ -22,14 +22,14 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from agentdiff.core.accept import AcceptPlan
-from agentdiff.core.discovery import ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.execute import RunOptions
-from agentdiff.core.history import History
-from agentdiff.core.results import CaseStatus
-from agentdiff.core.triage import Triage
-from agentdiff.core.watch import ChangeSource, watchfiles_source
-from agentdiff.core.workbench import CasesReloaded, CaseState, CaseUpdated, Event, Notice, Workbench
+from agentdiff.core.baselines.accept import AcceptPlan
+from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.run.execute import RunOptions
+from agentdiff.core.workbench.history import History
+from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.core.workbench.triage import Triage
+from agentdiff.core.workbench.changes import ChangeSource, watchfiles_source
+from agentdiff.core.workbench.workbench import CasesReloaded, CaseState, CaseUpdated, Event, Notice, Workbench
 
 from .case_filter import CaseFacts, matches, parse_error
 from .glyphs import GLYPH, NOT_RUN, RUNNING, STALE

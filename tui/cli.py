@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
-from agentdiff.core.adk_results import RESULT_SUFFIX
-from agentdiff.core.discovery import ConformanceCaseRef, discover
-from agentdiff.core.load_error import LoadError
-from agentdiff.core.load_eval_set import load_config_file
+from agentdiff.core.formats.adk_results import RESULT_SUFFIX
+from agentdiff.core.project.discovery import ConformanceCaseRef, discover
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.eval_set_files import load_config_file
 from agentdiff.core.reports import REPORT_KINDS, write_report
 from agentdiff.core.reports.json_report import render_json
-from agentdiff.core.results import CaseResult, summarize
+from agentdiff.core.scoring.results import CaseResult, summarize
 
 from .console_table import render_case_table
 
@@ -157,7 +157,7 @@ def _exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError]) -> int:
 
 
 def cmd_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentdiff.core.rescore import rescore_files
+    from agentdiff.core.scoring.stored_results import rescore_files
 
     config = None
     errors: list[LoadError] = []
@@ -217,7 +217,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _select(args_paths: Sequence[str], config, err: TextIO):
     """Cases from paths and case ids; returns (cases, load errors, unknown arguments)."""
-    from agentdiff.core.discovery import Discovery
+    from agentdiff.core.project.discovery import Discovery
 
     selected = Discovery()
     unknown: list[str] = []
@@ -241,7 +241,7 @@ def _select(args_paths: Sequence[str], config, err: TextIO):
 
 
 def _options(args: argparse.Namespace, config):
-    from agentdiff.core.execute import RunOptions
+    from agentdiff.core.run.execute import RunOptions
 
     return RunOptions(
         mode=getattr(args, "mode", None) or config.mode,
@@ -268,8 +268,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio
     import time
 
-    from agentdiff.core.execute import run_cases
-    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.run.execute import run_cases
+    from agentdiff.core.project.config import load_project_config
     from .console_table import GLYPHS
 
     config, config_errors = load_project_config(Path.cwd())
@@ -309,8 +309,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio
 
-    from agentdiff.core.execute import record_case
-    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.run.execute import record_case
+    from agentdiff.core.project.config import load_project_config
 
     config, config_errors = load_project_config(Path.cwd())
     found, unknown = _select(args.cases, config, err)
@@ -341,8 +341,8 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentdiff.core.execute import RunOptions
-    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.run.execute import RunOptions
+    from agentdiff.core.project.config import load_project_config
 
     from .app import create_app
 
@@ -387,8 +387,8 @@ def _find_case(query: str, paths: Sequence[Path], err: TextIO):
 def _run_one(ref, args: argparse.Namespace):
     import asyncio
 
-    from agentdiff.core.execute import run_case
-    from agentdiff.core.project_config import load_project_config
+    from agentdiff.core.run.execute import run_case
+    from agentdiff.core.project.config import load_project_config
 
     config, _ = load_project_config(Path.cwd())
     options = _options(args, config)
@@ -404,13 +404,13 @@ def _run_one(ref, args: argparse.Namespace):
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentdiff.core.adk_results import load_eval_set_result
-    from agentdiff.core.baseline import NotRecorded, actual_from_results, latest_actual, load_baseline
-    from agentdiff.core.diff_layers import diff_case
-    from agentdiff.core.discovery import EvalCaseRef
+    from agentdiff.core.formats.adk_results import load_eval_set_result
+    from agentdiff.core.run.baseline import NotRecorded, actual_from_results, latest_actual, load_baseline
+    from agentdiff.core.diff.layers import diff_case
+    from agentdiff.core.project.discovery import EvalCaseRef
     from agentdiff.core.reports.diff_json import render_diff_json
     from agentdiff.core.reports.diff_text import render_diff_text
-    from agentdiff.core.source_file import display_path
+    from agentdiff.core.formats.source_file import display_path
 
     ref = _find_case(args.case, args.paths, err)
     if ref is None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from agentdiff.core.metrics import MetricStatus
+from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.reports.text import format_score
-from agentdiff.core.results import CaseResult, CaseStatus, summarize
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, summarize
 
 GLYPHS = {
     CaseStatus.PASSED: "✓",

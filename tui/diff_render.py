@@ -10,9 +10,9 @@ from typing import Optional, Sequence
 
 from rich.text import Text
 
-from agentdiff.core.case_diff import CaseDiff, Divergence, LayerStatus, TurnDiff, display_path, short
-from agentdiff.core.sequence_diff import WordOp
-from agentdiff.core.tree_diff import Change
+from agentdiff.core.diff.model import CaseDiff, Divergence, LayerStatus, TurnDiff, display_path, short
+from agentdiff.core.diff.sequence import WordOp
+from agentdiff.core.diff.tree import Change
 
 DELETED = "bold red on #3b1d1d"
 INSERTED = "bold green on #1d3b22"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from agentdiff.core.results import CaseStatus
+from agentdiff.core.scoring.results import CaseStatus
 
 GLYPH = {
     CaseStatus.PASSED: "✓",

@@ -12,9 +12,9 @@ import io
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..eval_set import Invocation
-from ..genai_types import content_text
-from ..results import CaseResult
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.formats.genai_types import content_text
+from agentdiff.core.scoring.results import CaseResult
 
 COLUMNS = (
     "eval_set_id", "eval_id", "metric_name", "threshold", "score", "eval_status", "prompt",

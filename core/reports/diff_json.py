@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from .. import __version__
-from ..case_diff import CaseDiff, Divergence, SourceLocation, ToolCallRow
-from ..trace import ToolCall
-from ..tree_diff import Change, render_path
+from agentdiff.core import __version__
+from agentdiff.core.diff.model import CaseDiff, Divergence, SourceLocation, ToolCallRow
+from agentdiff.core.traces.model import ToolCall
+from agentdiff.core.diff.tree import Change, render_path
 
 SCHEMA_VERSION = 1
 

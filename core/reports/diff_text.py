@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..case_diff import CaseDiff, ToolCallRow, describe_change, display_path, short
-from ..sequence_diff import WordOp
-from ..tree_diff import Change
+from agentdiff.core.diff.model import CaseDiff, ToolCallRow, describe_change, display_path, short
+from agentdiff.core.diff.sequence import WordOp
+from agentdiff.core.diff.tree import Change
 
 _ROW_MARK = {"same": " ", "changed": "~", "inserted": "+", "deleted": "-", "moved": "↕"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from .. import __version__
-from ..results import CaseResult, MetricResult, summarize
+from agentdiff.core import __version__
+from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
 
 SCHEMA_VERSION = 1
 

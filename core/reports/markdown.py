@@ -6,9 +6,9 @@ from __future__ import annotations
 import platform
 from typing import Sequence
 
-from .. import __version__
-from ..results import CaseResult, CaseStatus
-from .text import case_problem, format_score
+from agentdiff.core import __version__
+from agentdiff.core.scoring.results import CaseResult, CaseStatus
+from agentdiff.core.reports.text import case_problem, format_score
 
 _CELL = {CaseStatus.PASSED: "✅ PASS", CaseStatus.FLAKY: "⚠️ FLAKY", CaseStatus.ERROR: "❌ ERROR",
          CaseStatus.NOT_EVALUATED: "❌ NOT EVALUATED", CaseStatus.FAILED: "❌ FAIL"}

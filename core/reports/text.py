@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..metrics import MetricStatus
-from ..results import CaseResult, CaseStatus
+from agentdiff.core.scoring.metrics import MetricStatus
+from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
 
 def format_score(score: Optional[float]) -> str:

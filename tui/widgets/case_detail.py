@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static, Tab, Tabs
 
-from agentdiff.core.case_diff import Divergence
-from agentdiff.core.workbench import CaseState
+from agentdiff.core.diff.model import Divergence
+from agentdiff.core.workbench.workbench import CaseState
 
 from ..diff_render import layer_views
 from ..glyphs import glyph, sparkline

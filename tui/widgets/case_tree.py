@@ -12,8 +12,8 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from agentdiff.core.history import headline_score
-from agentdiff.core.workbench import CaseState
+from agentdiff.core.workbench.history import headline_score
+from agentdiff.core.workbench.workbench import CaseState
 
 from ..glyphs import glyph
 

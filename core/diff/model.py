@@ -1,0 +1,262 @@
+"""A case's layered diff as data: rows per layer and turn, divergences with their locations, and
+one-line summaries. Computed by `diff_layers.diff_case`; rendered by the TUI and the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal, Optional
+
+from agentdiff.core.formats.eval_config import MatchType
+from agentdiff.core.diff.request_normalize import NormalizedRequest, normalize_request
+from agentdiff.core.diff.sequence import WordOp
+from agentdiff.core.traces.model import LlmExchange, TextResponse, ToolCall
+from agentdiff.core.diff.tree import Change, render_path
+
+Layer = Literal["request", "tool_calls", "response", "session"]
+LAYERS: tuple[Layer, ...] = ("request", "tool_calls", "response", "session")
+RowKind = Literal["same", "changed", "inserted", "deleted", "moved"]
+LayerState = Literal["same", "changed", "absent"]
+
+
+@dataclass(frozen=True)
+class DiffCriteria:
+    """What decides the verdict: the trajectory match type and the response threshold."""
+
+    match_type: MatchType = MatchType.EXACT
+    ignore_args: bool = False
+    response_threshold: Optional[float] = None  # ROUGE-1; None: the response layer does not gate
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """The file and line holding an expected value (the nearest enclosing value that exists)."""
+
+    file: str
+    line: Optional[int] = None
+    column: Optional[int] = None
+    path: str = ""
+
+    def __str__(self) -> str:
+        return self.file + (f":{self.line}" if self.line else "")
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    """One LLM call of one agent, paired by (agent, index in the turn) as ADK's replay pairs them."""
+
+    kind: RowKind  # inserted: the agent ran past the recording; deleted: a recorded call never made
+    agent: str
+    index: int
+    seq: int
+    expected: Optional[LlmExchange]
+    actual: Optional[LlmExchange]
+    changes: tuple[Change, ...] = ()  # by path in the normalised requests
+    _normalized: dict[str, Optional[NormalizedRequest]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _side(self, side: str) -> Optional[NormalizedRequest]:
+        if side not in self._normalized:  # computed on demand: only a shown request needs it
+            exchange = self.expected if side == "expected" else self.actual
+            self._normalized[side] = normalize_request(exchange.request or {}) if exchange is not None else None
+        return self._normalized[side]
+
+    @property
+    def expected_request(self) -> Any:
+        normalized = self._side("expected")
+        return normalized.request if normalized else None
+
+    @property
+    def actual_request(self) -> Any:
+        normalized = self._side("actual")
+        return normalized.request if normalized else None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The excluded and normalised fields of both sides."""
+        notes = [note for side in ("expected", "actual") for note in (self._side(side).notes if self._side(side) else ())]  # type: ignore[union-attr]
+        return tuple(dict.fromkeys(notes))
+
+
+@dataclass(frozen=True)
+class ToolCallRow:
+    kind: RowKind
+    expected_index: Optional[int]
+    actual_index: Optional[int]
+    expected: Optional[ToolCall]
+    actual: Optional[ToolCall]
+    changes: tuple[Change, ...] = ()  # paths relative to the call: ("name",), ("args", "order_id")
+    response_changes: tuple[Change, ...] = ()  # paths relative to the tool response
+    counts: bool = False  # this row decides the trajectory verdict under the match type
+    seq: int = 0
+
+    @property
+    def differs(self) -> bool:
+        return self.kind != "same" or bool(self.response_changes)
+
+    @property
+    def name(self) -> str:
+        call = self.actual or self.expected
+        return call.name if call else ""
+
+
+@dataclass(frozen=True)
+class ResponseDiff:
+    expected: Optional[str]
+    actual: Optional[str]
+    words: tuple[WordOp, ...] = ()
+    score: Optional[float] = None  # ROUGE-1 F-measure of actual against expected
+    threshold: Optional[float] = None
+    expected_intermediate: tuple[TextResponse, ...] = ()
+    actual_intermediate: tuple[TextResponse, ...] = ()
+
+    @property
+    def same(self) -> bool:
+        return self.expected == self.actual
+
+    @property
+    def passed(self) -> Optional[bool]:
+        if self.score is None or self.threshold is None:
+            return None
+        return self.score >= self.threshold
+
+
+@dataclass(frozen=True)
+class EventRow:
+    kind: RowKind
+    expected_index: Optional[int]
+    actual_index: Optional[int]
+    turn: int
+    author: str
+    changes: tuple[Change, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionDiff:
+    changes: tuple[Change, ...]  # app_name, user_id and state.<key>: ADK's session comparison
+    events: tuple[EventRow, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def same(self) -> bool:
+        return not self.changes and all(row.kind == "same" for row in self.events)
+
+
+@dataclass(frozen=True)
+class TurnDiff:
+    index: int
+    user_text: str
+    requests: tuple[RequestRow, ...] = ()
+    tool_calls: tuple[ToolCallRow, ...] = ()
+    trajectory_matches: Optional[bool] = None
+    response: Optional[ResponseDiff] = None
+    missing: Optional[Literal["expected", "actual"]] = None  # a side that has no such turn
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One place where the sides differ: one request path, one tool-call row, one turn's response,
+    one session key or event."""
+
+    layer: Layer
+    turn: int  # 0-based
+    index: Optional[int]  # the request / call row / event within the turn
+    path: str  # inside the request, call, response or session
+    kind: str  # changed | added | removed | inserted | deleted | moved | response
+    summary: str
+    expected: Any = None
+    actual: Any = None
+    counts: bool = True  # decides the verdict
+    source: Optional[SourceLocation] = None
+    seq: int = 0
+    row: int = 0  # position of the row inside its layer and turn
+
+
+@dataclass(frozen=True)
+class LayerStatus:
+    layer: Layer
+    status: LayerState
+    count: int = 0
+    summary: Optional[str] = None  # the first divergence, "(+N more)"
+    reason: Optional[str] = None  # why a layer is absent
+
+
+@dataclass(frozen=True)
+class CaseDiff:
+    case_id: str
+    criteria: DiffCriteria
+    turns: tuple[TurnDiff, ...]
+    session: Optional[SessionDiff]
+    layers: tuple[LayerStatus, ...]
+    divergences: tuple[Divergence, ...]  # in order: turn, then time within the turn, then layer
+    error: Optional[str] = None  # the actual run's error
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def same(self) -> bool:
+        return not self.divergences and self.error is None
+
+    @property
+    def first_divergence(self) -> Optional[Divergence]:
+        return self.divergences[0] if self.divergences else None
+
+    def layer(self, name: Layer) -> LayerStatus:
+        return next(status for status in self.layers if status.layer == name)
+
+
+# --- one-line text ----------------------------------------------------------------------------------
+
+SHORT_VALUE = 60
+
+
+def short(value: Any, limit: int = SHORT_VALUE) -> str:
+    """A value as compact JSON, cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def display_path(change: Change, prefix_len: int = 0) -> str:
+    """The change's path (without its first `prefix_len` parts), `[i→j]` where an element moved."""
+    out = ""
+    for a, b in list(zip(change.path, change.actual_path))[prefix_len:]:
+        if isinstance(a, int):
+            out += f"[{a}→{b}]" if isinstance(b, int) and a != b else f"[{a}]"
+        else:
+            out += render_path(("x", a))[1:]
+    return out.lstrip(".")
+
+
+def describe_change(change: Change, prefix_len: int = 0) -> str:
+    """`args.order_id "A1" → "a1"`, `args.x extra 3`, `args.y missing (expected 1)`, `… "polite" → "terse"`."""
+    try:
+        return _describe_cached(change, prefix_len)
+    except TypeError:  # a change holding a list or a dict
+        return _describe(change, prefix_len)
+
+
+@lru_cache(maxsize=1024)
+def _describe_cached(change: Change, prefix_len: int) -> str:
+    # one prompt edit repeats the same change in every request of a trace
+    return _describe(change, prefix_len)
+
+
+def _describe(change: Change, prefix_len: int) -> str:
+    where = display_path(change, prefix_len) or "(value)"
+    if change.kind == "added":
+        return f"{where} extra {short(change.actual, 40)}"
+    if change.kind == "removed":
+        return f"{where} missing (expected {short(change.expected, 40)})"
+    if change.words:
+        deleted = " ".join(op.text.strip() for op in change.words if op.op == "delete" and op.text.strip())
+        inserted = " ".join(op.text.strip() for op in change.words if op.op == "insert" and op.text.strip())
+        if deleted and inserted:
+            return f"{where} {short(deleted, 40)} → {short(inserted, 40)}"
+        if inserted:
+            return f"{where} + {short(inserted, 40)}"
+        if deleted:
+            return f"{where} − {short(deleted, 40)}"
+        return f"{where} whitespace changed"
+    return f"{where} {short(change.expected, 40)} → {short(change.actual, 40)}"

@@ -1,0 +1,186 @@
+"""Loading EvalSet files (`*.evalset.json`, `*.test.json`, both legacy shapes) and `test_config.json`.
+
+Legacy shapes, converted the way ADK converts them:
+
+* a row list (`[{query, expected_tool_use, reference, ...}]`, AgentEvaluator's old format): one file is
+  one eval case whose `eval_id` is the file's path;
+* a named-case list (`[{name, data: [rows], initial_session}]`, what `adk eval` converts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import ValidationError
+
+from agentdiff.core.formats.eval_config import EvalConfig, default_eval_config
+from agentdiff.core.formats.eval_set import EvalSet
+from agentdiff.core.formats.load_error import LoadError, format_path, locate, validation_errors
+from agentdiff.core.formats.source_file import SourceFileError, SourceText, display_path, parse_source, read_source
+
+CONFIG_FILE_NAME = "test_config.json"
+
+Legacy = Optional[Literal["rows", "named"]]
+
+
+@dataclass(frozen=True)
+class LoadedEvalSet:
+    source: SourceText
+    eval_set: EvalSet
+    raw: Any  # the parsed JSON exactly as read; writers patch it so unedited parts stay as they were
+    legacy: Legacy = None
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    config: EvalConfig
+    file: Optional[str]  # None when ADK's default criteria apply
+
+
+def load_eval_set(path: Path, display: Optional[str] = None) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
+    """Read one EvalSet file in any of ADK's shapes. Never raises for bad input."""
+    try:
+        source = read_source(path, display)
+        data = parse_source(source, "json")
+    except SourceFileError as exc:
+        return None, [exc.error]
+    return eval_set_from_data(source, data)
+
+
+def eval_set_from_data(source: SourceText, data: Any) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
+    if isinstance(data, list):
+        return _load_legacy(source, data)
+    if not isinstance(data, dict):
+        return None, [LoadError(file=source.display, line=1, column=1, message="an EvalSet file must hold a JSON object or a legacy list of rows")]
+    try:
+        eval_set = EvalSet.model_validate(data)
+    except ValidationError as exc:
+        errors = validation_errors(source.display, source.text, data, exc, "json")
+        camel = [key for key in ("evalSetId", "evalCases", "creationTimestamp") if key in data]
+        if camel:
+            errors.insert(
+                0,
+                LoadError(
+                    file=source.display,
+                    line=1,
+                    column=1,
+                    message=f"EvalSet top-level keys are snake_case only (ADK ignores {', '.join(camel)})",
+                ),
+            )
+        return None, errors
+    duplicates = _duplicate_ids(eval_set)
+    if duplicates:
+        return None, [
+            LoadError(file=source.display, message=f"duplicate eval_id {dup!r} in the eval set", path="eval_cases")
+            for dup in duplicates
+        ]
+    return LoadedEvalSet(source=source, eval_set=eval_set, raw=data), []
+
+
+def _duplicate_ids(eval_set: EvalSet) -> list[str]:
+    seen: set[str] = set()
+    dups: list[str] = []
+    for case in eval_set.eval_cases:
+        if case.eval_id in seen and case.eval_id not in dups:
+            dups.append(case.eval_id)
+        seen.add(case.eval_id)
+    return dups
+
+
+def _load_legacy(source: SourceText, data: list) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
+    named = bool(data) and all(isinstance(item, dict) and "data" in item for item in data)
+    errors: list[LoadError] = []
+    if named:
+        cases = []
+        for index, item in enumerate(data):
+            rows = item.get("data")
+            if not isinstance(rows, list):
+                errors.append(LoadError(file=source.display, message="`data` must be a list of rows", path=f"[{index}].data"))
+                continue
+            invocations = [_row_to_invocation(source, row, (index, "data", i), errors) for i, row in enumerate(rows)]
+            case: dict[str, Any] = {"eval_id": str(item.get("name", "")), "conversation": invocations}
+            session = item.get("initial_session") or {}
+            if session:
+                case["session_input"] = {
+                    "app_name": session.get("app_name", ""),
+                    "user_id": session.get("user_id", ""),
+                    "state": session.get("state", {}),
+                }
+            cases.append(case)
+    else:
+        invocations = [_row_to_invocation(source, row, (i,), errors) for i, row in enumerate(data)]
+        cases = [{"eval_id": source.display, "conversation": invocations}]
+    if errors:
+        return None, errors
+    set_id = _legacy_set_id(source)
+    converted = {"eval_set_id": set_id, "name": set_id, "eval_cases": cases}
+    try:
+        eval_set = EvalSet.model_validate(converted)
+    except ValidationError as exc:
+        return None, validation_errors(source.display, source.text, converted, exc, "json")
+    return LoadedEvalSet(source=source, eval_set=eval_set, raw=data, legacy="named" if named else "rows"), []
+
+
+def _legacy_set_id(source: SourceText) -> str:
+    name = source.path.name
+    for suffix in (".test.json", ".evalset.json", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _row_to_invocation(source: SourceText, row: Any, loc: tuple, errors: list[LoadError]) -> dict:
+    path = format_path(loc)
+    if not isinstance(row, dict) or not isinstance(row.get("query"), str):
+        position = locate(source.text, list(loc), "json")
+        errors.append(
+            LoadError(
+                file=source.display,
+                message="a legacy row needs a string `query`",
+                path=path,
+                line=position[0] if position else None,
+                column=position[1] if position else None,
+            )
+        )
+        return {"user_content": {"parts": [{"text": ""}], "role": "user"}}
+    tool_uses = [
+        {"name": use.get("tool_name"), "args": use.get("tool_input")}
+        for use in row.get("expected_tool_use") or []
+        if isinstance(use, dict)
+    ]
+    responses = [
+        [resp.get("author", ""), [{"text": resp.get("text", "")}]]
+        for resp in row.get("expected_intermediate_agent_responses") or []
+        if isinstance(resp, dict)
+    ]
+    return {
+        "user_content": {"parts": [{"text": row["query"]}], "role": "user"},
+        "final_response": {"parts": [{"text": row.get("reference") or ""}], "role": "model"},
+        "intermediate_data": {"tool_uses": tool_uses, "intermediate_responses": responses},
+    }
+
+
+def load_eval_config(eval_file: Path, project_root: Optional[Path] = None) -> tuple[LoadedConfig, list[LoadError]]:
+    """The `test_config.json` beside an eval file (no parent lookup), or ADK's default criteria."""
+    return load_config_file(eval_file.parent / CONFIG_FILE_NAME, project_root)
+
+
+def load_config_file(path: Path, project_root: Optional[Path] = None) -> tuple[LoadedConfig, list[LoadError]]:
+    if not path.exists():
+        return LoadedConfig(config=default_eval_config(), file=None), []
+    display = display_path(path, project_root)
+    try:
+        source = read_source(path, display)
+        data = parse_source(source, "json")
+    except SourceFileError as exc:
+        return LoadedConfig(config=default_eval_config(), file=display), [exc.error]
+    try:
+        config = EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        return LoadedConfig(config=default_eval_config(), file=display), validation_errors(
+            display, source.text, data, exc, "json"
+        )
+    return LoadedConfig(config=config, file=display), []
+

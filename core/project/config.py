@@ -1,0 +1,92 @@
+"""Project configuration: `[tool.agentdiff]` in `pyproject.toml`, or `agentdiff.toml` (top level).
+
+    [tool.agentdiff]
+    agents = ["agents"]          # agents dir(s); default: found from each case's location
+    paths = ["evals", "tests"]   # where cases are; default: the project folder
+    mode = "replay"              # default mode for conformance cases (replay | live)
+    num_runs = 1
+    jobs = 4                     # concurrent workers; default: the CPU count
+    timeout = 120                # seconds per run
+    memory_mb = 4096             # memory a worker may use before allocations fail
+    [tool.agentdiff.agent_for]   # which agent runs the cases under a path
+    "evals/support" = "customer_service"
+
+Zero configuration is the norm: ADK's conventional layouts need none of this.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from agentdiff.core.formats.load_error import LoadError
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    root: Path
+    file: Optional[Path] = None
+    agents: tuple[Path, ...] = ()
+    paths: tuple[Path, ...] = ()
+    mode: Optional[str] = None
+    num_runs: int = 1
+    jobs: Optional[int] = None
+    timeout: float = 120.0
+    memory_mb: int = 4096
+    agent_for: dict[str, str] = field(default_factory=dict)
+
+
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "agent_for"}
+
+
+def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
+    for name, table in (("agentdiff.toml", ()), ("pyproject.toml", ("tool", "agentdiff"))):
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            return ProjectConfig(root), [LoadError(file=name, message=f"invalid TOML: {exc}")]
+        for key in table:
+            data = data.get(key, {}) if isinstance(data, dict) else {}
+        if not data and name == "pyproject.toml":
+            continue
+        return _parse(root, path, data)
+    return ProjectConfig(root), []
+
+
+def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig, list[LoadError]]:
+    errors = [LoadError(file=path.name, message=f"unknown setting {key!r} in agentdiff's configuration") for key in data if key not in _KNOWN]
+
+    def paths(key: str) -> tuple[Path, ...]:
+        value = data.get(key, [])
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            errors.append(LoadError(file=path.name, message=f"`{key}` must be a list of paths"))
+            return ()
+        return tuple(root / v for v in value)
+
+    mode = data.get("mode")
+    if mode not in (None, "replay", "live"):
+        errors.append(LoadError(file=path.name, message="`mode` must be replay or live"))
+        mode = None
+    agent_for = data.get("agent_for", {})
+    if not isinstance(agent_for, dict):
+        errors.append(LoadError(file=path.name, message="`agent_for` must be a table of path = agent"))
+        agent_for = {}
+    config = ProjectConfig(
+        root=root,
+        file=path,
+        agents=paths("agents"),
+        paths=paths("paths"),
+        mode=mode,
+        num_runs=int(data.get("num_runs", 1)),
+        jobs=int(data["jobs"]) if "jobs" in data else None,
+        timeout=float(data.get("timeout", 120.0)),
+        memory_mb=int(data.get("memory_mb", 4096)),
+        agent_for={str(k): str(v) for k, v in agent_for.items()},
+    )
+    return config, errors

@@ -1,0 +1,162 @@
+"""Finding the cases under some paths: EvalSet files and conformance case folders.
+
+* `*.evalset.json` and `*.test.json` are eval sets; `test_config.json` beside one is its config.
+* A folder holding `spec.yaml` is a conformance case (`<category>/<name>/spec.yaml`).
+* `*.evalset_result.json` files are results, not cases, and are skipped, as are hidden folders
+  (`.git`, `.venv`, `.adk`, `.agentdiff`), `node_modules` and `__pycache__`.
+
+Every file is loaded independently: one bad file becomes a LoadError and hides nothing else.
+Results come back sorted, so the same tree always lists the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+from agentdiff.core.formats.conformance import SPEC_FILE, ConformanceCase, load_conformance_case
+from agentdiff.core.formats.eval_set import EvalCase
+from agentdiff.core.formats.eval_set_files import LoadedConfig, LoadedEvalSet, load_eval_config, load_eval_set
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.source_file import display_path
+
+EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+def is_eval_set_file(name: str) -> bool:
+    return name.endswith(EVAL_SET_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class EvalCaseRef:
+    """One case of an eval set file, with the config that scores it."""
+
+    eval_set: LoadedEvalSet
+    case: EvalCase
+    config: LoadedConfig
+    config_errors: tuple[LoadError, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.eval_set.source.display}::{self.case.eval_id}"
+
+    @property
+    def source(self) -> str:
+        return self.eval_set.source.display
+
+    @property
+    def category(self) -> str:
+        return self.source
+
+    @property
+    def name(self) -> str:
+        return self.case.eval_id
+
+
+@dataclass(frozen=True)
+class ConformanceCaseRef:
+    case: ConformanceCase
+
+    @property
+    def id(self) -> str:
+        return self.case.display
+
+    @property
+    def source(self) -> str:
+        return f"{self.case.display}/{SPEC_FILE}"
+
+    @property
+    def category(self) -> str:
+        return self.case.category
+
+    @property
+    def name(self) -> str:
+        return self.case.name
+
+
+CaseRef = Union[EvalCaseRef, ConformanceCaseRef]
+
+
+@dataclass
+class Discovery:
+    cases: list[CaseRef] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    eval_sets: list[LoadedEvalSet] = field(default_factory=list)
+
+    def find(self, case_id: str) -> Optional[CaseRef]:
+        return next((case for case in self.cases if case.id == case_id), None)
+
+    def resolve(self, query: str) -> list[CaseRef]:
+        """The cases a user means by `query`: an exact id; else every case whose id ends with it,
+        or whose name (eval_id, or case folder) is it."""
+        exact = self.find(query.rstrip("/"))
+        if exact is not None:
+            return [exact]
+        query = query.rstrip("/")
+        return [case for case in self.cases if case.id.endswith(query) or case.name == query]
+
+
+def _walk(path: Path) -> tuple[list[Path], list[Path]]:
+    """Eval set files and conformance case folders under `path` (a file or a folder)."""
+    if path.is_file():
+        if path.name == SPEC_FILE:
+            return [], [path.parent]
+        return [path], []
+    eval_files: list[Path] = []
+    case_dirs: list[Path] = []
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        here = Path(folder)
+        if SPEC_FILE in files:
+            case_dirs.append(here)
+        eval_files.extend(here / name for name in sorted(files) if is_eval_set_file(name))
+    return eval_files, case_dirs
+
+
+def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
+    root = root or Path.cwd()
+    found = Discovery()
+    eval_files: list[Path] = []
+    case_dirs: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            found.errors.append(LoadError(file=display_path(path, root), message="no such file or folder"))
+            continue
+        files, dirs = _walk(path)
+        eval_files += files
+        case_dirs += dirs
+    configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
+    for file in _unique(eval_files):
+        loaded, errors = load_eval_set(file, display_path(file, root))
+        found.errors.extend(errors)
+        if loaded is None:
+            continue
+        found.eval_sets.append(loaded)
+        if file.parent not in configs:
+            configs[file.parent] = load_eval_config(file, root)
+            found.errors.extend(configs[file.parent][1])
+        config, config_errors = configs[file.parent]
+        for case in loaded.eval_set.eval_cases:
+            found.cases.append(EvalCaseRef(loaded, case, config, tuple(config_errors)))
+    for case_dir in _unique(case_dirs):
+        case, errors = load_conformance_case(case_dir, display_path(case_dir, root))
+        found.errors.extend(errors)
+        if case is not None:
+            found.cases.append(ConformanceCaseRef(case))
+    found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
+    found.errors.sort(key=lambda e: (e.file, e.line or 0))
+    return found
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    out: list[Path] = []
+    for path in sorted(paths):
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out

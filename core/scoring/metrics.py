@@ -1,0 +1,258 @@
+"""Computing one metric over one run of a case, as ADK 2.13's evaluators do.
+
+A metric that cannot be computed (unknown name, bad criterion, a threshold on an efficiency
+metric, a judge model needed, no expected invocations) is NOT_EVALUATED with the reason, never
+a failure and never a crash, as in ADK's LocalEvalService.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Optional, Sequence
+
+from pydantic import ValidationError
+
+from agentdiff.core.formats import eval_config as names
+from agentdiff.core.formats.eval_config import EvalMetric, ToolTrajectoryCriterion
+from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
+from agentdiff.core.formats.genai_types import content_text
+from agentdiff.core.scoring.rouge import rouge1
+from agentdiff.core.scoring.trajectory import trajectory_matches
+
+
+class MetricStatus(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_EVALUATED = "not_evaluated"
+    INFORMATIONAL = "informational"
+
+
+@dataclass(frozen=True)
+class InvocationScore:
+    score: Optional[float]
+    status: MetricStatus
+    details: Optional[dict[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class MetricEvaluation:
+    """One metric computed over one run: overall and per invocation."""
+
+    metric: EvalMetric
+    score: Optional[float]
+    status: MetricStatus
+    per_invocation: tuple[InvocationScore, ...] = ()
+    reason: Optional[str] = None  # why it was not evaluated
+    details: Optional[dict[str, Any]] = field(default=None)
+
+    @property
+    def name(self) -> str:
+        return self.metric.metric_name
+
+
+class MetricNotEvaluated(Exception):
+    """The metric cannot produce a score here; the message says why."""
+
+
+def evaluate_metric(
+    metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]
+) -> MetricEvaluation:
+    try:
+        return _evaluate(metric, actual, expected)
+    except (MetricNotEvaluated, ValueError) as exc:
+        placeholders = tuple(InvocationScore(None, MetricStatus.NOT_EVALUATED) for _ in actual)
+        return MetricEvaluation(metric, None, MetricStatus.NOT_EVALUATED, placeholders, reason=str(exc))
+
+
+def _evaluate(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> MetricEvaluation:
+    name = metric.metric_name
+    if name in names.EFFICIENCY_METRICS:
+        if metric.threshold is not None or metric.criterion is not None:
+            raise MetricNotEvaluated(
+                f"`{name}` does not support a threshold: it reports a value and never passes or fails; "
+                "remove it from `criteria` (it is reported on every eval)"
+            )
+        return _EFFICIENCY[name](metric, actual)
+    if name == names.TOOL_TRAJECTORY:
+        return _tool_trajectory(metric, actual, expected)
+    if name == names.RESPONSE_MATCH:
+        return _response_match(metric, actual, expected)
+    if metric.custom_function_path:
+        raise MetricNotEvaluated(f"custom metric `{name}` ({metric.custom_function_path}) is not run by agentdiff")
+    if name in names.JUDGE_METRICS:
+        raise MetricNotEvaluated(f"`{name}` needs a judge model (LLM-as-a-judge); agentdiff does not call one")
+    if name in names.VERTEX_METRICS:
+        raise MetricNotEvaluated(f"`{name}` needs Vertex AI's evaluation service (Google Cloud)")
+    raise MetricNotEvaluated(f"unknown metric `{name}`")
+
+
+def _paired(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> Sequence[Invocation]:
+    if expected is None:
+        raise MetricNotEvaluated(f"`{metric.metric_name}` needs expected invocations (the case has none)")
+    if len(actual) != len(expected):
+        raise MetricNotEvaluated(
+            f"actual and expected invocations must have the same length; got {len(actual)} and {len(expected)}"
+        )
+    return expected
+
+
+def _gate(score: float, threshold: float) -> MetricStatus:
+    return MetricStatus.PASSED if score >= threshold else MetricStatus.FAILED
+
+
+def _scored(metric: EvalMetric, scores: list[float], threshold: float) -> MetricEvaluation:
+    per_invocation = tuple(InvocationScore(score, _gate(score, threshold)) for score in scores)
+    if not scores:
+        return MetricEvaluation(metric, None, MetricStatus.NOT_EVALUATED, (), reason="the case has no invocations")
+    total = 0.0
+    for score in scores:  # summed in order, as ADK does, so the mean is bit-identical
+        total += score
+    overall = total / len(scores)
+    return MetricEvaluation(metric, overall, _gate(overall, threshold), per_invocation)
+
+
+def trajectory_criterion(metric: EvalMetric) -> ToolTrajectoryCriterion:
+    if metric.criterion is None:
+        return ToolTrajectoryCriterion(threshold=metric.criterion_threshold())
+    try:
+        return ToolTrajectoryCriterion.model_validate(metric.criterion)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
+        raise MetricNotEvaluated(f"`{metric.metric_name}` has an invalid criterion ({problems})") from None
+
+
+def _tool_trajectory(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> MetricEvaluation:
+    criterion = trajectory_criterion(metric)
+    expected = _paired(metric, actual, expected)
+    scores = [
+        1.0 if trajectory_matches(a.tool_calls(), e.tool_calls(), criterion.match_type, criterion.ignore_args) else 0.0
+        for a, e in zip(actual, expected)
+    ]
+    return _scored(metric, scores, criterion.threshold)
+
+
+def _response_match(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> MetricEvaluation:
+    threshold = metric.criterion_threshold()
+    expected = _paired(metric, actual, expected)
+    scores = [
+        rouge1(content_text(a.final_response), content_text(e.final_response)).fmeasure
+        for a, e in zip(actual, expected)
+    ]
+    return _scored(metric, scores, threshold)
+
+
+# --- informational efficiency metrics ---------------------------------------------------------
+
+
+def _informational(
+    metric: EvalMetric, actual: Sequence[Invocation], value: Callable[[Invocation], Optional[float]]
+) -> MetricEvaluation:
+    values = [value(invocation) for invocation in actual]
+    per_invocation = tuple(InvocationScore(v, MetricStatus.INFORMATIONAL) for v in values)
+    present = [v for v in values if v is not None]
+    overall = sum(present) / len(present) if present else None
+    return MetricEvaluation(metric, overall, MetricStatus.INFORMATIONAL, per_invocation)
+
+
+def _tool_call_count(metric: EvalMetric, actual: Sequence[Invocation]) -> MetricEvaluation:
+    return _informational(metric, actual, lambda inv: float(len(inv.tool_calls())))
+
+
+def _inference_call_count(metric: EvalMetric, actual: Sequence[Invocation]) -> MetricEvaluation:
+    def count(inv: Invocation) -> Optional[float]:
+        if not isinstance(inv.intermediate_data, InvocationEvents):
+            return None
+        return float(
+            sum(1 for e in inv.intermediate_data.invocation_events if e.usage_metadata is not None or e.model_version is not None)
+        )
+
+    return _informational(metric, actual, count)
+
+
+_TOKEN_FIELDS = (
+    "total_tokens",
+    "input_tokens",
+    "prompt_tokens",
+    "cached_tokens",
+    "tool_use_tokens",
+    "output_tokens",
+    "candidates_tokens",
+    "reasoning_tokens",
+)
+
+
+def _add(total: Optional[float], count: Optional[int]) -> Optional[float]:
+    if count is None:
+        return total
+    return (total or 0) + count
+
+
+def token_usage(inv: Invocation) -> dict[str, Optional[float]]:
+    """One turn's token counts summed over its model calls (None = not reported, not zero)."""
+    totals: dict[str, Optional[float]] = dict.fromkeys(_TOKEN_FIELDS)
+    if isinstance(inv.intermediate_data, InvocationEvents):
+        for event in inv.intermediate_data.invocation_events:
+            usage = event.usage_metadata
+            if usage is None:
+                continue
+            prompt, tool = usage.prompt_token_count, usage.tool_use_prompt_token_count
+            candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
+            input_tokens = None if prompt is None and tool is None else (prompt or 0) + (tool or 0)
+            output_tokens = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+            for key, count in (
+                ("input_tokens", input_tokens),
+                ("prompt_tokens", prompt),
+                ("cached_tokens", usage.cached_content_token_count),
+                ("tool_use_tokens", tool),
+                ("output_tokens", output_tokens),
+                ("candidates_tokens", candidates),
+                ("reasoning_tokens", thoughts),
+            ):
+                totals[key] = _add(totals[key], count)
+    if totals["input_tokens"] is not None or totals["output_tokens"] is not None:
+        totals["total_tokens"] = (totals["input_tokens"] or 0) + (totals["output_tokens"] or 0)
+    return {key: (float(v) if v is not None else None) for key, v in totals.items()}
+
+
+def _token_usage(metric: EvalMetric, actual: Sequence[Invocation]) -> MetricEvaluation:
+    details = [token_usage(inv) for inv in actual]
+    per_invocation = tuple(InvocationScore(d["total_tokens"], MetricStatus.INFORMATIONAL, d) for d in details)
+    if not details:
+        return MetricEvaluation(metric, None, MetricStatus.INFORMATIONAL)
+    averaged: dict[str, Optional[float]] = {}
+    for key in _TOKEN_FIELDS:  # one shared denominator: a turn that did not report a count spent none
+        present = [d[key] for d in details if d[key] is not None]
+        averaged[key] = sum(present) / len(details) if present else None
+    return MetricEvaluation(metric, averaged["total_tokens"], MetricStatus.INFORMATIONAL, per_invocation, details=averaged)
+
+
+_DURATION_FIELDS = ("total_seconds", "model_seconds", "tool_seconds", "framework_seconds")
+
+
+def duration_details(inv: Invocation) -> dict[str, Optional[float]]:
+    if inv.duration is None:
+        return dict.fromkeys(_DURATION_FIELDS)
+    model, tool = inv.model_duration, inv.tool_duration
+    framework = None if model is None or tool is None else round(max(inv.duration - model - tool, 0.0), 3)
+    return {"total_seconds": inv.duration, "model_seconds": model, "tool_seconds": tool, "framework_seconds": framework}
+
+
+def _invocation_duration(metric: EvalMetric, actual: Sequence[Invocation]) -> MetricEvaluation:
+    details = [duration_details(inv) for inv in actual]
+    per_invocation = tuple(InvocationScore(d["total_seconds"], MetricStatus.INFORMATIONAL, d) for d in details)
+    if not details:
+        return MetricEvaluation(metric, None, MetricStatus.INFORMATIONAL)
+    averaged: dict[str, Optional[float]] = {}
+    for key in _DURATION_FIELDS:  # untimed turns are left out, not counted as zero
+        present = [d[key] for d in details if d[key] is not None]
+        averaged[key] = round(sum(present) / len(present), 3) if present else None
+    return MetricEvaluation(metric, averaged["total_seconds"], MetricStatus.INFORMATIONAL, per_invocation, details=averaged)
+
+
+_EFFICIENCY: dict[str, Callable[[EvalMetric, Sequence[Invocation]], MetricEvaluation]] = {
+    "tool_call_count_v1": _tool_call_count,
+    "inference_call_count_v1": _inference_call_count,
+    "token_usage_v1": _token_usage,
+    "invocation_duration_v1": _invocation_duration,
+}

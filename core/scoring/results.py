@@ -1,0 +1,94 @@
+"""Results as data: what a run or a re-score produced, for reports, the CLI and the TUI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.scoring.metrics import MetricEvaluation, MetricStatus
+
+
+class CaseStatus(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # could not load, crashed, timed out: never shown as a pass
+    NOT_EVALUATED = "not_evaluated"  # no metric could produce a score
+    FLAKY = "flaky"  # repeated runs disagree
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of a case: the invocations on both sides and every metric computed on them."""
+
+    actual: tuple[Invocation, ...]
+    expected: Optional[tuple[Invocation, ...]]
+    metrics: tuple[MetricEvaluation, ...] = ()
+    status: CaseStatus = CaseStatus.NOT_EVALUATED
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """A metric over all runs of a case (one run: that run's values)."""
+
+    name: str
+    score: Optional[float]
+    threshold: Optional[float]
+    status: MetricStatus
+    per_invocation: tuple[Optional[float], ...] = ()
+    reason: Optional[str] = None
+    criterion: Optional[dict[str, Any]] = None
+    details: Optional[dict[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class LayerSummary:
+    layer: str  # request | tool_calls | response | session
+    status: str  # same | changed
+    first_divergence: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    id: str
+    source: str
+    eval_set_id: Optional[str]
+    eval_id: str
+    agent: Optional[str]
+    mode: str
+    status: CaseStatus
+    metrics: tuple[MetricResult, ...] = ()
+    layers: tuple[LayerSummary, ...] = ()
+    error: Optional[str] = None
+    description: Optional[str] = None
+    runs: tuple[RunRecord, ...] = field(default=(), repr=False)
+
+    @property
+    def category(self) -> str:
+        return self.eval_set_id or ""
+
+
+@dataclass(frozen=True)
+class Summary:
+    passed: int = 0
+    failed: int = 0
+    error: int = 0
+    not_evaluated: int = 0
+    flaky: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.error + self.not_evaluated + self.flaky
+
+    @property
+    def all_passed(self) -> bool:
+        return self.total == self.passed
+
+
+def summarize(cases: Sequence[CaseResult]) -> Summary:
+    counts = {status.value: 0 for status in CaseStatus}
+    for case in cases:
+        counts[case.status.value] += 1
+    return Summary(**counts)

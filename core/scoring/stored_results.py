@@ -1,0 +1,93 @@
+"""Re-scoring stored actual invocations (ADK `*.evalset_result.json`) with zero agent calls."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional, Sequence
+
+from agentdiff.core.formats.adk_results import EvalCaseResult, EvalSetResult, EvalStatus, LoadedResults, load_eval_set_result
+from agentdiff.core.formats.eval_config import EFFICIENCY_METRICS, EvalConfig, EvalMetric, eval_metrics
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.scoring.results import CaseResult, RunRecord
+from agentdiff.core.scoring.verdicts import aggregate, case_verdict, failed_run, score_run
+from agentdiff.core.formats.source_file import display_path
+
+
+def stored_metrics(case: EvalCaseResult) -> list[EvalMetric]:
+    """The metrics a stored result was scored with, in its order (the efficiency ones always added)."""
+    metrics = [
+        EvalMetric(
+            metric_name=m.metric_name,
+            threshold=m.threshold,
+            criterion=m.criterion,
+            custom_function_path=m.custom_function_path,
+        )
+        for m in case.overall_eval_metric_results
+    ]
+    named = {m.metric_name for m in metrics}
+    metrics.extend(EvalMetric(metric_name=name) for name in EFFICIENCY_METRICS if name not in named)
+    return metrics
+
+
+def _run(case: EvalCaseResult, metrics: Sequence[EvalMetric]) -> RunRecord:
+    pairs = case.eval_metric_result_per_invocation
+    actual = [p.actual_invocation for p in pairs]
+    expected_items = [p.expected_invocation for p in pairs]
+    expected = None if any(e is None for e in expected_items) else expected_items
+    if not pairs and not case.overall_eval_metric_results and case.final_eval_status is EvalStatus.FAILED:
+        return failed_run(actual, expected, "inference failed: ADK recorded the run as failed with no metric results")
+    return score_run(metrics, actual, expected)
+
+
+def app_name_of(loaded: LoadedResults) -> Optional[str]:
+    """`<agents_dir>/<app>/.adk/eval_history/<file>` names the app; else parse the result id."""
+    path = loaded.source.path
+    if path.parent.name == "eval_history" and path.parent.parent.name == ".adk":
+        return path.parent.parent.parent.name
+    result = loaded.result
+    match = re.match(rf"^(.*)_{re.escape(result.eval_set_id)}_[0-9.]+$", result.eval_set_result_id)
+    return match.group(1) if match else None
+
+
+def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None) -> list[CaseResult]:
+    """Score every eval case of one results file; the runs of one eval_id are grouped."""
+    result: EvalSetResult = loaded.result
+    groups: dict[str, list[EvalCaseResult]] = {}
+    for case in result.eval_case_results:
+        groups.setdefault(case.eval_id, []).append(case)
+    configured = eval_metrics(config) if config is not None else None
+    app = app_name_of(loaded)
+    cases: list[CaseResult] = []
+    for eval_id, stored_runs in groups.items():
+        runs = tuple(_run(case, configured or stored_metrics(case)) for case in stored_runs)
+        metrics = aggregate(runs)
+        status, error = case_verdict(runs, metrics)
+        set_id = stored_runs[0].eval_set_id or result.eval_set_id
+        cases.append(
+            CaseResult(
+                id=f"{set_id}::{eval_id}",
+                source=loaded.source.display,
+                eval_set_id=set_id,
+                eval_id=eval_id,
+                agent=app,
+                mode="score",
+                status=status,
+                metrics=metrics,
+                error=error,
+                runs=runs,
+            )
+        )
+    return cases
+
+
+def rescore_files(paths: Sequence[Path], config: Optional[EvalConfig] = None, root: Optional[Path] = None) -> tuple[list[CaseResult], list[LoadError]]:
+    cases: list[CaseResult] = []
+    errors: list[LoadError] = []
+    for path in paths:
+        loaded, load_errors = load_eval_set_result(path, display_path(path, root))
+        errors.extend(load_errors)
+        if loaded is not None:
+            cases.extend(rescore_result(loaded, config))
+    return cases, errors
+

@@ -1,0 +1,128 @@
+"""What a worker brought back, as a trace (for the diff) and as ADK invocations (for scoring).
+
+The invocations are built from the session's events the way ADK's evaluation generator builds the
+actual Invocation: the user event, the final response (the last final-response event with parts, a
+text-bearing one preferred), and every other agent event with a function call, function response,
+text or inline data as `invocation_events` (the final event's content left out unless it holds
+function calls).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.formats.genai_types import Content, content_text
+from agentdiff.core.traces.model import LlmExchange, SessionSnapshot, TextResponse, ToolCall, Trace, Turn
+from agentdiff.core.worker.jobs import Message, RunOutput
+
+
+def split_turns(events: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The events of each turn: a user-authored event starts one."""
+    turns: list[list[dict[str, Any]]] = []
+    for event in events:
+        if event.get("author") == "user" or not turns:
+            turns.append([])
+        turns[-1].append(event)
+    return turns
+
+
+def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
+    content = event.get("content") or {}
+    return [p for p in content.get("parts") or [] if isinstance(p, dict)]
+
+
+def is_final_response(event: dict[str, Any]) -> bool:
+    actions = event.get("actions") or {}
+    if actions.get("skip_summarization") or event.get("long_running_tool_ids"):
+        return True
+    parts = _parts(event)
+    if any(p.get("function_call") or p.get("function_response") for p in parts):
+        return False
+    if event.get("partial"):
+        return False
+    return not (parts and parts[-1].get("code_execution_result"))
+
+
+def _final_index(events: Sequence[dict[str, Any]]) -> Optional[int]:
+    candidates = [i for i, e in enumerate(events) if e.get("author") != "user" and is_final_response(e) and _parts(e)]
+    with_text = [i for i in candidates if any(p.get("text") for p in _parts(events[i]))]
+    if with_text:
+        return with_text[-1]
+    return candidates[-1] if candidates else None
+
+
+def _invocation(message: Message, events: Sequence[dict[str, Any]]) -> Invocation:
+    final = _final_index(events)
+    intermediate = []
+    for i, event in enumerate(events):
+        if event.get("author") == "user":
+            continue
+        parts = _parts(event)
+        relevant = event.get("grounding_metadata") or any(
+            p.get("function_call") or p.get("function_response") or p.get("text") or p.get("inline_data") for p in parts
+        )
+        if not relevant:
+            continue
+        content = event.get("content")
+        if i == final and not any(p.get("function_call") for p in parts):
+            content = None
+        intermediate.append(
+            {
+                "author": event.get("author", ""),
+                "content": content,
+                "usage_metadata": event.get("usage_metadata"),
+                "model_version": event.get("model_version"),
+            }
+        )
+    return Invocation.model_validate(
+        {
+            "invocation_id": str(events[0].get("invocation_id", "")) if events else "",
+            "user_content": {"role": "user", **message.content},
+            "final_response": events[final].get("content") if final is not None else None,
+            "intermediate_data": {"invocation_events": intermediate},
+        }
+    )
+
+
+def invocations_from_output(out: RunOutput, messages: Sequence[Message]) -> list[Invocation]:
+    """One actual Invocation per message that was answered (a run that stopped early has fewer)."""
+    turns = split_turns(out.events)
+    return [_invocation(message, turns[i]) for i, message in enumerate(messages) if i < len(turns)]
+
+
+def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:
+    turns_events = split_turns(out.events)
+    turns = []
+    for t, message in enumerate(messages):
+        events = turns_events[t] if t < len(turns_events) else []
+        final = _final_index(events)
+        final_text = content_text(Content.model_validate(events[final]["content"])) if final is not None else None
+        intermediate = tuple(
+            TextResponse(author=str(e.get("author", "")), text=text)
+            for i, e in enumerate(events)
+            if i != final and e.get("author") != "user" and not e.get("partial")
+            for text in ["\n".join(p["text"] for p in _parts(e) if isinstance(p.get("text"), str) and p["text"])]
+            if text
+        )
+        turns.append(
+            Turn(
+                index=t,
+                user_text=content_text(Content.model_validate({"role": "user", **message.content})),
+                llm=tuple(
+                    LlmExchange(agent=x.agent, index=x.index, seq=x.seq, request=x.request, responses=tuple(x.responses), error=x.error)
+                    for x in out.exchanges
+                    if x.turn == t
+                ),
+                tool_calls=tuple(
+                    ToolCall(name=c.name, args=c.args, id=c.id, agent=c.agent, seq=c.seq, response=c.response, has_response=c.has_response, error=c.error)
+                    for c in out.tools
+                    if c.turn == t
+                ),
+                final_response=final_text if events else None,
+                intermediate_responses=intermediate,
+                error=out.turn_errors.get(t),
+            )
+        )
+    session = SessionSnapshot(app_name=out.app_name, user_id=out.user_id, state=out.state, events=tuple(out.events))
+    return Trace(turns=tuple(turns), session=session, error=out.error)

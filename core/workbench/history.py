@@ -1,0 +1,58 @@
+"""Each case's recent verdicts and scores, kept across restarts in `.agentdiff/history.json`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.scoring.metrics import MetricStatus
+from agentdiff.core.scoring.results import CaseResult
+
+KEEP = 20
+SAVE_EVERY = 2.0  # seconds
+
+
+def headline_score(result: CaseResult) -> Optional[float]:
+    """The case's first gating score (what a sparkline shows), or None."""
+    for metric in result.metrics:
+        if metric.status in (MetricStatus.PASSED, MetricStatus.FAILED) and metric.score is not None:
+            return metric.score
+    return None
+
+
+class History:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._dirty = False
+        self._saved_at = float("-inf")
+        self._data: dict[str, list[dict[str, Any]]] = {}
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(loaded, dict):
+                self._data = {k: v for k, v in loaded.items() if isinstance(v, list)}
+        except (OSError, ValueError):
+            self._data = {}
+
+    def add(self, case_id: str, result: CaseResult, when: float) -> None:
+        entries = self._data.setdefault(case_id, [])
+        entries.append({"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode})
+        del entries[:-KEEP]
+        self._dirty = True
+        if when - self._saved_at >= SAVE_EVERY:  # a burst of verdicts is written once, not once each
+            self.save(when)
+
+    def entries(self, case_id: str) -> list[dict[str, Any]]:
+        return list(self._data.get(case_id, []))
+
+    def save(self, when: Optional[float] = None) -> None:
+        """Write the history if it changed (the app also calls this when it closes)."""
+        if not self._dirty:
+            return
+        try:
+            atomic_write(self.path, json.dumps(self._data, indent=1, sort_keys=True), durable=False)
+        except OSError:
+            pass  # history is a convenience; a read-only project still works
+        self._dirty = False
+        self._saved_at = when if when is not None else self._saved_at
