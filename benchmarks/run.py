@@ -146,7 +146,8 @@ def diff_benchmark() -> list[tuple[str, str, str]]:
     import difflib
 
     from agentdiff.core.diff.model import DiffCriteria
-    from agentdiff.core.diff.layers import align_tool_calls, diff_case
+    from agentdiff.core.diff.case import diff_case
+    from agentdiff.core.diff.tool_calls import align_tool_calls
     from agentdiff.core.diff.sequence import align
     from agentdiff.core.traces.model import ToolCall
 
@@ -268,7 +269,8 @@ def throughput_benchmark() -> list[tuple[str, str, str]]:
     import warnings
 
     from agentdiff.core.project.discovery import discover
-    from agentdiff.core.run.execute import RunOptions, run_cases
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.runner import run_cases
     from agentdiff.core.scoring.rouge import rouge1
     from agentdiff.core.worker.pool import WorkerPool
 
@@ -334,7 +336,8 @@ def rerun_benchmark() -> list[tuple[str, str, str]]:
     from pathlib import Path
 
     from agentdiff.core.project.discovery import discover
-    from agentdiff.core.run.execute import RunOptions, run_case
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.runner import run_case
     from agentdiff.core.worker.pool import WorkerPool
 
     samples = Path(__file__).resolve().parent.parent / "sample_agents"
@@ -485,6 +488,221 @@ def tui_benchmark() -> list[tuple[str, str, str]]:
 
     asyncio.run(save_to_verdict())
     shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
+def _scale_project(root, agents: int, per_agent: int) -> dict[int, dict]:
+    """`agents` native echo agents under root/agents, each with an eval set of `per_agent` one-turn
+    cases that pass (the expected answer is the user's text); returns each agent's eval set."""
+    sets = {}
+    for a in range(agents):
+        folder = root / "agents" / f"agent_{a:02d}"
+        folder.mkdir(parents=True)
+        (folder / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+        cases = [
+            {
+                "eval_id": f"case_{a:02d}_{i:03d}",
+                "conversation": [
+                    {
+                        "user_content": {"role": "user", "parts": [{"text": f"hello {a} {i}"}]},
+                        "final_response": {"role": "model", "parts": [{"text": f"hello {a} {i}"}]},
+                    }
+                ],
+            }
+            for i in range(per_agent)
+        ]
+        sets[a] = {"eval_set_id": f"agent_{a:02d}", "eval_cases": cases}
+        _save_set(root, sets, a)
+    return sets
+
+
+def _save_set(root, sets: dict[int, dict], agent: int) -> str:
+    """Write agent `agent`'s eval set; returns the folder part of its cases' ids."""
+    import json
+
+    name = f"agents/agent_{agent:02d}/agent_{agent:02d}.evalset.json"
+    (root / name).write_text(json.dumps(sets[agent], indent=1))
+    return name
+
+
+def _expect(root, sets: dict[int, dict], agent: int, case: int, text: str) -> str:
+    """Save agent `agent`'s eval set with case `case` expecting `text`; returns that case's id."""
+    sets[agent]["eval_cases"][case]["conversation"][0]["final_response"]["parts"][0]["text"] = text
+    return f"{_save_set(root, sets, agent)}::case_{agent:02d}_{case:03d}"
+
+
+async def _until(what: str, condition: Callable[[], bool], timeout: float) -> None:
+    """Poll `condition` every 5 ms; a clear error naming `what` when it is still false after `timeout` s."""
+    import asyncio
+
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"tui-scale: {what} never happened within {timeout:.0f} s")
+        await asyncio.sleep(0.005)
+
+
+class _LoopLag:
+    """The longest event-loop stall: a task sleeping 5 ms at a time records its largest overshoot."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.worst, self.ticks = 0.0, 0
+        self._task = asyncio.get_running_loop().create_task(self._probe())
+
+    async def _probe(self) -> None:
+        import asyncio
+
+        while True:
+            tick = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.worst = max(self.worst, time.perf_counter() - tick - 0.005)
+            self.ticks += 1
+
+    def reset(self) -> None:
+        self.worst = 0.0
+
+    async def settled(self, seconds: float = 0.5) -> float:
+        """The worst stall since `reset`, after `seconds` more and two further probe ticks (so a stall
+        that began while settling has been recorded)."""
+        import asyncio
+
+        await asyncio.sleep(seconds)
+        seen = self.ticks
+        await _until("two loop-lag probe ticks", lambda: self.ticks >= seen + 2, 60)
+        return self.worst
+
+    def stop(self) -> None:
+        self._task.cancel()
+
+
+def _verdict(app, case_id: str, before: object, failing: bool) -> Callable[[], bool]:
+    """True once `case_id` has a run other than `before`, is not running, and fails (or passes)."""
+
+    def changed() -> bool:
+        state = app.workbench.cases.get(case_id)
+        return state is not None and state.run is not before and not state.running and state.failing == failing
+
+    return changed
+
+
+async def _scale_operations(app, pilot, root, sets, lag: _LoopLag, rows: list) -> None:
+    """The four stalls (eval set saved, agent.py saved, accept, undo) and save -> verdict on screen."""
+    import statistics
+
+    from agentdiff.tui.screens.accept_modal import AcceptModal
+
+    cases = app.workbench.cases
+    stall = "target <= 50 ms"
+    lag.reset()  # (1) an eval set saved: one case's expected text changed, so it fails
+    before = cases["agents/agent_07/agent_07.evalset.json::case_07_042"].run
+    case = _expect(root, sets, 7, 42, "something else entirely")
+    await _until("the edited case failing after its eval set was saved", _verdict(app, case, before, True), 120)
+    rows.append(("tui-scale: longest loop stall, 1 eval set saved (1 case now fails)", f"{await lag.settled() * 1000:.0f} ms", stall))
+
+    app.tree.select_case(case)  # (3) accept it as the user does: select, a, then y in the modal
+    await _until("the tree's cursor on the failing case", lambda: app.tree.current_case_id == case, 30)
+    await pilot.pause(0.2)  # the detail follows the cursor 30 ms later
+    before = cases[case].run
+    lag.reset()
+    await pilot.press("a")
+    await _until("the accept confirmation", lambda: isinstance(app.screen, AcceptModal), 60)
+    await pilot.press("y")
+    await _until("the accepted case passing", _verdict(app, case, before, False), 120)
+    rows.append(("tui-scale: longest loop stall, accept 1 case (a, y)", f"{await lag.settled() * 1000:.0f} ms", stall))
+
+    before = cases[case].run  # (4) undo it: z
+    lag.reset()
+    await pilot.press("z")
+    await _until("the case failing again after undo", _verdict(app, case, before, True), 120)
+    rows.append(("tui-scale: longest loop stall, undo the accept (z)", f"{await lag.settled() * 1000:.0f} ms", stall))
+
+    prefix = "agents/agent_12/"  # (2) an agent's code saved: its 100 cases re-run
+    befores = {i: s.run for i, s in cases.items() if i.startswith(prefix)}
+    lag.reset()
+    tick = time.perf_counter()
+    agent = root / "agents" / "agent_12" / "agent.py"
+    agent.write_text(agent.read_text() + "# saved\n")
+    await _until(
+        "the re-run of the saved agent's cases",
+        lambda: all(cases[i].run is not r and not cases[i].running for i, r in befores.items()), 300,
+    )
+    rerun = time.perf_counter() - tick
+    rows.append((f"tui-scale: longest loop stall, 1 agent.py saved ({len(befores)} cases re-run)", f"{await lag.settled() * 1000:.0f} ms", stall))
+    rows.append((f"tui-scale: agent.py saved -> its {len(befores)} cases re-run", f"{rerun * 1000:.0f} ms", "informational"))
+
+    times = []  # save -> verdict on screen, 1 case of 5,000, alternating fail / pass
+    for i in range(8):
+        fail = i % 2 == 0
+        before = cases["agents/agent_20/agent_20.evalset.json::case_20_017"].run
+        tick = time.perf_counter()
+        case = _expect(root, sets, 20, 17, "not what it says" if fail else "hello 20 17")
+        await _until(f"save -> verdict, iteration {i + 1}", _verdict(app, case, before, fail), 120)
+        await pilot.pause()
+        times.append(time.perf_counter() - tick)
+        await pilot.pause(0.5)
+    rows.append((f"tui-scale: save -> verdict on screen, 1 case of {len(cases):,} (median of 8)", f"{statistics.median(times) * 1000:.0f} ms", "target <= 300 ms"))
+    rows.append(("tui-scale: save -> verdict on screen, slowest of 8", f"{max(times) * 1000:.0f} ms", "informational"))
+
+
+@benchmark("tui-scale")
+def tui_scale_benchmark() -> list[tuple[str, str, str]]:
+    """The real app on 5,000 passing cases of 50 native agents (real files, watcher and worker pool):
+    first paint and first full run, key to repaint, the longest loop stall while an eval set is saved,
+    an agent is saved, a case is accepted and the accept undone, save -> verdict, memory."""
+    import asyncio
+    import resource
+    import shutil
+    import statistics
+    import tempfile
+    from pathlib import Path
+
+    from agentdiff.core.worker.pool import WorkerPool
+    from agentdiff.tui.app import create_app
+
+    rows: list[tuple[str, str, str]] = []
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    pool = WorkerPool(timeout=60)
+
+    async def scale() -> None:
+        sets = _scale_project(root, 50, 100)
+        await pool.start()
+        start = time.perf_counter()
+        app = create_app(root, [root / "agents"], pool=pool, project="bench")
+        async with app.run_test(size=(160, 48)) as pilot:
+            lag = _LoopLag()
+            try:
+                await _until("the first paint", lambda: getattr(app, "first_paint_at", None) is not None, 60)
+                rows.append((f"tui-scale: first paint, {len(app.workbench.cases):,} cases, from creating the app", f"{(app.first_paint_at - start) * 1000:.0f} ms", "target <= 1,500 ms"))
+                cases = app.workbench.cases
+                await _until("a verdict for every case", lambda: all(s.run is not None and not s.running for s in cases.values()), 900)
+                await app.workbench.wait()
+                passed = sum(not s.failing for s in cases.values())
+                rows.append((f"tui-scale: first full run, {len(cases):,} cases", f"{time.perf_counter() - start:.1f} s", f"informational; {passed:,} passed"))
+                rows.append(("tui-scale: longest loop stall from mounting to the end of the first run", f"{await lag.settled() * 1000:.0f} ms", "informational"))
+                await pilot.pause(1.0)
+                times, cpu = [], []
+                for key in ["j"] * 15 + ["k"] * 15:
+                    tick, tock = time.perf_counter(), time.process_time()
+                    await pilot.press(key)
+                    await pilot.pause(0.05)  # the detail follows the cursor 30 ms after the keys stop
+                    times.append(time.perf_counter() - tick - 0.05)
+                    cpu.append(time.process_time() - tock)
+                rows.append((f"tui-scale: key to repaint, {len(cases):,} cases, CPU of the app (median of 30)", f"{statistics.median(cpu) * 1000:.1f} ms", "target <= 30 ms"))
+                rows.append(("tui-scale: key to repaint, wall incl. Pilot's waits (median of 30)", f"{statistics.median(times) * 1000:.1f} ms", "informational"))
+                await _scale_operations(app, pilot, root, sets, lag, rows)
+            finally:
+                lag.stop()
+                app.workbench.cancel()
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        rows.append(("tui-scale: peak memory of the process (workers apart)", f"{rss:.0f} MB", "target < 300 MB"))
+
+    try:
+        asyncio.run(scale())
+    finally:
+        pool.close()
+        shutil.rmtree(root, ignore_errors=True)
     return rows
 
 

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentdiff.core.diff.model import DiffCriteria
-from agentdiff.core.diff.layers import align_tool_calls, diff_case
+from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.tool_calls import align_tool_calls
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.traces.model import LlmExchange, SessionSnapshot, ToolCall, Trace, Turn
 from agentdiff.core.diff.tree import apply_changes
@@ -305,7 +306,7 @@ def test_the_reported_edits_turn_expected_into_actual(expected, actual):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=40))
 def test_the_score_of_an_unchanged_answer_is_adks(text):
-    from agentdiff.core.diff.layers import response_score
+    from agentdiff.core.diff.response import response_score
     from agentdiff.core.scoring.rouge import rouge1
 
     assert response_score(text, text) == rouge1(text, text).fmeasure

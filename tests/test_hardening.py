@@ -4,7 +4,6 @@ nothing hangs, and no baseline is ever left half-written."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess

@@ -18,7 +18,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdiff.core.diff.layers import normalize_event
+from agentdiff.core.diff.session import normalize_event
 from agentdiff.core.diff.request_normalize import requests_equal
 
 from conftest import REF_AGENTS

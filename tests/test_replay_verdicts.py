@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from agentdiff.core.project.discovery import discover
-from agentdiff.core.run.execute import RunOptions, record_case, run_case
+from agentdiff.core.baselines.record import record_case
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.run.runner import run_case
 from agentdiff.core.scoring.results import CaseStatus
 
 pytestmark = pytest.mark.adk

@@ -307,7 +307,7 @@ async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
 
 
 async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_pool):
-    from agentdiff.core.run.execute import RunOptions
+    from agentdiff.core.run.options import RunOptions
     from agentdiff.tui.app import create_app
 
     from conftest import NATIVE_AGENTS

@@ -24,7 +24,7 @@ from textual.widgets import Footer, Static
 
 from agentdiff.core.baselines.accept import AcceptPlan
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.run.execute import RunOptions
+from agentdiff.core.run.options import RunOptions
 from agentdiff.core.workbench.history import History
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.triage import Triage

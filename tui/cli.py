@@ -241,7 +241,7 @@ def _select(args_paths: Sequence[str], config, err: TextIO):
 
 
 def _options(args: argparse.Namespace, config):
-    from agentdiff.core.run.execute import RunOptions
+    from agentdiff.core.run.options import RunOptions
 
     return RunOptions(
         mode=getattr(args, "mode", None) or config.mode,
@@ -268,7 +268,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio
     import time
 
-    from agentdiff.core.run.execute import run_cases
+    from agentdiff.core.run.runner import run_cases
     from agentdiff.core.project.config import load_project_config
     from .console_table import GLYPHS
 
@@ -309,7 +309,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio
 
-    from agentdiff.core.run.execute import record_case
+    from agentdiff.core.baselines.record import record_case
     from agentdiff.core.project.config import load_project_config
 
     config, config_errors = load_project_config(Path.cwd())
@@ -341,7 +341,7 @@ def cmd_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentdiff.core.run.execute import RunOptions
+    from agentdiff.core.run.options import RunOptions
     from agentdiff.core.project.config import load_project_config
 
     from .app import create_app
@@ -387,7 +387,7 @@ def _find_case(query: str, paths: Sequence[Path], err: TextIO):
 def _run_one(ref, args: argparse.Namespace):
     import asyncio
 
-    from agentdiff.core.run.execute import run_case
+    from agentdiff.core.run.runner import run_case
     from agentdiff.core.project.config import load_project_config
 
     config, _ = load_project_config(Path.cwd())
@@ -405,8 +405,9 @@ def _run_one(ref, args: argparse.Namespace):
 
 def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.formats.adk_results import load_eval_set_result
-    from agentdiff.core.run.baseline import NotRecorded, actual_from_results, latest_actual, load_baseline
-    from agentdiff.core.diff.layers import diff_case
+    from agentdiff.core.run.adk_history import actual_from_results, latest_actual
+    from agentdiff.core.run.expected import NotRecorded, load_baseline
+    from agentdiff.core.diff.case import diff_case
     from agentdiff.core.project.discovery import EvalCaseRef
     from agentdiff.core.reports.diff_json import render_diff_json
     from agentdiff.core.reports.diff_text import render_diff_text

@@ -12,12 +12,12 @@ from typing import Literal, Optional
 from agentdiff.core.baselines.journal import FileWrite, JournalEntry, sha256_of, write_baseline
 from agentdiff.core.formats.conformance import recordings_file, session_file
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.run.execute import CaseRun, _messages_for_eval_case
+from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.formats.json_text import dumps_like
 from agentdiff.core.formats.load_error import child_key
-from agentdiff.core.baselines.record import REGISTRATION_FILE, RecordError, _registration_write, _static_intermediate, recordings_document, registration, session_document
-from agentdiff.core.traces.from_run import invocations_from_output
+from agentdiff.core.baselines.documents import REGISTRATION_FILE, RecordError, recordings_document, registration, registration_write, session_document, static_intermediate
 from agentdiff.core.formats.yaml_writer import dump_yaml
+from agentdiff.core.worker.jobs import RunOutput
 
 Scope = Literal["case", "turn", "layer"]
 _TOOL_KEYS = ("tool_uses", "toolUses", "tool_responses", "toolResponses", "invocation_events", "invocationEvents")
@@ -46,11 +46,10 @@ def _preview(writes: tuple[FileWrite, ...], root: Path) -> str:
     return text if text else "(no change: the baseline already says this)\n"
 
 
-def _shown_output(run: CaseRun):
-    if not run.outputs:
+def _shown_output(run: CaseRun) -> RunOutput:
+    out = run.shown_output
+    if out is None:
         raise RecordError("there is no run to accept yet")
-    shown = next((i for i, r in enumerate(run.result.runs) if r.status.value != "passed"), 0) if run.result.runs else 0
-    out = run.outputs[min(shown, len(run.outputs) - 1)]
     if out.error:
         raise RecordError(f"the run failed ({out.error}); there is nothing to accept")
     return out
@@ -66,7 +65,7 @@ def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[
         writes = (
             FileWrite(rec, dump_yaml(recordings_document(out)), sha256_of(rec)),
             FileWrite(ses, dump_yaml(session_document(out)), sha256_of(ses)),
-            _registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
+            registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
         )
         what = "the whole case" if scope == "case" else "the whole case (a conformance recording is accepted as a whole)"
         return AcceptPlan(ref.id, f"accept {what}: {ref.id} ({mode})", writes, _preview(writes[:2], root))
@@ -74,7 +73,10 @@ def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[
     loaded = ref.eval_set
     if loaded.legacy:
         raise RecordError(f"{loaded.source.display} is in ADK's legacy format; migrate it before accepting into it")
-    actual = invocations_from_output(out, _messages_for_eval_case(ref))
+    record = run.shown_record
+    if record is None:
+        raise RecordError("the run was not scored; there is nothing to accept")
+    actual = record.actual
     index = next(i for i, case in enumerate(loaded.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
     data = copy.deepcopy(loaded.raw)
     case = data["eval_cases"][index]
@@ -92,7 +94,7 @@ def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[
                 expected.pop(key, None)
         if scope != "layer" or layer == "tool_calls":
             key = child_key(expected, "intermediate_data") or "intermediate_data"
-            static = _static_intermediate(invocation)
+            static = static_intermediate(invocation)
             if scope == "layer":  # only the calls and their responses; intermediate texts stay
                 previous = expected.get(key) if isinstance(expected.get(key), dict) else {}
                 kept = {k: v for k, v in previous.items() if k not in _TOOL_KEYS}
@@ -102,7 +104,7 @@ def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[
     registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
     writes = (
         FileWrite(path, dumps_like(data, loaded.source.text), loaded.source.sha256),
-        _registration_write(registration_path, ref.case.eval_id, registration(out, run.result.agent or "", root)),
+        registration_write(registration_path, ref.case.eval_id, registration(out, run.agent.label if run.agent else "", root)),
     )
     if scope == "case":
         what = "the whole case"

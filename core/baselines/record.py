@@ -1,124 +1,35 @@
-"""Turning a recorded run into baseline files, in ADK's formats, plus a registration record.
+"""Re-recording a case live: the run becomes its baseline, written atomically and journaled.
 
-* Conformance: `generated-recordings[-sse].yaml` (every model call with its request and responses
-  and every tool call with its response, in the order the requests were made) and
-  `generated-session[-sse].yaml` (the final session), as ADK's RecordingsPlugin and `adk conformance
-  record` write them, so ADK's own replay accepts them. `spec.yaml` is never touched.
-* EvalSet: the actual invocations become the expected ones (`final_response` and the static
-  `intermediate_data`: tool_uses, tool_responses, intermediate_responses), written into the file
-  with everything else left as it was.
-* Beside the baseline, `agentdiff-record.json`: who recorded, when, the models, instruction and
-  tool-source hashes, the digests of the files the agent read, and the agentdiff version.
-
-The writes go through `baseline_writer`: atomic, journaled for undo, refused on a conflict.
+A conformance case gets its recordings and session files for one streaming mode (`spec.yaml` is
+never touched); an EvalSet case gets its expected invocations replaced, with everything else in the
+file left as it was. A registration record goes beside either. `undo_last` reverts a record.
 """
 
 from __future__ import annotations
 
-import copy
-import getpass
-import json
-import time
-import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
-from agentdiff.core import __version__
-from agentdiff.core.baselines.journal import FileWrite, JournalEntry, sha256_of, write_baseline
+from agentdiff.core.baselines.documents import (
+    REGISTRATION_FILE,
+    RecordError,
+    eval_case_update,
+    recordings_document,
+    registration,
+    registration_write,
+    session_document,
+)
+from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, FileWrite, JournalEntry, sha256_of, write_baseline
 from agentdiff.core.formats.conformance import StreamingMode, recordings_file, session_file
-from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
 from agentdiff.core.formats.json_text import dumps_like
-from agentdiff.core.formats.load_error import child_key
+from agentdiff.core.formats.yaml_writer import dump_yaml
+from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
+from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
 from agentdiff.core.worker.jobs import Message, RunOutput
-from agentdiff.core.formats.yaml_writer import dump_yaml
-
-REGISTRATION_FILE = "agentdiff-record.json"
-
-
-class RecordError(Exception):
-    """The run cannot become a baseline (it failed, or the file's shape cannot take it)."""
-
-
-def recordings_document(out: RunOutput) -> dict[str, Any]:
-    """The Recordings document of a run: model calls and completed tool calls, in request order."""
-    entries: list[tuple[int, int, dict[str, Any]]] = []
-    for exchange in out.exchanges:
-        if not exchange.responses:
-            continue  # as ADK: an incomplete model call is not recorded
-        recording = {
-            "user_message_index": exchange.turn,
-            "agent_name": exchange.agent,
-            "llm_recording": {"llm_request": exchange.request, "llm_responses": exchange.responses},
-        }
-        entries.append((exchange.turn, exchange.seq, recording))
-    for tool in out.tools:
-        if not tool.has_response:
-            continue  # a tool that raised is not recorded (ADK does the same)
-        call = {key: value for key, value in (("id", tool.id), ("args", tool.args), ("name", tool.name)) if value is not None}
-        response = {key: value for key, value in (("id", tool.id), ("name", tool.name), ("response", tool.response)) if value is not None}
-        recording = {
-            "user_message_index": tool.turn,
-            "agent_name": tool.agent,
-            "tool_recording": {"tool_call": call, "tool_response": response},
-        }
-        entries.append((tool.turn, tool.seq, recording))
-    entries.sort(key=lambda entry: (entry[0], entry[1]))
-    return {"recordings": [recording for _, _, recording in entries]}
-
-
-def session_document(out: RunOutput) -> dict[str, Any]:
-    state = {k: v for k, v in out.state.items() if k not in ("_adk_recordings_config", "_adk_replay_config")}
-    times = [event["timestamp"] for event in out.events if isinstance(event.get("timestamp"), (int, float))]
-    document: dict[str, Any] = {"id": str(uuid.uuid4()), "app_name": out.app_name, "user_id": out.user_id}
-    if state:
-        document["state"] = state
-    document["events"] = out.events
-    if times:
-        document["last_update_time"] = max(times)
-    return document
-
-
-def _digest(path: str) -> Optional[str]:
-    digest = sha256_of(Path(path))
-    return digest[:16] if digest else None
-
-
-def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = None) -> dict[str, Any]:
-    files = {}
-    for path in out.files_read:
-        try:
-            shown = Path(path).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            shown = path
-        files[shown] = _digest(path)
-    record = {
-        "recorded_by": getpass.getuser(),
-        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "agentdiff_version": __version__,
-        "agent": agent,
-        "models": out.agent_info.get("models", {}),
-        "instruction_sha256": out.agent_info.get("instructions", {}),
-        "tool_source_sha256": out.agent_info.get("tools", {}),
-        "files_read_sha256": files,
-    }
-    if mode is not None:
-        record["streaming_mode"] = mode
-    return record
-
-
-def _registration_write(path: Path, key: str, record: dict[str, Any]) -> FileWrite:
-    before = sha256_of(path)
-    existing: dict[str, Any] = {}
-    if path.exists():
-        try:
-            existing = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            existing = {}
-    existing[key] = record
-    return FileWrite(path, json.dumps(existing, indent=2, ensure_ascii=False) + "\n", before)
-
 
 def record_conformance(ref: ConformanceCaseRef, out: RunOutput, mode: StreamingMode, root: Path) -> JournalEntry:
     if out.error:
@@ -128,43 +39,9 @@ def record_conformance(ref: ConformanceCaseRef, out: RunOutput, mode: StreamingM
     writes = [
         FileWrite(rec_path, dump_yaml(recordings_document(out)), sha256_of(rec_path)),
         FileWrite(ses_path, dump_yaml(session_document(out)), sha256_of(ses_path)),
-        _registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
+        registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
     ]
     return write_baseline(writes, root, f"record {ref.id} ({mode})")
-
-
-def _static_intermediate(invocation: Invocation) -> dict[str, Any]:
-    data = invocation.intermediate_data
-    tool_uses, tool_responses, intermediate = [], [], []
-    if isinstance(data, InvocationEvents):
-        for event in data.invocation_events:
-            parts = (event.content.parts or []) if event.content else []
-            for part in parts:
-                if part.function_call:  # ids are per run (ADK ignores them when it compares)
-                    tool_uses.append(part.function_call.model_dump(mode="json", exclude_none=True, exclude={"id"}))
-                elif part.function_response:
-                    tool_responses.append(part.function_response.model_dump(mode="json", exclude_none=True, exclude={"id"}))
-            texts = [p for p in parts if p.text and not p.thought]
-            if texts:
-                intermediate.append([event.author, [p.model_dump(mode="json", exclude_none=True) for p in texts]])
-    return {"tool_uses": tool_uses, "tool_responses": tool_responses, "intermediate_responses": intermediate}
-
-
-def eval_case_update(raw: Any, case_index: int, actual: Sequence[Invocation]) -> Any:
-    """A copy of the EvalSet document with case `case_index`'s expectations replaced by `actual`."""
-    data = copy.deepcopy(raw)
-    case = data["eval_cases"][case_index]
-    conversation = case[child_key(case, "conversation") or "conversation"]
-    if len(actual) != len(conversation):
-        raise RecordError(f"the run answered {len(actual)} of {len(conversation)} turns; nothing was recorded")
-    for turn, invocation in zip(conversation, actual, strict=True):
-        final_key = child_key(turn, "final_response") or "final_response"
-        if invocation.final_response is not None:
-            turn[final_key] = invocation.final_response.model_dump(mode="json", exclude_none=True)
-        else:
-            turn.pop(final_key, None)
-        turn[child_key(turn, "intermediate_data") or "intermediate_data"] = _static_intermediate(invocation)
-    return data
 
 
 def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Message], root: Path, agent: str) -> JournalEntry:
@@ -183,6 +60,35 @@ def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Messag
     registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
     writes = [
         FileWrite(path, dumps_like(updated, loaded.source.text), loaded.source.sha256),
-        _registration_write(registration_path, ref.case.eval_id, registration(out, agent, root)),
+        registration_write(registration_path, ref.case.eval_id, registration(out, agent, root)),
     ]
     return write_baseline(writes, root, f"record {ref.id}")
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    ref: CaseRef
+    written: tuple[str, ...] = ()  # files, as shown
+    error: Optional[str] = None
+    output: Optional[RunOutput] = None
+
+
+async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> RecordOutcome:
+    """Run the case live and make what it did the baseline (journaled; `undo_last` reverts it)."""
+    resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
+    if resolution.agent is None:
+        return RecordOutcome(ref, error=resolution.error)
+    agent = resolution.agent
+    try:
+        if isinstance(ref, ConformanceCaseRef):
+            mode: StreamingMode = options.streaming or "none"
+            out = await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout)
+            entry = record_conformance(ref, out, mode, root)
+        else:
+            if ref.case.conversation is None:
+                return RecordOutcome(ref, error="conversation_scenario cases have no expected turns to record")
+            out = await pool.run(eval_case_job(ref, agent, "record"), options.timeout)
+            entry = record_eval_case(ref, out, messages_for(ref), root, agent.label)
+    except (RecordError, BaselineConflict, BaselineWriteError) as exc:
+        return RecordOutcome(ref, error=str(exc))
+    return RecordOutcome(ref, tuple(file["path"] for file in entry.files), output=out)

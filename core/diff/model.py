@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, Optional
 
-from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.diff.request_normalize import NormalizedRequest, normalize_request
 from agentdiff.core.diff.sequence import WordOp
-from agentdiff.core.traces.model import LlmExchange, TextResponse, ToolCall
 from agentdiff.core.diff.tree import Change, render_path
+from agentdiff.core.formats.eval_config import MatchType
+from agentdiff.core.traces.model import LlmExchange, TextResponse, ToolCall
 
 Layer = Literal["request", "tool_calls", "response", "session"]
 LAYERS: tuple[Layer, ...] = ("request", "tool_calls", "response", "session")

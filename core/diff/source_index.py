@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from agentdiff.core.diff.model import SourceLocation
-from agentdiff.core.formats.load_error import child_key, locate
-from agentdiff.core.formats.source_file import SourceText, parse_source, SourceFileError
-from agentdiff.core.traces.model import Origin
 from agentdiff.core.diff.tree import render_path
+from agentdiff.core.formats.load_error import child_key, locate
+from agentdiff.core.formats.source_file import SourceFileError, SourceText, parse_source
+from agentdiff.core.traces.model import Origin
 
 
 class SourceIndex:

@@ -19,7 +19,10 @@ from agentdiff.core.project.agents import resolve_agent
 from agentdiff.core.baselines.journal import JournalEntry, undo_last
 from agentdiff.core.formats.conformance import recordings_file, session_file
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef, discover
-from agentdiff.core.run.execute import CaseRun, RunOptions, rescore_case, run_case
+from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.run.rescore import rescore_case
+from agentdiff.core.run.runner import run_case
 from agentdiff.core.workbench.history import History
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.scoring.results import CaseStatus
@@ -261,7 +264,7 @@ class Workbench:
 
     async def record(self, case_id: str):
         """Re-record a case live (as `agentdiff record`), then re-run it against the new baseline."""
-        from agentdiff.core.run.execute import record_case
+        from agentdiff.core.baselines.record import record_case
 
         state = self.cases[case_id]
         options = RunOptions(**{**self.options.__dict__, "mode": "live"})

@@ -1,0 +1,146 @@
+"""Baseline documents made from a run, in ADK's formats, plus the registration record beside them.
+
+* Conformance: `generated-recordings[-sse].yaml` (every model call with its request and responses
+  and every tool call with its response, in the order the requests were made) and
+  `generated-session[-sse].yaml` (the final session), as ADK's RecordingsPlugin and `adk conformance
+  record` write them, so ADK's own replay accepts them.
+* EvalSet: the actual invocations as expected ones (`final_response` and the static
+  `intermediate_data`: tool_uses, tool_responses, intermediate_responses).
+* `agentdiff-record.json`: who recorded, when, the models, instruction and tool-source hashes, the
+  digests of the files the agent read, and the agentdiff version.
+"""
+
+from __future__ import annotations
+
+import copy
+import getpass
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from agentdiff.core import __version__
+from agentdiff.core.baselines.journal import FileWrite, sha256_of
+from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
+from agentdiff.core.formats.load_error import child_key
+from agentdiff.core.worker.jobs import RunOutput
+
+REGISTRATION_FILE = "agentdiff-record.json"
+
+
+class RecordError(Exception):
+    """The run cannot become a baseline (it failed, or the file's shape cannot take it)."""
+
+
+def recordings_document(out: RunOutput) -> dict[str, Any]:
+    """The Recordings document of a run: model calls and completed tool calls, in request order."""
+    entries: list[tuple[int, int, dict[str, Any]]] = []
+    for exchange in out.exchanges:
+        if not exchange.responses:
+            continue  # as ADK: an incomplete model call is not recorded
+        recording = {
+            "user_message_index": exchange.turn,
+            "agent_name": exchange.agent,
+            "llm_recording": {"llm_request": exchange.request, "llm_responses": exchange.responses},
+        }
+        entries.append((exchange.turn, exchange.seq, recording))
+    for tool in out.tools:
+        if not tool.has_response:
+            continue  # a tool that raised is not recorded (ADK does the same)
+        call = {key: value for key, value in (("id", tool.id), ("args", tool.args), ("name", tool.name)) if value is not None}
+        response = {key: value for key, value in (("id", tool.id), ("name", tool.name), ("response", tool.response)) if value is not None}
+        recording = {
+            "user_message_index": tool.turn,
+            "agent_name": tool.agent,
+            "tool_recording": {"tool_call": call, "tool_response": response},
+        }
+        entries.append((tool.turn, tool.seq, recording))
+    entries.sort(key=lambda entry: (entry[0], entry[1]))
+    return {"recordings": [recording for _, _, recording in entries]}
+
+
+def session_document(out: RunOutput) -> dict[str, Any]:
+    state = {k: v for k, v in out.state.items() if k not in ("_adk_recordings_config", "_adk_replay_config")}
+    times = [event["timestamp"] for event in out.events if isinstance(event.get("timestamp"), (int, float))]
+    document: dict[str, Any] = {"id": str(uuid.uuid4()), "app_name": out.app_name, "user_id": out.user_id}
+    if state:
+        document["state"] = state
+    document["events"] = out.events
+    if times:
+        document["last_update_time"] = max(times)
+    return document
+
+
+def _digest(path: str) -> Optional[str]:
+    digest = sha256_of(Path(path))
+    return digest[:16] if digest else None
+
+
+def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = None) -> dict[str, Any]:
+    files = {}
+    for path in out.files_read:
+        try:
+            shown = Path(path).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            shown = path
+        files[shown] = _digest(path)
+    record = {
+        "recorded_by": getpass.getuser(),
+        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "agentdiff_version": __version__,
+        "agent": agent,
+        "models": out.agent_info.get("models", {}),
+        "instruction_sha256": out.agent_info.get("instructions", {}),
+        "tool_source_sha256": out.agent_info.get("tools", {}),
+        "files_read_sha256": files,
+    }
+    if mode is not None:
+        record["streaming_mode"] = mode
+    return record
+
+
+def registration_write(path: Path, key: str, record: dict[str, Any]) -> FileWrite:
+    before = sha256_of(path)
+    existing: dict[str, Any] = {}
+    if path.exists():
+        try:
+            existing = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            existing = {}
+    existing[key] = record
+    return FileWrite(path, json.dumps(existing, indent=2, ensure_ascii=False) + "\n", before)
+
+
+def static_intermediate(invocation: Invocation) -> dict[str, Any]:
+    data = invocation.intermediate_data
+    tool_uses, tool_responses, intermediate = [], [], []
+    if isinstance(data, InvocationEvents):
+        for event in data.invocation_events:
+            parts = (event.content.parts or []) if event.content else []
+            for part in parts:
+                if part.function_call:  # ids are per run (ADK ignores them when it compares)
+                    tool_uses.append(part.function_call.model_dump(mode="json", exclude_none=True, exclude={"id"}))
+                elif part.function_response:
+                    tool_responses.append(part.function_response.model_dump(mode="json", exclude_none=True, exclude={"id"}))
+            texts = [p for p in parts if p.text and not p.thought]
+            if texts:
+                intermediate.append([event.author, [p.model_dump(mode="json", exclude_none=True) for p in texts]])
+    return {"tool_uses": tool_uses, "tool_responses": tool_responses, "intermediate_responses": intermediate}
+
+
+def eval_case_update(raw: Any, case_index: int, actual: Sequence[Invocation]) -> Any:
+    """A copy of the EvalSet document with case `case_index`'s expectations replaced by `actual`."""
+    data = copy.deepcopy(raw)
+    case = data["eval_cases"][case_index]
+    conversation = case[child_key(case, "conversation") or "conversation"]
+    if len(actual) != len(conversation):
+        raise RecordError(f"the run answered {len(actual)} of {len(conversation)} turns; nothing was recorded")
+    for turn, invocation in zip(conversation, actual, strict=True):
+        final_key = child_key(turn, "final_response") or "final_response"
+        if invocation.final_response is not None:
+            turn[final_key] = invocation.final_response.model_dump(mode="json", exclude_none=True)
+        else:
+            turn.pop(final_key, None)
+        turn[child_key(turn, "intermediate_data") or "intermediate_data"] = static_intermediate(invocation)
+    return data

@@ -1,0 +1,88 @@
+"""The session layer: app name, user and state by key, and the events aligned after ADK's exclusions."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from agentdiff.core.diff.model import (
+    EventRow,
+    SessionDiff,
+)
+from agentdiff.core.diff.sequence import align
+from agentdiff.core.diff.tree import Change, diff_trees, freeze, pair_block
+from agentdiff.core.traces.model import (
+    SessionSnapshot,
+)
+
+SESSION_EXCLUDED_STATE = ("_adk_recordings_config", "_adk_replay_config")
+_EVENT_EXCLUDED = ("id", "timestamp", "invocation_id", "long_running_tool_ids", "node_info")
+_EMPTY_DEFAULT_ACTIONS = ("state_delta", "artifact_delta")
+
+
+def normalize_event(event: dict[str, Any]) -> dict[str, Any]:
+    """An event as ADK's replay compares it: ids, timestamps and replay bookkeeping removed."""
+    out = {key: value for key, value in event.items() if key not in _EVENT_EXCLUDED and value is not None}
+    content = out.get("content")
+    if isinstance(content, dict) and isinstance(content.get("parts"), list):
+        parts = []
+        for part in content["parts"]:
+            if isinstance(part, dict):
+                part = {k: v for k, v in part.items() if k != "thought_signature" and v is not None}
+                for key in ("function_call", "function_response"):
+                    if isinstance(part.get(key), dict):
+                        part[key] = {k: v for k, v in part[key].items() if k != "id" and v is not None}
+            parts.append(part)
+        out["content"] = {**content, "parts": parts}
+    actions = out.get("actions")
+    if isinstance(actions, dict):
+        actions = {k: v for k, v in actions.items() if k not in ("requested_auth_configs", "requested_tool_confirmations")}
+        if isinstance(actions.get("state_delta"), dict):
+            actions["state_delta"] = {k: v for k, v in actions["state_delta"].items() if k not in SESSION_EXCLUDED_STATE}
+        # empty maps and nulls are EventActions' defaults: a file that spells them out says nothing more
+        actions = {k: v for k, v in actions.items() if v is not None and not (k in _EMPTY_DEFAULT_ACTIONS and v == {})}
+        if actions:
+            out["actions"] = actions
+        else:
+            out.pop("actions")
+    return out
+
+
+def _event_turns(events: Sequence[dict[str, Any]]) -> list[int]:
+    turns, turn, seen = [], 0, False
+    for event in events:
+        if event.get("author") == "user":
+            if seen:
+                turn += 1
+            seen = True
+        turns.append(turn)
+    return turns
+
+
+def diff_session(expected: SessionSnapshot, actual: SessionSnapshot) -> SessionDiff:
+    changes: list[Change] = []
+    for key in ("app_name", "user_id"):
+        changes += diff_trees(getattr(expected, key), getattr(actual, key), (key,))
+    state_e = {k: v for k, v in expected.state.items() if k not in SESSION_EXCLUDED_STATE}
+    state_a = {k: v for k, v in actual.state.items() if k not in SESSION_EXCLUDED_STATE}
+    changes += diff_trees(state_e, state_a, ("state",))
+    norm_e = [normalize_event(e) for e in expected.events]
+    norm_a = [normalize_event(e) for e in actual.events]
+    turns_e, turns_a = _event_turns(expected.events), _event_turns(actual.events)
+    rows: list[EventRow] = []
+    for tag, i1, i2, j1, j2 in align([freeze(e) for e in norm_e], [freeze(e) for e in norm_a]):
+        if tag == "equal":
+            rows += [EventRow("same", i1 + k, j1 + k, turns_e[i1 + k], str(norm_e[i1 + k].get("author", ""))) for k in range(i2 - i1)]
+            continue
+        pairs = pair_block(norm_e[i1:i2], norm_a[j1:j2], key=lambda event: str(event.get("author")))
+        for i, j in pairs:
+            if i is not None and j is not None:
+                ie, ja = i1 + i, j1 + j
+                rows.append(
+                    EventRow("changed", ie, ja, turns_e[ie], str(norm_e[ie].get("author", "")), tuple(diff_trees(norm_e[ie], norm_a[ja])))
+                )
+            elif i is not None:
+                rows.append(EventRow("deleted", i1 + i, None, turns_e[i1 + i], str(norm_e[i1 + i].get("author", ""))))
+            else:
+                assert j is not None
+                rows.append(EventRow("inserted", None, j1 + j, turns_a[j1 + j], str(norm_a[j1 + j].get("author", ""))))
+    return SessionDiff(tuple(changes), tuple(rows))

@@ -1,0 +1,70 @@
+"""What one run of a case produced, as one value: the resolved agent, the result, the diff, the
+traces, every repeat's raw output, and which repeat is shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.diff.model import CaseDiff
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.run.expected import Baseline
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, RunRecord
+from agentdiff.core.traces.model import Trace
+from agentdiff.core.worker.jobs import AgentRef, RunOutput
+
+
+def shown_index(runs: Sequence[RunRecord]) -> int:
+    """The repeat a case shows (its diff, what accept takes): the first that did not pass, else the first."""
+    return next((i for i, run in enumerate(runs) if run.status is not CaseStatus.PASSED), 0)
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    ref: CaseRef
+    result: CaseResult
+    agent: Optional[AgentRef] = None  # the agent it ran with (None: none was found)
+    diff: Optional[CaseDiff] = None
+    baseline: Optional[Baseline] = None
+    trace: Optional[Trace] = None  # the actual trace of the shown repeat
+    outputs: tuple[RunOutput, ...] = ()  # every repeat's output (replay: one per streaming mode)
+    shown: int = 0  # the index into `outputs` (and `result.runs`) of the repeat shown
+    modes: tuple[str, ...] = ()  # replay: the streaming mode each output replayed
+
+    @property
+    def files_read(self) -> frozenset[str]:
+        return frozenset(path for out in self.outputs for path in out.files_read)
+
+    @property
+    def shown_output(self) -> Optional[RunOutput]:
+        return self.outputs[self.shown] if self.shown < len(self.outputs) else None
+
+    @property
+    def shown_record(self) -> Optional[RunRecord]:
+        """The scored repeat shown, with its actual invocations (scored runs only)."""
+        runs = self.result.runs
+        return runs[self.shown] if self.shown < len(runs) else None
+
+
+def layer_summaries(diff: Optional[CaseDiff]) -> tuple[LayerSummary, ...]:
+    if diff is None:
+        return ()
+    return tuple(LayerSummary(s.layer, s.status, s.summary) for s in diff.layers if s.status != "absent")
+
+
+def case_result(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus, **extra: Any) -> CaseResult:
+    if isinstance(ref, EvalCaseRef):
+        set_id: Optional[str] = ref.eval_set.eval_set.eval_set_id
+        eval_id = ref.case.eval_id
+        description = None
+    else:
+        set_id, eval_id, description = ref.case.category, ref.case.name, ref.case.spec.description
+    return CaseResult(
+        id=ref.id, source=ref.source, eval_set_id=set_id, eval_id=eval_id, agent=agent.label if agent else None,
+        mode=mode, status=status, description=description, **extra,
+    )
+
+
+def unrun(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus, error: Optional[str]) -> CaseRun:
+    """A case that ends before any run: no agent, not recorded, nothing to score."""
+    return CaseRun(ref, case_result(ref, agent, mode, status, error=error), agent)

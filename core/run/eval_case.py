@@ -1,0 +1,37 @@
+"""Running an EvalSet case: live, `num_runs` repeats at once, scored with its `test_config.json`
+exactly as ADK scores it; repeats that disagree make the case `flaky`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Sequence
+
+from agentdiff.core.formats.eval_config import eval_metrics
+from agentdiff.core.project.discovery import EvalCaseRef
+from agentdiff.core.run.case_run import CaseRun, unrun
+from agentdiff.core.run.expected import load_baseline
+from agentdiff.core.run.jobs import eval_case_job, messages_for
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.run.scored import scored_case_run
+from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.core.worker.jobs import AgentRef, RunOutput
+
+SCENARIO = "conversation_scenario cases need ADK's user simulator, which agentdiff does not run"
+
+
+async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOptions) -> CaseRun:
+    if ref.case.conversation is None:
+        return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
+    job = eval_case_job(ref, agent, "live")
+    repeats = max(1, options.num_runs)
+    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
+    return score_eval_case(ref, agent, outputs)
+
+
+def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutput]) -> CaseRun:
+    """The outputs of an EvalSet case's repeats, scored against its current expectations and criteria."""
+    if ref.case.conversation is None:
+        return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
+    baseline = load_baseline(ref)
+    metrics = eval_metrics(ref.config.config)
+    return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), list(ref.case.conversation), metrics, baseline.criteria)

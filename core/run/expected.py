@@ -1,0 +1,63 @@
+"""The expected side of a case (its baseline) as a trace, with the criteria and files it is judged by."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from agentdiff.core.diff.criteria import criteria_from_config
+from agentdiff.core.diff.model import DiffCriteria
+from agentdiff.core.diff.source_index import SourceIndex
+from agentdiff.core.formats.conformance import StreamingMode
+from agentdiff.core.formats.eval_config import MatchType
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.traces.from_files import eval_case_paths, trace_from_invocations, trace_from_recordings
+from agentdiff.core.traces.model import Trace
+
+
+@dataclass(frozen=True)
+class Baseline:
+    case_id: str
+    trace: Trace
+    criteria: DiffCriteria
+    sources: SourceIndex
+    mode: Optional[StreamingMode] = None  # conformance: the streaming mode of the recordings
+
+
+class NotRecorded(Exception):
+    """A conformance case with no recordings for the requested mode."""
+
+
+#: Replay compares tool calls one by one, by name and args, as ADK's ReplayPlugin does.
+REPLAY_CRITERIA = DiffCriteria(match_type=MatchType.EXACT)
+
+
+def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baseline:
+    if isinstance(ref, EvalCaseRef):
+        index = next(i for i, case in enumerate(ref.eval_set.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
+        trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
+        return Baseline(ref.id, trace, criteria_from_config(ref.config.config), SourceIndex([ref.eval_set.source]))
+    case = ref.case
+    if not case.baselines:
+        raise NotRecorded(f"{case.display} has no recordings yet (record it with `agentdiff record {case.display}`)")
+    chosen: StreamingMode = mode or ("none" if "none" in case.baselines else "sse")
+    if chosen not in case.baselines:
+        raise NotRecorded(f"{case.display} has no recordings for streaming mode {chosen}")
+    baseline = case.baselines[chosen]
+    sources = SourceIndex([baseline.recordings_source, baseline.session_source, case.spec_source])
+    return Baseline(ref.id, trace_from_recordings(case, chosen), REPLAY_CRITERIA, sources, chosen)
+
+
+def expected_invocations(trace: Trace) -> list[Invocation]:
+    """A recorded conformance trace as the expected invocations of an evaluation-style (live) score."""
+    return [
+        Invocation.model_validate(
+            {
+                "user_content": {"role": "user", "parts": [{"text": turn.user_text}]},
+                "final_response": {"role": "model", "parts": [{"text": turn.final_response or ""}]},
+                "intermediate_data": {"tool_uses": [{"name": c.name, "args": c.args} for c in turn.tool_calls]},
+            }
+        )
+        for turn in trace.turns
+    ]

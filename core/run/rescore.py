@@ -1,0 +1,28 @@
+"""Re-scoring a case's cached run against its current expectations and criteria: no agent call.
+
+An EvalSet case and a live conformance case are scored again from their outputs; a replay is diffed
+again against the current recordings of each streaming mode it replayed."""
+
+from __future__ import annotations
+
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.run.case_run import CaseRun, unrun
+from agentdiff.core.run.conformance import judge_replay, score_live_conformance
+from agentdiff.core.run.eval_case import score_eval_case
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.scoring.results import CaseStatus
+
+
+def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions) -> CaseRun:
+    if not previous.outputs:
+        raise ValueError("no cached run to re-score")
+    agent, outputs = previous.agent, previous.outputs
+    if isinstance(ref, EvalCaseRef):
+        return score_eval_case(ref, agent, outputs)  # type: ignore[arg-type]
+    if previous.result.mode == "live":
+        streaming = previous.baseline.mode if previous.baseline and previous.baseline.mode else "none"
+        return score_live_conformance(ref, agent, streaming, outputs, options)
+    replayed = [(mode, out) for mode, out in zip(previous.modes, outputs) if mode in ref.case.baselines]
+    if not replayed:
+        return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, f"no longer recorded: record it with `agentdiff record {ref.id}`")
+    return judge_replay(ref, agent, [mode for mode, _ in replayed], [out for _, out in replayed])

@@ -1,0 +1,45 @@
+"""Running cases: each case's agent resolved, its jobs sent to the worker pool, and the outputs
+scored and diffed as they come back. `run_cases` yields each case as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import AsyncIterator, Sequence
+
+from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.run.case_run import CaseRun, unrun
+from agentdiff.core.run.conformance import live_conformance, replay_conformance
+from agentdiff.core.run.eval_case import run_eval_case
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.scoring.results import CaseStatus
+
+
+def default_mode(ref: CaseRef, options: RunOptions) -> str:
+    return options.mode or ("replay" if isinstance(ref, ConformanceCaseRef) else "live")
+
+
+async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> CaseRun:
+    """One case, start to verdict. `pool` is a WorkerPool, or anything with `async run(job, timeout)`."""
+    resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
+    mode = default_mode(ref, options)
+    if resolution.agent is None:
+        return unrun(ref, None, mode, CaseStatus.ERROR, resolution.error)
+    agent = resolution.agent
+    if isinstance(ref, EvalCaseRef):
+        return await run_eval_case(ref, agent, pool, options)
+    if mode == "replay":
+        return await replay_conformance(ref, agent, pool, options)
+    return await live_conformance(ref, agent, pool, options)
+
+
+async def run_cases(refs: Sequence[CaseRef], pool, options: RunOptions, root: Path) -> AsyncIterator[CaseRun]:
+    """Run every case (concurrency is the pool's); yield each as it finishes."""
+    tasks = [asyncio.ensure_future(run_case(ref, pool, options, root)) for ref in refs]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            yield await next_done
+    finally:
+        for task in tasks:
+            task.cancel()

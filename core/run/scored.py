@@ -1,0 +1,45 @@
+"""Scoring a case's outputs evaluation-style (EvalSet cases, and conformance cases in live mode):
+each repeat scored, the repeats aggregated into a verdict, and the shown repeat diffed."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.model import DiffCriteria
+from agentdiff.core.formats.eval_config import EvalMetric
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.project.discovery import CaseRef
+from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index
+from agentdiff.core.run.expected import Baseline
+from agentdiff.core.scoring.results import RunRecord
+from agentdiff.core.scoring.verdicts import aggregate, case_verdict, failed_run, score_run
+from agentdiff.core.traces.from_run import invocations_from_output, trace_from_output
+from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
+
+
+def score_output(out: RunOutput, messages: Sequence[Message], expected: Sequence[Invocation], metrics: Sequence[EvalMetric]) -> RunRecord:
+    """One repeat scored; its actual invocations are built here, once, and kept on the record."""
+    actual = invocations_from_output(out, messages)
+    if out.error is not None:
+        return failed_run(actual, expected, out.error)
+    return score_run(metrics, actual, expected)
+
+
+def scored_case_run(
+    ref: CaseRef,
+    agent: Optional[AgentRef],
+    baseline: Baseline,
+    outputs: Sequence[RunOutput],
+    messages: Sequence[Message],
+    expected: Sequence[Invocation],
+    metrics: Sequence[EvalMetric],
+    criteria: DiffCriteria,
+) -> CaseRun:
+    runs = tuple(score_output(out, messages, expected, metrics) for out in outputs)
+    status, reason = case_verdict(runs, aggregate(runs))
+    shown = shown_index(runs)
+    trace = trace_from_output(outputs[shown], messages)
+    diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
+    result = case_result(ref, agent, "live", status, metrics=aggregate(runs), error=reason, runs=runs, layers=layer_summaries(diff))
+    return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
