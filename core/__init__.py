@@ -1,6 +1,15 @@
-"""agentdiff's headless core: ADK formats, discovery, scoring and reports.
+"""agentdiff's headless core, in subpackages along the data flow (each imports only those below):
 
-Nothing here imports Textual, Rich or the TUI, and nothing here prints.
+    workbench · reports     a session over every case (watch, re-run, accept, undo) · report writers
+    baselines               accept and record: atomic, journaled writes of ADK-format baselines
+    run                     cases as worker jobs; outputs scored and diffed into a CaseRun
+    diff                    the per-layer diff engine, as data
+    traces · scoring        what a run did · ADK-exact metrics and verdicts
+    project                 discovery, agent resolution, configuration
+    formats · worker        ADK's file formats · the worker processes that run agents
+
+Nothing here imports Textual, Rich or the TUI, and nothing here prints; `tests/test_architecture.py`
+checks the contracts in pyproject.toml.
 """
 
 from importlib import metadata as _metadata

@@ -12,12 +12,16 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
-
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.formats.load_error import LoadError, validation_errors
-from agentdiff.core.formats.source_file import SourceFileError, SourceText, parse_source, read_source
+from agentdiff.core.formats.source_file import (
+    SourceFileError,
+    SourceText,
+    parse_source,
+    read_source,
+)
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
 
 RESULT_SUFFIX = ".evalset_result.json"
 

@@ -11,12 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
-
 from agentdiff.core.formats.genai_types import Content, FunctionCall, FunctionResponse
 from agentdiff.core.formats.load_error import LoadError, validation_errors
-from agentdiff.core.formats.source_file import SourceFileError, SourceText, parse_source, read_source
+from agentdiff.core.formats.source_file import (
+    SourceFileError,
+    SourceText,
+    parse_source,
+    read_source,
+)
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
 
 SPEC_FILE = "spec.yaml"
 StreamingMode = Literal["none", "sse"]

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Optional, Union
 
+from agentdiff.core.formats.genai_types import (
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    Part,
+    UsageMetadata,
+)
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
-
-from agentdiff.core.formats.genai_types import Content, FunctionCall, FunctionResponse, Part, UsageMetadata
 
 
 class EvalBaseModel(BaseModel):

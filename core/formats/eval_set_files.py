@@ -13,12 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import ValidationError
-
 from agentdiff.core.formats.eval_config import EvalConfig, default_eval_config
 from agentdiff.core.formats.eval_set import EvalSet
-from agentdiff.core.formats.load_error import LoadError, format_path, locate, validation_errors
-from agentdiff.core.formats.source_file import SourceFileError, SourceText, display_path, parse_source, read_source
+from agentdiff.core.formats.load_error import (
+    LoadError,
+    format_path,
+    locate,
+    validation_errors,
+)
+from agentdiff.core.formats.source_file import (
+    SourceFileError,
+    SourceText,
+    display_path,
+    parse_source,
+    read_source,
+)
+from pydantic import ValidationError
 
 CONFIG_FILE_NAME = "test_config.json"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-
 from agentdiff.core.formats.load_error import LoadError, line_col
 
 Kind = Literal["json", "yaml"]

@@ -1,4 +1,8 @@
-"""Report writers: results in, text out. None of them prints."""
+"""Report writers: results and diffs in, text out (JSON, JUnit, Markdown, CSV; a diff as text or
+JSON). None of them prints: the CLI decides where the text goes.
+
+May import: `diff`, `traces`, `scoring`, `formats`.
+"""
 
 from __future__ import annotations
 

@@ -1,1 +1,6 @@
-"""run."""
+"""Running cases: a case as worker jobs, the runs sent to a worker pool, the outputs scored and
+diffed into one `CaseRun` value (its agent, result, diff, traces, outputs and shown repeat), and
+re-scoring a cached run with no agent call. `runner.run_cases` yields cases as they finish.
+
+May import: `diff`, `traces`, `scoring`, `project`, `formats`, `worker` (jobs; the pool is passed in).
+"""

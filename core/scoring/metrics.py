@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Optional, Sequence
 
-from pydantic import ValidationError
-
 from agentdiff.core.formats import eval_config as names
 from agentdiff.core.formats.eval_config import EvalMetric, ToolTrajectoryCriterion
 from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
 from agentdiff.core.formats.genai_types import content_text
+from agentdiff.core.formats.usage import TOKEN_FIELDS, token_usage
 from agentdiff.core.scoring.rouge import rouge1
 from agentdiff.core.scoring.trajectory import trajectory_matches
+from pydantic import ValidationError
 
 
 class MetricStatus(str, Enum):
@@ -170,58 +170,13 @@ def _inference_call_count(metric: EvalMetric, actual: Sequence[Invocation]) -> M
     return _informational(metric, actual, count)
 
 
-_TOKEN_FIELDS = (
-    "total_tokens",
-    "input_tokens",
-    "prompt_tokens",
-    "cached_tokens",
-    "tool_use_tokens",
-    "output_tokens",
-    "candidates_tokens",
-    "reasoning_tokens",
-)
-
-
-def _add(total: Optional[float], count: Optional[int]) -> Optional[float]:
-    if count is None:
-        return total
-    return (total or 0) + count
-
-
-def token_usage(inv: Invocation) -> dict[str, Optional[float]]:
-    """One turn's token counts summed over its model calls (None = not reported, not zero)."""
-    totals: dict[str, Optional[float]] = dict.fromkeys(_TOKEN_FIELDS)
-    if isinstance(inv.intermediate_data, InvocationEvents):
-        for event in inv.intermediate_data.invocation_events:
-            usage = event.usage_metadata
-            if usage is None:
-                continue
-            prompt, tool = usage.prompt_token_count, usage.tool_use_prompt_token_count
-            candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
-            input_tokens = None if prompt is None and tool is None else (prompt or 0) + (tool or 0)
-            output_tokens = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
-            for key, count in (
-                ("input_tokens", input_tokens),
-                ("prompt_tokens", prompt),
-                ("cached_tokens", usage.cached_content_token_count),
-                ("tool_use_tokens", tool),
-                ("output_tokens", output_tokens),
-                ("candidates_tokens", candidates),
-                ("reasoning_tokens", thoughts),
-            ):
-                totals[key] = _add(totals[key], count)
-    if totals["input_tokens"] is not None or totals["output_tokens"] is not None:
-        totals["total_tokens"] = (totals["input_tokens"] or 0) + (totals["output_tokens"] or 0)
-    return {key: (float(v) if v is not None else None) for key, v in totals.items()}
-
-
 def _token_usage(metric: EvalMetric, actual: Sequence[Invocation]) -> MetricEvaluation:
     details = [token_usage(inv) for inv in actual]
     per_invocation = tuple(InvocationScore(d["total_tokens"], MetricStatus.INFORMATIONAL, d) for d in details)
     if not details:
         return MetricEvaluation(metric, None, MetricStatus.INFORMATIONAL)
     averaged: dict[str, Optional[float]] = {}
-    for key in _TOKEN_FIELDS:  # one shared denominator: a turn that did not report a count spent none
+    for key in TOKEN_FIELDS:  # one shared denominator: a turn that did not report a count spent none
         present = [d[key] for d in details if d[key] is not None]
         averaged[key] = sum(present) / len(details) if present else None
     return MetricEvaluation(metric, averaged["total_tokens"], MetricStatus.INFORMATIONAL, per_invocation, details=averaged)

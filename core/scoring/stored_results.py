@@ -6,12 +6,28 @@ import re
 from pathlib import Path
 from typing import Optional, Sequence
 
-from agentdiff.core.formats.adk_results import EvalCaseResult, EvalSetResult, EvalStatus, LoadedResults, load_eval_set_result
-from agentdiff.core.formats.eval_config import EFFICIENCY_METRICS, EvalConfig, EvalMetric, eval_metrics
+from agentdiff.core.formats.adk_results import (
+    EvalCaseResult,
+    EvalSetResult,
+    EvalStatus,
+    LoadedResults,
+    load_eval_set_result,
+)
+from agentdiff.core.formats.eval_config import (
+    EFFICIENCY_METRICS,
+    EvalConfig,
+    EvalMetric,
+    eval_metrics,
+)
 from agentdiff.core.formats.load_error import LoadError
-from agentdiff.core.scoring.results import CaseResult, RunRecord
-from agentdiff.core.scoring.verdicts import aggregate, case_verdict, failed_run, score_run
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.scoring.results import CaseResult, RunRecord
+from agentdiff.core.scoring.verdicts import (
+    aggregate,
+    case_verdict,
+    failed_run,
+    score_run,
+)
 
 
 def stored_metrics(case: EvalCaseResult) -> list[EvalMetric]:

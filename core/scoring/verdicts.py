@@ -16,7 +16,11 @@ from typing import Iterable, Optional, Sequence
 
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
-from agentdiff.core.scoring.metrics import MetricEvaluation, MetricStatus, evaluate_metric
+from agentdiff.core.scoring.metrics import (
+    MetricEvaluation,
+    MetricStatus,
+    evaluate_metric,
+)
 from agentdiff.core.scoring.results import CaseStatus, MetricResult, RunRecord
 
 

@@ -6,12 +6,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from agentdiff.core.formats.conformance import ConformanceCase, ModeBaseline, StreamingMode
-from agentdiff.core.formats.eval_set import IntermediateData, Invocation, InvocationEvents
-from agentdiff.core.formats.genai_types import Content, FunctionCall, FunctionResponse, content_text
+from agentdiff.core.formats.conformance import (
+    ConformanceCase,
+    ModeBaseline,
+    StreamingMode,
+)
+from agentdiff.core.formats.eval_set import (
+    IntermediateData,
+    Invocation,
+    InvocationEvents,
+)
 from agentdiff.core.formats.eval_set_files import LoadedEvalSet
-from agentdiff.core.scoring.metrics import token_usage
-from agentdiff.core.traces.model import LlmExchange, Origin, SessionSnapshot, TextResponse, ToolCall, Trace, Turn
+from agentdiff.core.formats.genai_types import (
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    content_text,
+)
+from agentdiff.core.formats.usage import token_usage
+from agentdiff.core.traces.model import (
+    LlmExchange,
+    Origin,
+    SessionSnapshot,
+    TextResponse,
+    ToolCall,
+    Trace,
+    Turn,
+)
 
 #: `seq` of a turn's final response: after everything else the turn did.
 FINAL_SEQ = 1_000_000_000

@@ -13,7 +13,14 @@ from typing import Any, Optional, Sequence
 
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.formats.genai_types import Content, content_text
-from agentdiff.core.traces.model import LlmExchange, SessionSnapshot, TextResponse, ToolCall, Trace, Turn
+from agentdiff.core.traces.model import (
+    LlmExchange,
+    SessionSnapshot,
+    TextResponse,
+    ToolCall,
+    Trace,
+    Turn,
+)
 from agentdiff.core.worker.jobs import Message, RunOutput
 
 
