@@ -42,12 +42,11 @@ def _sentence(rng: random.Random) -> str:
 @benchmark("rouge")
 def rouge_benchmark() -> list[tuple[str, str, str]]:
     """ROUGE-1 of 1,000 response pairs: agentdiff vs ADK's RougeEvaluator called per pair."""
+    from agentdiff.core.scoring import rouge
     from google.adk.evaluation.eval_case import Invocation
     from google.adk.evaluation.eval_metrics import EvalMetric
     from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
     from google.genai import types
-
-    from agentdiff.core.scoring import rouge
 
     rng = random.Random(7)
     pairs = [(_sentence(rng), _sentence(rng)) for _ in range(1000)]
@@ -145,10 +144,10 @@ def diff_benchmark() -> list[tuple[str, str, str]]:
     trajectories, with difflib's SequenceMatcher (what ADK's unified diffs use) as the reference."""
     import difflib
 
-    from agentdiff.core.diff.model import DiffCriteria
     from agentdiff.core.diff.case import diff_case
-    from agentdiff.core.diff.tool_calls import align_tool_calls
+    from agentdiff.core.diff.model import DiffCriteria
     from agentdiff.core.diff.sequence import align
+    from agentdiff.core.diff.tool_calls import align_tool_calls
     from agentdiff.core.traces.model import ToolCall
 
     rows = []
@@ -432,10 +431,10 @@ def tui_benchmark() -> list[tuple[str, str, str]]:
         start = time.perf_counter()
         app = create_app(root, [root / "agents"], pool=_NeverPool(), watch=False, project="bench")
         async with app.run_test(size=(160, 48)) as pilot:
-            while getattr(app, "first_paint_at", None) is None:
+            while app.main.first_paint_at is None:
                 await asyncio.sleep(0.005)
-            assert len(app.tree.visible_ids) == 5000
-            rows.append(("tui: first paint (tree drawn), 5,000 cases, from creating the app", f"{(app.first_paint_at - start) * 1000:.0f} ms", "target <= 1,500 ms"))
+            assert len(app.main.tree.visible_ids) == 5000
+            rows.append(("tui: first paint (tree drawn), 5,000 cases, from creating the app", f"{(app.main.first_paint_at - start) * 1000:.0f} ms", "target <= 1,500 ms"))
             await pilot.pause()
             await pilot.pause(1.0)
             times, cpu = [], []
@@ -546,9 +545,12 @@ class _LoopLag:
     """The longest event-loop stall: a task sleeping 5 ms at a time records its largest overshoot."""
 
     def __init__(self) -> None:
+        self.worst, self.ticks = 0.0, 0
+        self.start()
+
+    def start(self) -> None:
         import asyncio
 
-        self.worst, self.ticks = 0.0, 0
         self._task = asyncio.get_running_loop().create_task(self._probe())
 
     async def _probe(self) -> None:
@@ -601,8 +603,8 @@ async def _scale_operations(app, pilot, root, sets, lag: _LoopLag, rows: list) -
     await _until("the edited case failing after its eval set was saved", _verdict(app, case, before, True), 120)
     rows.append(("tui-scale: longest loop stall, 1 eval set saved (1 case now fails)", f"{await lag.settled() * 1000:.0f} ms", stall))
 
-    app.tree.select_case(case)  # (3) accept it as the user does: select, a, then y in the modal
-    await _until("the tree's cursor on the failing case", lambda: app.tree.current_case_id == case, 30)
+    app.main.tree.select_case(case)  # (3) accept it as the user does: select, a, then y in the modal
+    await _until("the tree's cursor on the failing case", lambda: app.main.tree.current_case_id == case, 30)
     await pilot.pause(0.2)  # the detail follows the cursor 30 ms later
     before = cases[case].run
     lag.reset()
@@ -673,14 +675,15 @@ def tui_scale_benchmark() -> list[tuple[str, str, str]]:
         async with app.run_test(size=(160, 48)) as pilot:
             lag = _LoopLag()
             try:
-                await _until("the first paint", lambda: getattr(app, "first_paint_at", None) is not None, 60)
-                rows.append((f"tui-scale: first paint, {len(app.workbench.cases):,} cases, from creating the app", f"{(app.first_paint_at - start) * 1000:.0f} ms", "target <= 1,500 ms"))
+                await _until("the first paint", lambda: app.main.first_paint_at is not None, 60)
+                rows.append((f"tui-scale: first paint, {len(app.workbench.cases):,} cases, from creating the app", f"{(app.main.first_paint_at - start) * 1000:.0f} ms", "target <= 1,500 ms"))
                 cases = app.workbench.cases
                 await _until("a verdict for every case", lambda: all(s.run is not None and not s.running for s in cases.values()), 900)
                 await app.workbench.wait()
                 passed = sum(not s.failing for s in cases.values())
                 rows.append((f"tui-scale: first full run, {len(cases):,} cases", f"{time.perf_counter() - start:.1f} s", f"informational; {passed:,} passed"))
                 rows.append(("tui-scale: longest loop stall from mounting to the end of the first run", f"{await lag.settled() * 1000:.0f} ms", "informational"))
+                lag.stop()  # the probe's own CPU stays out of the key measure
                 await pilot.pause(1.0)
                 times, cpu = [], []
                 for key in ["j"] * 15 + ["k"] * 15:
@@ -691,6 +694,7 @@ def tui_scale_benchmark() -> list[tuple[str, str, str]]:
                     cpu.append(time.process_time() - tock)
                 rows.append((f"tui-scale: key to repaint, {len(cases):,} cases, CPU of the app (median of 30)", f"{statistics.median(cpu) * 1000:.1f} ms", "target <= 30 ms"))
                 rows.append(("tui-scale: key to repaint, wall incl. Pilot's waits (median of 30)", f"{statistics.median(times) * 1000:.1f} ms", "informational"))
+                lag.start()
                 await _scale_operations(app, pilot, root, sets, lag, rows)
             finally:
                 lag.stop()

@@ -77,7 +77,10 @@ def record_with_adk(agent, case_dir: Path, mode: str = "none") -> None:
 
 async def _replay(agent, case_dir: Path, mode: str) -> tuple[bool, str]:
     from google.adk.cli.conformance._generated_file_utils import load_recorded_session
-    from google.adk.cli.conformance._replay_validators import compare_events, compare_session
+    from google.adk.cli.conformance._replay_validators import (
+        compare_events,
+        compare_session,
+    )
     from google.adk.cli.plugins.replay_plugin import ReplayPlugin
     from google.adk.runners import InMemoryRunner
 

@@ -33,7 +33,9 @@ def run_agent_evaluator(
     from google.adk.evaluation.agent_evaluator import AgentEvaluator
     from google.adk.evaluation.eval_config import EvalConfig
     from google.adk.evaluation.eval_set import EvalSet
-    from google.adk.evaluation.local_eval_set_results_manager import LocalEvalSetResultsManager
+    from google.adk.evaluation.local_eval_set_results_manager import (
+        LocalEvalSetResultsManager,
+    )
 
     history = agents_dir / app_name / ".adk" / "eval_history"
     before = set(history.glob("*.evalset_result.json")) if history.exists() else set()

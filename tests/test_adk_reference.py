@@ -6,14 +6,12 @@ import math
 import statistics
 
 import pytest
-
 from agentdiff.core.formats.adk_results import EvalStatus, load_eval_set_result
 from agentdiff.core.formats.eval_config import EvalConfig, eval_metrics
-from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.reports.csv_report import render_csv
+from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.stored_results import rescore_result, stored_metrics
 from agentdiff.core.scoring.verdicts import score_run
-
 from conftest import REFERENCE_CASES, REFERENCE_CONFIGS
 
 pytestmark = pytest.mark.adk

@@ -8,9 +8,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from agentdiff.tui.cli import main
-
 from conftest import ROOT
 
 SAMPLE_RESULTS = ROOT / "sample_agents" / "home_automation" / ".adk" / "eval_history"
@@ -95,12 +93,50 @@ def test_list_shows_cases_and_load_errors(tmp_path):
 
 
 def test_no_command_opens_the_tui_on_the_paths(monkeypatch):
-    from agentdiff.tui import cli
+    from agentdiff.tui.cli import watch
 
     opened = {}
-    monkeypatch.setattr(cli, "cmd_watch", lambda args, out, err: opened.setdefault("paths", args.paths) and 0)
+    monkeypatch.setattr(watch, "command", lambda args, out, err: opened.setdefault("paths", args.paths) and 0)
     assert run("sample_agents")[0] == 0
     assert [p.name for p in opened["paths"]] == ["sample_agents"]
+
+
+def test_watch_takes_the_run_flags_and_builds_its_options_with_the_shared_builder():
+    from agentdiff.core.project.config import ProjectConfig
+    from agentdiff.tui.cli import build_parser
+    from agentdiff.tui.cli.options import run_options
+
+    args = build_parser().parse_args(["watch", "sample_agents", "--streaming-mode", "sse", "--run-tools", "--num-runs", "3",
+                                      "--mode", "live", "--timeout", "7", "--agents", "agents"])
+    options = run_options(args, ProjectConfig(root=ROOT, num_runs=2, timeout=60.0))
+    assert (options.streaming, options.run_tools, options.num_runs, options.mode, options.timeout) == ("sse", True, 3, "live", 7.0)
+    assert options.agents_dirs[0].name == "agents"
+    defaults = run_options(build_parser().parse_args(["watch"]), ProjectConfig(root=ROOT, num_runs=2, timeout=60.0))
+    assert (defaults.streaming, defaults.run_tools, defaults.num_runs, defaults.timeout) == (None, False, 2, 60.0)
+
+
+def test_watch_passes_the_built_options_to_the_app(monkeypatch):
+    """`watch` opens the app with the options of the shared builder (a fake app module: no TUI opens)."""
+    import sys
+    import types
+
+    monkeypatch.chdir(ROOT)
+    opened = {}
+
+    class FakeApp:
+        def run(self):
+            opened["ran"] = True
+
+    def create_app(root, paths, *, pool=None, options=None, **_):
+        opened.update(paths=paths, pool=pool, options=options)
+        return FakeApp()
+
+    monkeypatch.setitem(sys.modules, "agentdiff.tui.app", types.SimpleNamespace(create_app=create_app))
+    assert run("watch", "sample_agents", "--streaming-mode", "sse", "--run-tools", "--num-runs", "2", "--jobs", "3")[0] == 0
+    options = opened["options"]
+    assert opened["ran"] and [p.name for p in opened["paths"]] == ["sample_agents"]
+    assert (options.streaming, options.run_tools, options.num_runs) == ("sse", True, 2)
+    assert opened["pool"].jobs == 3
 
 
 def test_help_lists_every_command():

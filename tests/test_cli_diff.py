@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import ROOT
 from test_cli import SAMPLE_RESULTS, run
 from test_diff_locations import write_conformance_case

@@ -8,9 +8,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from agentdiff.core.baselines.journal import undo_last
-
 from conftest import ROOT
 from test_cli import run
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from agentdiff.core.formats.conformance import load_conformance_case
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef, discover
 

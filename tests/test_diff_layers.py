@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.model import DiffCriteria
+from agentdiff.core.diff.tool_calls import align_tool_calls
+from agentdiff.core.diff.tree import apply_changes
+from agentdiff.core.formats.eval_config import MatchType
+from agentdiff.core.traces.model import (
+    LlmExchange,
+    SessionSnapshot,
+    ToolCall,
+    Trace,
+    Turn,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from agentdiff.core.diff.model import DiffCriteria
-from agentdiff.core.diff.case import diff_case
-from agentdiff.core.diff.tool_calls import align_tool_calls
-from agentdiff.core.formats.eval_config import MatchType
-from agentdiff.core.traces.model import LlmExchange, SessionSnapshot, ToolCall, Trace, Turn
-from agentdiff.core.diff.tree import apply_changes
 
 EXACT = DiffCriteria(MatchType.EXACT, response_threshold=0.8)
 IN_ORDER = DiffCriteria(MatchType.IN_ORDER, response_threshold=0.8)

@@ -6,9 +6,9 @@ import json
 import textwrap
 from pathlib import Path
 
-from agentdiff.core.run.expected import load_baseline
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.project.discovery import discover
+from agentdiff.core.run.expected import load_baseline
 from agentdiff.core.traces.model import ToolCall
 
 

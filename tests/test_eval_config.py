@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from agentdiff.core.formats.eval_config import EFFICIENCY_METRICS, EvalConfig, EvalMetric, MatchType, eval_metrics
+from agentdiff.core.formats.eval_config import (
+    EFFICIENCY_METRICS,
+    EvalConfig,
+    EvalMetric,
+    MatchType,
+    eval_metrics,
+)
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.formats.eval_set_files import load_eval_config
-from agentdiff.core.scoring.metrics import MetricStatus, evaluate_metric, trajectory_criterion
+from agentdiff.core.scoring.metrics import (
+    MetricStatus,
+    evaluate_metric,
+    trajectory_criterion,
+)
 
 
 def config(criteria) -> EvalConfig:

@@ -12,18 +12,21 @@ import time
 from pathlib import Path
 
 import pytest
+from agentdiff.core.baselines.journal import (
+    BaselineWriteError,
+    FileWrite,
+    sha256_of,
+    write_baseline,
+)
+from agentdiff.core.formats.adk_results import load_eval_set_result
+from agentdiff.core.formats.conformance import load_conformance_case
+from agentdiff.core.formats.eval_set_files import load_config_file, load_eval_set
+from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.project.discovery import discover
+from agentdiff.core.worker.jobs import AgentRef, Job, Message
+from conftest import NATIVE_AGENTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from agentdiff.core.formats.adk_results import load_eval_set_result
-from agentdiff.core.project.agents import resolve_agent
-from agentdiff.core.baselines.journal import BaselineWriteError, FileWrite, sha256_of, write_baseline
-from agentdiff.core.formats.conformance import load_conformance_case
-from agentdiff.core.project.discovery import discover
-from agentdiff.core.formats.eval_set_files import load_config_file, load_eval_set
-from agentdiff.core.worker.jobs import AgentRef, Job, Message
-
-from conftest import NATIVE_AGENTS
 
 # --- hostile files ------------------------------------------------------------------------------
 
@@ -219,12 +222,16 @@ def test_undo_works_after_a_restart(tmp_path):
 
 
 async def test_a_thousand_changed_files_are_one_rerun(tmp_path):
-    from agentdiff.core.workbench.changes import CaseFiles, classify, watchfiles_source
+    from agentdiff.core.workbench.case_index import CaseFiles, CaseIndex
+    from agentdiff.core.workbench.changes import classify
+    from agentdiff.core.workbench.watcher import watchfiles_source
 
     agent = tmp_path / "agents" / "bot"
     (agent / "data").mkdir(parents=True)
     (agent / "agent.py").write_text("x = 1\n")
-    cases = [CaseFiles(f"case{i}", frozenset({tmp_path / f"c{i}.evalset.json"}), None, agent.resolve()) for i in range(3)]
+    cases = CaseIndex()
+    for i in range(3):
+        cases.put(CaseFiles(f"case{i}", frozenset({tmp_path / f"c{i}.evalset.json"}), None, agent.resolve()))
     changes = watchfiles_source([tmp_path], debounce_ms=200)()
     batches: list[set[Path]] = []
 
@@ -296,7 +303,8 @@ def test_closing_the_pool_leaves_no_worker_behind():
 
 
 def test_editor_saves_and_litter_count_once_for_the_real_file(tmp_path):
-    from agentdiff.core.workbench.changes import CaseFiles, classify
+    from agentdiff.core.workbench.case_index import CaseFiles, CaseIndex
+    from agentdiff.core.workbench.changes import classify
 
     agent = tmp_path / "agents" / "bot"
     agent.mkdir(parents=True)
@@ -304,7 +312,8 @@ def test_editor_saves_and_litter_count_once_for_the_real_file(tmp_path):
     prompt.write_text("hello")
     evalset = tmp_path / "bot.evalset.json"
     evalset.write_text("{}")
-    cases = [CaseFiles("c1", frozenset({evalset}), None, agent.resolve(), frozenset({prompt.resolve()}))]
+    cases = CaseIndex()
+    cases.put(CaseFiles("c1", frozenset({evalset.resolve()}), None, agent.resolve(), frozenset({prompt.resolve()})))
     # vim: swap file, backup, a probe file, then the written file; sed -i: a temp file renamed over it
     litter = [agent / ".prompt.md.swp", agent / "prompt.md~", agent / "4913", agent / "sedAbC123"]
     (selection,) = classify([*litter, prompt], cases, tmp_path)

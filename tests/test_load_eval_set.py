@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agentdiff.core.formats.eval_set import IntermediateData, InvocationEvents
-from agentdiff.core.formats.json_text import dumps_like
 from agentdiff.core.formats.eval_set_files import load_eval_set
+from agentdiff.core.formats.json_text import dumps_like
 
 CASE = {
     "eval_id": "c1",

@@ -15,13 +15,11 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from agentdiff.core.diff.request_normalize import requests_equal
+from agentdiff.core.diff.session import normalize_event
+from conftest import REF_AGENTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from agentdiff.core.diff.session import normalize_event
-from agentdiff.core.diff.request_normalize import requests_equal
-
-from conftest import REF_AGENTS
 
 pytestmark = pytest.mark.adk
 
@@ -62,7 +60,10 @@ def events(recorded) -> list[dict]:
 
 
 def adk_requests_match(recorded: dict, current: dict) -> bool:
-    from google.adk.cli.conformance._conformance_test_google_llm import ReplayVerificationError, _ConformanceTestGemini
+    from google.adk.cli.conformance._conformance_test_google_llm import (
+        ReplayVerificationError,
+        _ConformanceTestGemini,
+    )
     from google.adk.models.llm_request import LlmRequest
 
     stub = SimpleNamespace(_user_message_index=0, _agent_name="ref_agent")

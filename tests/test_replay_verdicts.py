@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from agentdiff.core.project.discovery import discover
 from agentdiff.core.baselines.record import record_case
+from agentdiff.core.project.discovery import discover
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.runner import run_case
 from agentdiff.core.scoring.results import CaseStatus

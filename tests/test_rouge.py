@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from agentdiff.core.scoring.rouge import rouge1, tokenize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from agentdiff.core.scoring.rouge import rouge1, tokenize
 
 
 @pytest.mark.parametrize(

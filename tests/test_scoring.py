@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import pytest
-
 from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, eval_metrics
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
-from agentdiff.core.scoring.verdicts import aggregate, case_verdict, failed_run, final_status, score_run
+from agentdiff.core.scoring.verdicts import (
+    aggregate,
+    case_verdict,
+    failed_run,
+    final_status,
+    score_run,
+)
 
 
 def inv(text: str, calls: list[str] = ()) -> Invocation:

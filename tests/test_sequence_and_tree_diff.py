@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from agentdiff.core.diff.sequence import Opcode, align, tokenize_words, word_diff
 from agentdiff.core.diff.tree import apply_changes, diff_trees, render_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def sides(ops):

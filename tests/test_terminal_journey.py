@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tui_support import copy_samples
 
 pytestmark = [pytest.mark.adk, pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.formats.genai_types import FunctionCall
 from agentdiff.core.scoring.trajectory import trajectory_matches
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 A = FunctionCall(name="A", args={"x": 1})
 B = FunctionCall(name="B", args={"y": "b"})

@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from agentdiff.core.scoring.results import CaseStatus
-
 from tui_support import FakeEditor, ScriptedChanges, copy_samples, make_app, settle
 
 pytestmark = pytest.mark.adk
@@ -31,7 +29,7 @@ async def test_first_paint_runs_every_case_and_counts_them(tmp_path, worker_pool
         assert all(state.status is not None for state in app.workbench.cases.values())
         header = str(app.query_one("#header").render())
         assert "✓ 9 ✗ 3" in header
-        assert app.tree.current_case_id == app.tree.visible_ids[0]
+        assert app.main.tree.current_case_id == app.main.tree.visible_ids[0]
 
 
 async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_path, worker_pool):
@@ -42,23 +40,23 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         seen = []
         for _ in range(3):
             await pilot.press("n")
-            seen.append(app.tree.current_case_id)
+            seen.append(app.main.tree.current_case_id)
         assert seen == [
             "sample_agents/customer_service/customer_service.evalset.json::refund_too_late",
             REFUND_TWICE,
             DIM,
         ]
         await pilot.press("N")
-        assert app.tree.current_case_id == REFUND_TWICE
-        assert app.turn == 1  # its first divergence is in turn 2
+        assert app.main.tree.current_case_id == REFUND_TWICE
+        assert app.main.view.turn == 1  # its first divergence is in turn 2
         await pilot.press("t")
-        assert app.turn == 0 and "turn 1" in app._scope_text()
+        assert app.main.view.turn == 0 and "turn 1" in app.main.view.scope()
         await pilot.press("]")
-        assert app.divergence_index == 1
+        assert app.main.view.divergence == 1
         await pilot.press("[")
-        assert app.divergence_index == 0
+        assert app.main.view.divergence == 0
         await pilot.press("2")
-        assert app.focus_layer == "tool_calls" and app._scope_text() == "the tool_calls layer of turn 2"
+        assert app.main.view.layer == "tool_calls" and app.main.view.scope() == "the tool_calls layer of turn 2"
 
 
 async def test_rerun_one_and_all(tmp_path, worker_pool):
@@ -67,7 +65,7 @@ async def test_rerun_one_and_all(tmp_path, worker_pool):
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         await pilot.press("n")
-        case_id = app.tree.current_case_id
+        case_id = app.main.tree.current_case_id
         await pilot.press("r")
         await settle(app, pilot)
         assert app.workbench.cases[case_id].reason == "re-run: r pressed"
@@ -82,14 +80,14 @@ async def test_filter_and_failures_only(tmp_path, worker_pool):
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         await pilot.press("f")
-        assert set(app.tree.visible_ids) == {"sample_agents/customer_service/customer_service.evalset.json::refund_too_late", REFUND_TWICE, DIM}
+        assert set(app.main.tree.visible_ids) == {"sample_agents/customer_service/customer_service.evalset.json::refund_too_late", REFUND_TWICE, DIM}
         await pilot.press("f")
         await pilot.press("slash")
         await pilot.press(*"agent:home_automation !status:passed", "enter")
-        assert app.tree.visible_ids == [DIM]
+        assert app.main.tree.visible_ids == [DIM]
         await pilot.press("slash")
         await pilot.press("ctrl+a", "ctrl+k", *"layer:tool_calls", "enter")
-        assert set(app.tree.visible_ids) == {"sample_agents/customer_service/customer_service.evalset.json::refund_too_late", REFUND_TWICE, DIM}
+        assert set(app.main.tree.visible_ids) == {"sample_agents/customer_service/customer_service.evalset.json::refund_too_late", REFUND_TWICE, DIM}
 
 
 async def test_a_prompt_edit_reruns_the_agent_and_accept_then_undo_round_trips(tmp_path, worker_pool):
@@ -109,7 +107,7 @@ async def test_a_prompt_edit_reruns_the_agent_and_accept_then_undo_round_trips(t
         assert state.reason == "re-run: sample_agents/home_automation/prompt.md changed"
         first = state.run.diff.first_divergence
         assert (first.layer, first.path) == ("request", "config.system_instruction")
-        app.tree.select_case(KITCHEN)
+        app.main.tree.select_case(KITCHEN)
         await pilot.pause(0.1)
         recordings = samples / "home_automation" / "conformance" / "lights" / "kitchen_on_then_check" / "generated-recordings.yaml"
         before = recordings.read_text()
@@ -132,7 +130,7 @@ async def test_accepting_one_layer_of_an_eval_case_writes_only_that_layer(tmp_pa
     app = make_app(tmp_path, worker_pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        app.tree.select_case(DIM)
+        app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("2", "a")
         await pilot.pause(0.1)
@@ -153,7 +151,7 @@ async def test_cancelled_accept_and_a_conflicting_edit_write_nothing(tmp_path, w
     evalset = samples / "home_automation" / "home_automation.evalset.json"
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        app.tree.select_case(DIM)
+        app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("a", "n")
         before = evalset.read_text()
@@ -185,7 +183,7 @@ async def test_e_opens_the_expected_value_at_its_line(tmp_path, worker_pool):
     app = make_app(tmp_path, worker_pool, editor=editor)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        app.tree.select_case(DIM)
+        app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("e")
         (path, line), = editor.opened
@@ -198,14 +196,14 @@ async def test_labels_and_notes_go_to_the_triage_file(tmp_path, worker_pool):
     app = make_app(tmp_path, worker_pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        app.tree.select_case(DIM)
+        app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("l", *"bad arguments", "enter")
         await pilot.press("c", *"no brightness rule", "enter")
         text = (tmp_path / "agentdiff-triage.yaml").read_text()
         assert f"{DIM}:\n    label: bad arguments\n    note: no brightness rule" in text
         await pilot.press("slash", *"label:bad", "enter")
-        assert app.tree.visible_ids == [DIM]
+        assert app.main.tree.visible_ids == [DIM]
 
 
 async def test_pausing_the_watch_ignores_changes(tmp_path, worker_pool):
@@ -241,11 +239,13 @@ async def test_help_and_the_command_palette_hold_every_action(tmp_path, worker_p
         await settle(app, pilot)
         await pilot.press("question_mark")
         assert type(app.screen).__name__ == "HelpScreen"
+        shown = dict(app.screen.keys)
         await pilot.press("escape")
         helps = {command.help for command in app.get_system_commands(app.screen)}
-        for binding in app.BINDINGS:
-            if binding.action != "quit":
-                assert any(help.endswith(f"({binding.key})") for help in helps), binding.action
+        for binding in app.main.BINDINGS:  # one table: the help and the palette are made from the bindings
+            key = binding.key_display or binding.key
+            assert binding.tooltip and shown[key] == binding.tooltip
+            assert any(help.endswith(f"({key})") for help in helps), binding.action
 
 
 async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp_path, worker_pool):
@@ -276,7 +276,7 @@ async def test_rerecord_live_from_the_tui_after_a_confirmation(tmp_path, worker_
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         assert status(app, KITCHEN) is CaseStatus.FAILED
-        app.tree.select_case(KITCHEN)
+        app.main.tree.select_case(KITCHEN)
         await pilot.pause(0.1)
         await pilot.press("ctrl+r")
         await pilot.pause(0.1)
@@ -300,19 +300,18 @@ async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
     app = make_app(tmp_path, worker_pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        labels = [str(node.label) for node in app.tree.root.children]
+        labels = [str(node.label) for node in app.main.tree.root.children]
         assert labels[0] == "⚠ 1 file(s) failed to load"
-        (entry,) = app.tree.root.children[0].children
+        (entry,) = app.main.tree.root.children[0].children
         assert str(entry.label).startswith("sample_agents/home_automation/broken.evalset.json:1:2: invalid JSON")
 
 
 async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_pool):
+    import shutil
+
     from agentdiff.core.run.options import RunOptions
     from agentdiff.tui.app import create_app
-
     from conftest import NATIVE_AGENTS
-
-    import shutil
 
     agents = tmp_path / "agents"
     for name in ("hangs", "good"):
@@ -344,10 +343,10 @@ async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_poo
 def test_the_editor_is_opened_at_the_line_in_its_own_spelling(monkeypatch, editor, command):
     from pathlib import Path
 
-    from agentdiff.tui import app as app_module
+    from agentdiff.tui import editor as editor_module
 
     calls = []
     monkeypatch.setenv("VISUAL", editor)
-    monkeypatch.setattr(app_module.subprocess, "call", calls.append)
-    app_module.default_editor(Path("/x/y.json"), 12)
+    monkeypatch.setattr(editor_module.subprocess, "call", calls.append)
+    editor_module.default_editor(Path("/x/y.json"), 12)
     assert calls == [command]

@@ -4,7 +4,6 @@ pinned exactly). Update with `python3 tasks.py test tests/test_tui_snapshots.py 
 from __future__ import annotations
 
 import pytest
-
 from tui_support import copy_samples, make_app, settle
 
 pytestmark = pytest.mark.adk
@@ -25,7 +24,7 @@ def _app(tmp_path, worker_pool, edit_prompt: bool = False):
 def _select(case_id, *keys):
     async def run_before(pilot) -> None:
         await settle(pilot.app, pilot)
-        pilot.app.tree.select_case(case_id)
+        pilot.app.main.tree.select_case(case_id)
         await pilot.pause(0.2)
         if keys:
             await pilot.press(*keys)

@@ -6,7 +6,6 @@ import asyncio
 import shutil
 
 from agentdiff.core.worker.jobs import AgentRef, Job, Message
-
 from conftest import NATIVE_AGENTS
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import AsyncIterator
 
 from agentdiff.tui.app import create_app
-
 from conftest import ROOT
 
 SAMPLES = ROOT / "sample_agents"

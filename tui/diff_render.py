@@ -8,11 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from rich.text import Text
-
-from agentdiff.core.diff.model import CaseDiff, Divergence, LayerStatus, TurnDiff, display_path, short
+from agentdiff.core.diff.model import (
+    CaseDiff,
+    Divergence,
+    LayerStatus,
+    TurnDiff,
+    display_path,
+    short,
+)
 from agentdiff.core.diff.sequence import WordOp
 from agentdiff.core.diff.tree import Change
+from rich.text import Text
 
 DELETED = "bold red on #3b1d1d"
 INSERTED = "bold green on #1d3b22"

@@ -9,14 +9,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
 
-from agentdiff.core.baselines.journal import FileWrite, JournalEntry, sha256_of, write_baseline
+from agentdiff.core.baselines.documents import (
+    REGISTRATION_FILE,
+    RecordError,
+    recordings_document,
+    registration,
+    registration_write,
+    session_document,
+    static_intermediate,
+)
+from agentdiff.core.baselines.journal import (
+    FileWrite,
+    JournalEntry,
+    sha256_of,
+    write_baseline,
+)
 from agentdiff.core.formats.conformance import recordings_file, session_file
-from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.formats.json_text import dumps_like
 from agentdiff.core.formats.load_error import child_key
-from agentdiff.core.baselines.documents import REGISTRATION_FILE, RecordError, recordings_document, registration, registration_write, session_document, static_intermediate
 from agentdiff.core.formats.yaml_writer import dump_yaml
+from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.worker.jobs import RunOutput
 
 Scope = Literal["case", "turn", "layer"]

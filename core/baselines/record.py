@@ -20,8 +20,19 @@ from agentdiff.core.baselines.documents import (
     registration_write,
     session_document,
 )
-from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, FileWrite, JournalEntry, sha256_of, write_baseline
-from agentdiff.core.formats.conformance import StreamingMode, recordings_file, session_file
+from agentdiff.core.baselines.journal import (
+    BaselineConflict,
+    BaselineWriteError,
+    FileWrite,
+    JournalEntry,
+    sha256_of,
+    write_baseline,
+)
+from agentdiff.core.formats.conformance import (
+    StreamingMode,
+    recordings_file,
+    session_file,
+)
 from agentdiff.core.formats.json_text import dumps_like
 from agentdiff.core.formats.yaml_writer import dump_yaml
 from agentdiff.core.project.agents import resolve_agent
@@ -30,6 +41,7 @@ from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
 from agentdiff.core.worker.jobs import Message, RunOutput
+
 
 def record_conformance(ref: ConformanceCaseRef, out: RunOutput, mode: StreamingMode, root: Path) -> JournalEntry:
     if out.error:

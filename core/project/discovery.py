@@ -16,9 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from agentdiff.core.formats.conformance import SPEC_FILE, ConformanceCase, load_conformance_case
+from agentdiff.core.formats.conformance import (
+    SPEC_FILE,
+    ConformanceCase,
+    load_conformance_case,
+)
 from agentdiff.core.formats.eval_set import EvalCase
-from agentdiff.core.formats.eval_set_files import LoadedConfig, LoadedEvalSet, load_eval_config, load_eval_set
+from agentdiff.core.formats.eval_set_files import (
+    LoadedConfig,
+    LoadedEvalSet,
+    load_eval_config,
+    load_eval_set,
+)
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from agentdiff.core.scoring.results import CaseResult
 from agentdiff.core.reports.csv_report import append_csv, render_csv
 from agentdiff.core.reports.json_report import render_json
 from agentdiff.core.reports.junit import render_junit
 from agentdiff.core.reports.markdown import render_markdown
+from agentdiff.core.scoring.results import CaseResult
 
 RENDERERS: dict[str, Callable[[Sequence[CaseResult]], str]] = {
     "json": render_json,

@@ -7,8 +7,8 @@ from typing import Any, Optional
 
 from agentdiff.core import __version__
 from agentdiff.core.diff.model import CaseDiff, Divergence, SourceLocation, ToolCallRow
-from agentdiff.core.traces.model import ToolCall
 from agentdiff.core.diff.tree import Change, render_path
+from agentdiff.core.traces.model import ToolCall
 
 SCHEMA_VERSION = 1
 

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from agentdiff.core.diff.model import CaseDiff, ToolCallRow, describe_change, display_path, short
+from agentdiff.core.diff.model import (
+    CaseDiff,
+    ToolCallRow,
+    describe_change,
+    display_path,
+    short,
+)
 from agentdiff.core.diff.sequence import WordOp
 from agentdiff.core.diff.tree import Change
 

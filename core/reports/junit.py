@@ -9,8 +9,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
-from agentdiff.core.scoring.results import CaseResult, CaseStatus
 from agentdiff.core.reports.text import case_problem
+from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
 
 def render_junit(cases: Sequence[CaseResult]) -> str:

@@ -7,8 +7,8 @@ import platform
 from typing import Sequence
 
 from agentdiff.core import __version__
-from agentdiff.core.scoring.results import CaseResult, CaseStatus
 from agentdiff.core.reports.text import case_problem, format_score
+from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
 _CELL = {CaseStatus.PASSED: "✅ PASS", CaseStatus.FLAKY: "⚠️ FLAKY", CaseStatus.ERROR: "❌ ERROR",
          CaseStatus.NOT_EVALUATED: "❌ NOT EVALUATED", CaseStatus.FAILED: "❌ FAIL"}

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from agentdiff.core.formats.adk_results import RESULT_SUFFIX, EvalCaseResult, EvalStatus, LoadedResults, load_eval_set_result
+from agentdiff.core.formats.adk_results import (
+    RESULT_SUFFIX,
+    EvalCaseResult,
+    EvalStatus,
+    LoadedResults,
+    load_eval_set_result,
+)
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.traces.from_files import trace_from_invocations

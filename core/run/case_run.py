@@ -9,7 +9,12 @@ from typing import Any, Optional, Sequence
 from agentdiff.core.diff.model import CaseDiff
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.run.expected import Baseline
-from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, RunRecord
+from agentdiff.core.scoring.results import (
+    CaseResult,
+    CaseStatus,
+    LayerSummary,
+    RunRecord,
+)
 from agentdiff.core.traces.model import Trace
 from agentdiff.core.worker.jobs import AgentRef, RunOutput
 

@@ -19,7 +19,13 @@ from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.formats.eval_config import eval_metrics
 from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, unrun
-from agentdiff.core.run.expected import REPLAY_CRITERIA, Baseline, NotRecorded, expected_invocations, load_baseline
+from agentdiff.core.run.expected import (
+    REPLAY_CRITERIA,
+    Baseline,
+    NotRecorded,
+    expected_invocations,
+    load_baseline,
+)
 from agentdiff.core.run.jobs import conformance_job, messages_for
 from agentdiff.core.run.options import RunOptions, live_config
 from agentdiff.core.run.scored import scored_case_run

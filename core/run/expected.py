@@ -12,7 +12,11 @@ from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
-from agentdiff.core.traces.from_files import eval_case_paths, trace_from_invocations, trace_from_recordings
+from agentdiff.core.traces.from_files import (
+    eval_case_paths,
+    trace_from_invocations,
+    trace_from_recordings,
+)
 from agentdiff.core.traces.model import Trace
 
 

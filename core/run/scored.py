@@ -10,10 +10,20 @@ from agentdiff.core.diff.model import DiffCriteria
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.project.discovery import CaseRef
-from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index
+from agentdiff.core.run.case_run import (
+    CaseRun,
+    case_result,
+    layer_summaries,
+    shown_index,
+)
 from agentdiff.core.run.expected import Baseline
 from agentdiff.core.scoring.results import RunRecord
-from agentdiff.core.scoring.verdicts import aggregate, case_verdict, failed_run, score_run
+from agentdiff.core.scoring.verdicts import (
+    aggregate,
+    case_verdict,
+    failed_run,
+    score_run,
+)
 from agentdiff.core.traces.from_run import invocations_from_output, trace_from_output
 from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
 

@@ -1,19 +1,15 @@
-"""Watching files, and deciding what a change means: which cases to re-run, re-score, reload.
+"""What a change means: which cases to reload, run, re-score or drop, each with its reason.
 
-`classify` is a pure function from changed paths and what is known about each case to selections,
-each with its reason ("re-run: sample_agents/home/prompt.md changed"):
+Two pure steps, as design.md orders them:
 
-* `test_config.json` changed → reload; the cases whose criteria changed are re-scored from their
-  cached runs, with no agent call;
-* an eval set changed → reload it: cases whose content changed are re-scored against the cached run
-  (or run, when there is none), added cases run, removed cases drop;
-* agent code, or any file an agent read during its last run (prompts, YAML, data), changed → re-run
-  that agent's cases (a conformance case replays);
-* a conformance case's spec or recordings changed → reload it and replay it;
-* anything else new (a new case folder, a new eval set) → rediscover.
-
-`watch_changes` turns watchfiles' events into batches of paths, coalescing bursts (an editor's
-temp-file-and-rename, a `git checkout` of a thousand files) into one batch.
+* `classify(changed, index, root)`: an eval set, a `test_config.json` or a conformance case's spec
+  or recordings changed → `reload` those files; agent code, or any file an agent read during its
+  last run (prompts, YAML, data), changed → `run` that agent's cases; anything else new that looks
+  like a case → `reload`, which finds it.
+* `after_reload(before, after, reason)`: once the changed files are loaded again, compare each
+  case's content: a new case → `run`; a case gone → `drop`; what the agent is given changed (user
+  messages, session input and state, a conformance case's spec or recordings) → `run`; only the
+  expectations or criteria changed → `rescore` its cached run, with no agent call.
 """
 
 from __future__ import annotations
@@ -21,119 +17,97 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Callable, Iterable, Literal, Optional, Sequence
+from typing import Iterable, Literal, Mapping
 
-Action = Literal["run", "reload"]  # a reload re-scores the cases whose expectations or criteria changed
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
+from agentdiff.core.workbench.case_index import CaseIndex
+from agentdiff.core.workbench.watcher import interesting
 
-IGNORED_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", ".agentdiff", ".adk", "node_modules", ".mypy_cache", ".pytest_cache", ".hypothesis", ".ruff_cache"})
-IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swo", ".swx", "~", ".tmp", ".part", ".crdownload", ".DS_Store")
-
-
-def interesting(path: str) -> bool:
-    """Not editor litter (swap, backup and temporary files) nor a folder agentdiff ignores."""
-    name = os.path.basename(path)
-    if name.startswith(".#") or name.startswith("#") or name.endswith(IGNORED_SUFFIXES) or name in ("4913",):
-        return False
-    parts = Path(path).parts
-    return not any(part in IGNORED_DIRS for part in parts)
-
-
-@dataclass(frozen=True)
-class CaseFiles:
-    """What a case depends on, as absolute paths."""
-
-    case_id: str
-    sources: frozenset[Path]  # its eval set file, or its spec / recordings / session files
-    config: Optional[Path] = None  # the test_config.json it is scored with
-    agent_dir: Optional[Path] = None  # its agent's package folder
-    files_read: frozenset[Path] = frozenset()  # what its agent read during its last run
+Action = Literal["reload", "run", "rescore", "drop"]
+AGENT_MARKERS = ("__init__.py", "agent.py")  # a folder becomes (or stops being) an agent
 
 
 @dataclass
 class Selection:
     action: Action
     case_ids: list[str] = field(default_factory=list)
-    paths: list[Path] = field(default_factory=list)  # for reload: the files or folders to load again
+    paths: list[Path] = field(default_factory=list)  # for reload: the files to load again
     reason: str = ""
 
 
-def _shown(path: Path, root: Path) -> str:
+def shown(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return str(path)
 
 
-def classify(changed: Iterable[Path], cases: Sequence[CaseFiles], root: Path) -> list[Selection]:
-    changed = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
-    if not changed:
-        return []
-    known = {s for c in cases for s in c.sources} | {f for c in cases for f in c.files_read}
+def is_case_file(path: Path) -> bool:
+    name = path.name
+    return name in ("spec.yaml", CONFIG_FILE_NAME) or is_eval_set_file(name) or (name.startswith("generated-") and name.endswith(".yaml"))
+
+
+def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:
+    paths = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
     # a path that is gone and was never read is an editor's or a tool's temporary file
-    changed = [p for p in changed if p.exists() or p in known or p.suffix == ".py"]
-    changed.sort(key=lambda p: not p.exists())  # reasons name a file that is there
-    selections: list[Selection] = []
-    by_source: dict[Path, list[str]] = {}
-    for case in cases:
-        for source in case.sources:
-            by_source.setdefault(source, []).append(case.case_id)
+    paths = [p for p in paths if p.exists() or index.known(p) or p.suffix == ".py"]
+    paths.sort(key=lambda p: not p.exists())  # reasons name a file that is there
     reload_paths: list[Path] = []
     rerun: dict[str, Path] = {}
-    for path in changed:
-        if path.name == "test_config.json":  # reloading re-scores the cases whose criteria changed
+    for path in paths:
+        if index.is_source(path) or is_case_file(path):
             reload_paths.append(path)
             continue
-        if path in by_source or _case_file(path):  # an eval set may live inside its agent's package
-            reload_paths.append(path)
-            continue
-        for case in cases:
-            if path in case.files_read or (case.agent_dir is not None and _inside(path, case.agent_dir)):
-                rerun.setdefault(case.case_id, path)
+        for case_id in sorted(index.affected_by(path)):
+            rerun.setdefault(case_id, path)
+    selections: list[Selection] = []
     if reload_paths:
-        shown = ", ".join(sorted({_shown(p, root) for p in reload_paths})[:3])
-        selections.append(Selection("reload", paths=sorted(set(reload_paths)), reason=f"{shown} changed"))
+        names = ", ".join(sorted({shown(p, root) for p in reload_paths})[:3])
+        selections.append(Selection("reload", paths=sorted(set(reload_paths)), reason=f"{names} changed"))
     groups: dict[Path, list[str]] = {}
     for case_id, path in rerun.items():
         groups.setdefault(path, []).append(case_id)
     for path, ids in groups.items():
-        selections.append(Selection("run", ids, reason=f"re-run: {_shown(path, root)} changed"))
+        selections.append(Selection("run", ids, reason=f"re-run: {shown(path, root)} changed"))
     return selections
 
 
-def _case_file(path: Path) -> bool:
-    name = path.name
-    return name == "spec.yaml" or name.endswith((".evalset.json", ".test.json")) or (name.startswith("generated-") and name.endswith(".yaml"))
+def agents_may_have_moved(changed: Iterable[Path]) -> bool:
+    """A package marker changed: which folder is which case's agent may have changed too."""
+    return any(Path(p).name in AGENT_MARKERS for p in changed)
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.relative_to(folder)
-        return True
-    except ValueError:
-        return False
+@dataclass(frozen=True)
+class CaseContent:
+    """A case's content in two halves: what its agent is given, and what it is judged by."""
+
+    given: object
+    judged: object
 
 
-ChangeSource = Callable[[], AsyncIterator[set[Path]]]
+def case_content(ref: CaseRef) -> CaseContent:
+    if isinstance(ref, EvalCaseRef):
+        case = ref.case
+        given = (
+            tuple(inv.user_content.model_dump_json() for inv in case.conversation or ()),
+            case.session_input.model_dump_json() if case.session_input else None,
+            case.conversation_scenario.model_dump_json() if case.conversation_scenario else None,
+        )
+        return CaseContent(given, (case.model_dump_json(), ref.config.config.model_dump_json()))
+    baselines = tuple(sorted((m, b.recordings_source.sha256, b.session_source.sha256) for m, b in ref.case.baselines.items()))
+    return CaseContent((ref.case.spec_source.sha256, baselines), None)  # a replay is answered from its recordings
 
 
-def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_polling: Optional[bool] = None) -> ChangeSource:
-    """A change source on watchfiles: each item is one coalesced batch of changed paths."""
-
-    async def changes() -> AsyncIterator[set[Path]]:
-        from watchfiles import awatch
-
-        existing = [str(p) for p in paths if Path(p).exists()]
-        if not existing:
-            return
-        async for batch in awatch(
-            *existing,
-            watch_filter=lambda _change, path: interesting(path),
-            debounce=debounce_ms,
-            step=10,
-            force_polling=force_polling,
-            recursive=True,
-            ignore_permission_denied=True,
-        ):
-            yield {Path(path) for _change, path in batch}
-
-    return changes
+def after_reload(before: Mapping[str, CaseContent], after: Mapping[str, CaseContent], reason: str) -> list[Selection]:
+    new = [case_id for case_id in after if case_id not in before]
+    gone = [case_id for case_id in before if case_id not in after]
+    given = [i for i in after if i in before and before[i].given != after[i].given]
+    judged = [i for i in after if i in before and before[i].given == after[i].given and before[i].judged != after[i].judged]
+    selections = [
+        Selection("drop", gone, reason=f"removed: {reason}"),
+        Selection("run", new, reason=f"new case: {reason}"),
+        Selection("run", given, reason=f"re-run: {reason}"),
+        Selection("rescore", judged, reason=f"re-score: {reason}"),
+    ]
+    return [s for s in selections if s.case_ids]

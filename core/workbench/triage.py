@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
-
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.formats.source_file import YamlTooLarge, load_yaml_bounded
 from agentdiff.core.formats.yaml_writer import dump_yaml

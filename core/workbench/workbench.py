@@ -1,8 +1,12 @@
 """The workbench: every case's current state, runs and re-scores as files change, accept and undo.
 
 Headless and UI-agnostic: the TUI (or a test) subscribes to its events and drives it from one
-asyncio loop. Runs go to the worker pool; a change that lands while a case is running cancels that
-run and schedules a new one, so nothing is dropped and a verdict never comes from stale code.
+asyncio loop. Nothing slow runs on that loop: loading changed files, re-scoring and writing
+baselines happen in a thread, and only their results are applied on the loop. A change reloads
+only the files it touched; what each case depends on is kept in a `CaseIndex`, so a save is mapped
+to its cases by lookups. Runs go to the worker pool; a change that lands while a case is running
+cancels that run and schedules a new one, so nothing is dropped and a verdict never comes from
+stale code.
 """
 
 from __future__ import annotations
@@ -15,58 +19,34 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
 from agentdiff.core.baselines.accept import AcceptPlan, Scope, apply_accept, plan_accept
-from agentdiff.core.project.agents import resolve_agent
 from agentdiff.core.baselines.journal import JournalEntry, undo_last
-from agentdiff.core.formats.conformance import recordings_file, session_file
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef, discover
+from agentdiff.core.baselines.record import RecordOutcome, record_case
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, discover
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import rescore_case
 from agentdiff.core.run.runner import run_case
+from agentdiff.core.workbench.agent_memo import AgentMemo
+from agentdiff.core.workbench.case_index import CaseIndex, case_files, unit_of
+from agentdiff.core.workbench.changes import (
+    Selection,
+    after_reload,
+    agents_may_have_moved,
+    classify,
+)
+from agentdiff.core.workbench.events import (
+    CasesReloaded,
+    CaseState,
+    CaseUpdated,
+    Event,
+    Notice,
+)
 from agentdiff.core.workbench.history import History
-from agentdiff.core.formats.load_error import LoadError
-from agentdiff.core.scoring.results import CaseStatus
-from agentdiff.core.workbench.changes import CaseFiles, Selection, classify
-
+from agentdiff.core.workbench.reload import Reload, load_units, units_for
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
 PREPARING = 256
-
-
-@dataclass
-class CaseState:
-    ref: CaseRef
-    run: Optional[CaseRun] = None
-    running: bool = False
-    stale: bool = False
-    reason: str = ""  # why it last ran, or is about to
-
-    @property
-    def status(self) -> Optional[CaseStatus]:
-        return self.run.result.status if self.run else None
-
-    @property
-    def failing(self) -> bool:
-        return self.status is not None and self.status is not CaseStatus.PASSED
-
-
-@dataclass(frozen=True)
-class CaseUpdated:
-    case_id: str
-
-
-@dataclass(frozen=True)
-class CasesReloaded:
-    pass
-
-
-@dataclass(frozen=True)
-class Notice:
-    message: str
-    severity: str = "information"  # information | warning | error
-
-
-Event = CaseUpdated | CasesReloaded | Notice
 
 
 @dataclass
@@ -81,10 +61,13 @@ class Workbench:
     def __post_init__(self) -> None:
         self.cases: dict[str, CaseState] = {}
         self.errors: list[LoadError] = []
+        self.index = CaseIndex()
+        self.paused = False
+        self._agents = AgentMemo(self.root)
         self._listeners: list[Callable[[Event], None]] = []
         self._tasks: dict[str, asyncio.Task] = {}
-        self.paused = False
         self._slots: Optional[asyncio.Semaphore] = None
+        self._serial: Optional[asyncio.Lock] = None  # one change, accept or undo applied at a time
         self.load()
 
     # --- events -----------------------------------------------------------------------------------
@@ -105,15 +88,50 @@ class Workbench:
         for listener in self._listeners:
             listener(event)
 
-    # --- discovery --------------------------------------------------------------------------------
+    # --- loading ----------------------------------------------------------------------------------
 
     def load(self) -> None:
+        """Discover every case under the paths (at start); states of known cases are kept."""
         found = discover(list(self.paths), self.root)
         previous = self.cases
-        self.cases = {ref.id: previous.get(ref.id, CaseState(ref)) for ref in found.cases}
+        self.cases = {}
         for ref in found.cases:
-            self.cases[ref.id].ref = ref
+            state = previous.get(ref.id) or CaseState(ref)
+            state.ref = ref
+            self.cases[ref.id] = state
         self.errors = found.errors
+        self.index = CaseIndex()
+        for state in self.cases.values():
+            self._index(state)
+
+    def _index(self, state: CaseState) -> None:
+        run = state.run
+        agent = run.agent if run is not None and run.agent is not None else self._agents.resolve(state.ref, self.options)
+        self.index.put(case_files(state.ref, agent, run.files_read if run else ()))
+
+    def _apply(self, reload: Reload) -> bool:
+        """Put what a reload loaded in place of what its files held; True when the list changed."""
+        old_ids = [case_id for case_id, state in self.cases.items() if unit_of(state.ref) in reload.units]
+        kept = {ref.id for ref in reload.cases}
+        for case_id in old_ids:
+            if case_id not in kept:
+                self.index.remove(case_id)
+                task = self._tasks.pop(case_id, None)
+                if task is not None:
+                    task.cancel()
+        replaced = set(old_ids)
+        listed = [state for case_id, state in self.cases.items() if case_id not in replaced]
+        for ref in reload.cases:
+            state = self.cases.get(ref.id) or CaseState(ref)
+            state.ref = ref
+            listed.append(state)
+            self._index(state)
+        listed.sort(key=lambda s: _order(s.ref))
+        errors = reload.merge_errors(self.errors)
+        changed = [s.ref.id for s in listed] != list(self.cases) or errors != self.errors
+        self.cases = {state.ref.id: state for state in listed}
+        self.errors = errors
+        return changed
 
     @property
     def mode(self) -> str:
@@ -122,7 +140,7 @@ class Workbench:
     def toggle_mode(self) -> str:
         """replay ↔ live for the cases that have a choice (conformance cases)."""
         new = "live" if self.options.mode != "live" else "replay"
-        self.options = RunOptions(**{**self.options.__dict__, "mode": new})
+        self.options = self.options.with_mode(new)
         return new
 
     # --- running ----------------------------------------------------------------------------------
@@ -156,11 +174,14 @@ class Workbench:
         if after:
             await asyncio.wait(after)
         state = self.cases[case_id]
+        ref = state.ref
         if self._slots is None:
             self._slots = asyncio.Semaphore(PREPARING)
         try:
             async with self._slots:  # a few cases at a time prepare their runs: the loop stays responsive
-                run = await run_case(state.ref, self.pool, self.options, self.root)  # type: ignore[arg-type]
+                run = await run_case(ref, self.pool, self.options, self.root)
+            if state.ref is not ref and run.outputs:  # its expectations changed while it ran
+                run = rescore_case(state.ref, run, self.options)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an engine failure is shown on the case, never raised into the UI
@@ -169,11 +190,12 @@ class Workbench:
             self._emit(CaseUpdated(case_id))
             return
         if self.cases.get(case_id) is not state:
-            return  # the case was removed or reloaded meanwhile
+            return  # the case was removed meanwhile
         self._settle(state, run, reason)
 
     def _settle(self, state: CaseState, run: CaseRun, reason: str) -> None:
         state.run, state.running, state.stale, state.reason = run, False, False, reason
+        self._index(state)  # what its agent read this time
         if self.history is not None:
             self.history.add(state.ref.id, run.result, self.clock())
         self._emit(CaseUpdated(state.ref.id))
@@ -186,113 +208,134 @@ class Workbench:
                 return
             await asyncio.gather(*pending, return_exceptions=True)
 
-    def rescore(self, case_ids: Iterable[str], reason: str) -> None:
+    async def rescore(self, case_ids: Iterable[str], reason: str) -> None:
+        """Score cached runs again against the cases as loaded now (in a thread); no agent call."""
+        cached, unrun = [], []
         for case_id in case_ids:
             state = self.cases.get(case_id)
             if state is None:
                 continue
-            if state.run is None or not state.run.outputs:
-                self.run([case_id], reason.replace("re-score", "run"))
-                continue
-            try:
-                run = rescore_case(state.ref, state.run, self.options)
-            except Exception as exc:
-                self._emit(Notice(f"{case_id}: could not re-score: {exc}", "error"))
-                continue
-            self._settle(state, run, reason)
+            if state.run is None or not state.run.outputs or state.running:
+                unrun.append(case_id)
+            else:
+                cached.append((state, state.ref, state.run))
+        if unrun:
+            self.run(unrun, reason.replace("re-score", "run"))
+        if not cached:
+            return
+        options = self.options
+
+        def score_all() -> list[tuple[CaseState, CaseRef, CaseRun, object]]:
+            out = []
+            for state, ref, run in cached:
+                try:
+                    out.append((state, ref, run, rescore_case(ref, run, options)))
+                except Exception as exc:
+                    out.append((state, ref, run, exc))
+            return out
+
+        for state, ref, run, fresh in await asyncio.to_thread(score_all):
+            if state.ref is not ref or state.run is not run or self.cases.get(ref.id) is not state:
+                continue  # loaded again, or run again, meanwhile
+            if isinstance(fresh, Exception):
+                self._emit(Notice(f"{ref.id}: could not re-score: {fresh}", "error"))
+            else:
+                self._settle(state, fresh, reason)
 
     # --- changes ----------------------------------------------------------------------------------
 
-    def case_files(self) -> list[CaseFiles]:
-        out = []
-        for case_id, state in self.cases.items():
-            ref = state.ref
-            if isinstance(ref, EvalCaseRef):
-                sources = frozenset({ref.eval_set.source.path.resolve()})
-                config = ref.eval_set.source.path.resolve().parent / "test_config.json"
-            else:
-                folder = ref.case.dir.resolve()
-                names = ["spec.yaml", *(f(m) for m in ("none", "sse") for f in (recordings_file, session_file))]
-                sources = frozenset(folder / name for name in names)
-                config = None
-            agent = resolve_agent(ref, self.root, self.options.agents_dirs, self.options.mapping).agent
-            agent_dir = (Path(agent.agents_dir) / agent.name).resolve() if agent else None
-            read = frozenset(Path(p) for p in (state.run.files_read if state.run else ()))
-            out.append(CaseFiles(case_id, sources, config, agent_dir, read))
-        return out
+    def _lock(self) -> asyncio.Lock:
+        if self._serial is None:
+            self._serial = asyncio.Lock()
+        return self._serial
 
-    def on_changes(self, paths: Iterable[Path]) -> list[Selection]:
+    async def on_changes(self, paths: Iterable[Path]) -> list[Selection]:
         """What a batch of changed files means; starts the runs and re-scores it calls for."""
         if self.paused:
             return []
-        selections = classify(paths, self.case_files(), self.root)
-        for selection in selections:
-            if selection.action == "reload":
-                self._reload(selection)
-        for selection in selections:
-            if selection.action == "run":
-                self.run(selection.case_ids, selection.reason)
+        paths = list(paths)
+        async with self._lock():
+            if agents_may_have_moved(paths):
+                await self._resolve_agents_again()
+            selections = classify(paths, self.index, self.root)
+            for selection in [s for s in selections if s.action == "reload"]:
+                selections += await self._reload(selection.paths, selection.reason)
+            for selection in selections:
+                if selection.action == "run":
+                    self.run(selection.case_ids, selection.reason)
         return selections
 
-    def _reload(self, selection: Selection) -> None:
-        before = {case_id: _content(state.ref) for case_id, state in self.cases.items()}
-        self.load()
-        self._emit(CasesReloaded())
-        changed_files = {p.resolve() for p in selection.paths}
-        for case_id, state in self.cases.items():
-            if case_id not in before:
-                self.run([case_id], f"new case: {selection.reason}")
-            elif before[case_id] != _content(state.ref):
-                if isinstance(state.ref, ConformanceCaseRef) and state.ref.case.dir.resolve() / "spec.yaml" in changed_files:
-                    self.run([case_id], f"re-run: {selection.reason}")
-                else:
-                    self.rescore([case_id], f"re-score: {selection.reason}")
+    async def _reload(self, paths: Sequence[Path], reason: str) -> list[Selection]:
+        """Load the changed files again (in a thread), put them in place, and say what that means
+        for each of their cases; the re-scores are done here, the runs left to the caller."""
+        units = units_for(paths, self.cases, self.paths)
+        if not units:
+            return []
+        before = {case_id: state.ref for case_id, state in self.cases.items() if unit_of(state.ref) in units}
+        reload = await asyncio.to_thread(load_units, units, before, self.root)
+        if self._apply(reload):
+            self._emit(CasesReloaded())
+        selections = after_reload(reload.before, reload.after, reason)
+        changed = {i for s in selections for i in s.case_ids}
+        for case_id in (i for i in reload.after if i in self.cases and i not in changed):
+            self._emit(CaseUpdated(case_id))  # its file was loaded again: what it shows may have moved
+        for selection in selections:
+            if selection.action == "rescore":
+                await self.rescore(selection.case_ids, selection.reason)
+        return [s for s in selections if s.action in ("run", "drop")]
 
-    # --- accept and undo --------------------------------------------------------------------------
+    async def _resolve_agents_again(self) -> None:
+        """A package marker came or went: resolve every case's agent again (in a thread)."""
+        self._agents = AgentMemo(self.root)
+        states = list(self.cases.values())
+        memo, options = self._agents, self.options
+        entries = await asyncio.to_thread(lambda: [case_files(s.ref, memo.resolve(s.ref, options), s.run.files_read if s.run else ()) for s in states])
+        for files in entries:
+            if files.case_id in self.cases:
+                self.index.put(files)
+        orphans = [s.ref.id for s in states if s.run is not None and s.run.agent is None and self.index.get(s.ref.id).agent_dir is not None]
+        if orphans:
+            self.run(orphans, "re-run: its agent was found")
 
-    def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None) -> AcceptPlan:
+    # --- accept, record and undo ------------------------------------------------------------------
+
+    async def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None) -> AcceptPlan:
         state = self.cases[case_id]
         if state.run is None:
             raise ValueError("this case has not run yet")
         run = dataclasses.replace(state.run, ref=state.ref)  # the case as loaded now, not as when it ran
-        return plan_accept(run, self.root, scope, turn, layer)
+        return await asyncio.to_thread(plan_accept, run, self.root, scope, turn, layer)
 
-    def accept(self, plan: AcceptPlan) -> JournalEntry:
-        entry = apply_accept(plan, self.root)
-        self._after_write(f"accepted: {plan.description}")
+    async def accept(self, plan: AcceptPlan) -> JournalEntry:
+        async with self._lock():
+            entry = await asyncio.to_thread(apply_accept, plan, self.root)
+            await self._after_write([write.path for write in plan.writes], f"accepted: {plan.description}")
         return entry
 
-    async def record(self, case_id: str):
+    async def record(self, case_id: str) -> RecordOutcome:
         """Re-record a case live (as `agentdiff record`), then re-run it against the new baseline."""
-        from agentdiff.core.baselines.record import record_case
-
         state = self.cases[case_id]
-        options = RunOptions(**{**self.options.__dict__, "mode": "live"})
-        outcome = await record_case(state.ref, self.pool, options, self.root)  # type: ignore[arg-type]
+        outcome = await record_case(state.ref, self.pool, self.options.with_mode("live"), self.root)
         if outcome.error is None:
-            self.load()
-            self._emit(CasesReloaded())
+            async with self._lock():
+                await self._reload([unit_of(state.ref)], "re-recorded")
             self.run([case_id], "re-run: re-recorded")
         return outcome
 
-    def undo(self) -> Optional[JournalEntry]:
-        entry = undo_last(self.root)
-        if entry is not None:
-            self._after_write(f"undone: {entry.reason}")
+    async def undo(self) -> Optional[JournalEntry]:
+        async with self._lock():
+            entry = await asyncio.to_thread(undo_last, self.root)
+            if entry is not None:
+                await self._after_write([self.root / file["path"] for file in entry.files], f"undone: {entry.reason}")
         return entry
 
-    def _after_write(self, reason: str) -> None:
-        """The baseline changed under us: reload and re-score against the cached runs."""
-        before = {case_id: _content(state.ref) for case_id, state in self.cases.items()}
-        self.load()
-        self._emit(CasesReloaded())
-        for case_id, state in self.cases.items():
-            if before.get(case_id) != _content(state.ref):
-                self.rescore([case_id], reason)
+    async def _after_write(self, paths: Sequence[Path], reason: str) -> None:
+        """A baseline changed under us: load its files again; changed expectations re-score."""
+        for selection in await self._reload(paths, reason):
+            if selection.action == "run":
+                self.run(selection.case_ids, selection.reason)
 
 
-def _content(ref: CaseRef) -> object:
-    """What a case's expectations are, to tell whether a reload changed them."""
-    if isinstance(ref, EvalCaseRef):
-        return (ref.case.model_dump_json(), ref.config.config.model_dump_json())
-    return (ref.case.spec_source.sha256, tuple(sorted((m, b.recordings_source.sha256, b.session_source.sha256) for m, b in ref.case.baselines.items())))
+def _order(ref: CaseRef) -> tuple:
+    """The order discovery lists cases in: eval sets first, by file, then conformance cases by folder."""
+    return (isinstance(ref, ConformanceCaseRef), ref.category, str(unit_of(ref)))

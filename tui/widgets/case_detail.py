@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Optional
 
+from agentdiff.core.diff.model import Divergence
+from agentdiff.core.workbench.events import CaseState
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static, Tab, Tabs
-
-from agentdiff.core.diff.model import Divergence
-from agentdiff.core.workbench.workbench import CaseState
 
 from ..diff_render import layer_views
 from ..glyphs import glyph, sparkline

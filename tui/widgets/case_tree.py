@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.history import headline_score
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
-
-from agentdiff.core.workbench.history import headline_score
-from agentdiff.core.workbench.workbench import CaseState
 
 from ..glyphs import glyph
 
@@ -30,8 +30,8 @@ class CaseRow:
 
 class CaseTree(Tree[str]):
     BINDINGS = [
-        ("j", "cursor_down", "Down"),
-        ("k", "cursor_up", "Up"),
+        Binding("j", "cursor_down", "Down", tooltip="Move down the case tree (also ↓)"),
+        Binding("k", "cursor_up", "Up", tooltip="Move up the case tree (also ↑)"),
     ]
 
     class CaseSelected(Message):

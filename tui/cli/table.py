@@ -1,11 +1,12 @@
-"""Plain-text tables of case results for the terminal (readable when piped, too)."""
+"""Plain-text tables of case results for the terminal, as `score` and `run` print them (readable
+when piped, too)."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.reports.text import format_score
+from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, summarize
 
 GLYPHS = {

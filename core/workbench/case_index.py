@@ -1,0 +1,91 @@
+"""What each case depends on, kept up to date as cases load and run, so that a changed path is
+mapped to its cases by lookups rather than by a pass over every case."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from agentdiff.core.formats.conformance import SPEC_FILE, recordings_file, session_file
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.worker.jobs import AgentRef
+
+CONFORMANCE_FILES = (SPEC_FILE, *(f(m) for m in ("none", "sse") for f in (recordings_file, session_file)))
+
+
+@dataclass(frozen=True)
+class CaseFiles:
+    """What a case depends on, as absolute paths."""
+
+    case_id: str
+    sources: frozenset[Path]  # its eval set file, or its spec / recordings / session files
+    config: Optional[Path] = None  # the test_config.json it is scored with
+    agent_dir: Optional[Path] = None  # its agent's package folder
+    files_read: frozenset[Path] = frozenset()  # what its agent read during its last run
+
+
+def unit_of(ref: CaseRef) -> Path:
+    """The file or folder a case loads from: its eval set file, or its conformance case folder."""
+    return ref.eval_set.source.path.resolve() if isinstance(ref, EvalCaseRef) else ref.case.dir.resolve()
+
+
+def case_files(ref: CaseRef, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
+    unit = unit_of(ref)
+    if isinstance(ref, EvalCaseRef):
+        sources, config = frozenset({unit}), unit.parent / CONFIG_FILE_NAME
+    else:
+        sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None
+    agent_dir = (Path(agent.agents_dir) / agent.name).resolve() if agent and agent.agents_dir else None
+    return CaseFiles(ref.id, sources, config, agent_dir, frozenset(Path(p) for p in files_read))
+
+
+class CaseIndex:
+    def __init__(self) -> None:
+        self._files: dict[str, CaseFiles] = {}
+        self._by_source: dict[Path, set[str]] = {}
+        self._by_read: dict[Path, set[str]] = {}
+        self._by_agent_dir: dict[Path, set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def get(self, case_id: str) -> Optional[CaseFiles]:
+        return self._files.get(case_id)
+
+    def put(self, files: CaseFiles) -> None:
+        self.remove(files.case_id)
+        self._files[files.case_id] = files
+        for source in files.sources:
+            self._by_source.setdefault(source, set()).add(files.case_id)
+        for path in files.files_read:
+            self._by_read.setdefault(path, set()).add(files.case_id)
+        if files.agent_dir is not None:
+            self._by_agent_dir.setdefault(files.agent_dir, set()).add(files.case_id)
+
+    def remove(self, case_id: str) -> None:
+        old = self._files.pop(case_id, None)
+        if old is None:
+            return
+        for table, keys in ((self._by_source, old.sources), (self._by_read, old.files_read), (self._by_agent_dir, [old.agent_dir] if old.agent_dir else [])):
+            for key in keys:
+                ids = table.get(key)
+                if ids is not None:
+                    ids.discard(case_id)
+                    if not ids:
+                        del table[key]
+
+    def is_source(self, path: Path) -> bool:
+        return path in self._by_source
+
+    def known(self, path: Path) -> bool:
+        """A case's source, or a file an agent read: a path that is gone still means something."""
+        return path in self._by_source or path in self._by_read
+
+    def affected_by(self, path: Path) -> set[str]:
+        """The cases whose agent read `path` or whose agent's folder holds it."""
+        found = set(self._by_read.get(path, ()))
+        for folder in path.parents:
+            found |= self._by_agent_dir.get(folder, set())
+        return found

@@ -1,0 +1,72 @@
+"""Loading changed files again: which files or folders a change touches (`units_for`), and their
+cases and load errors loaded anew with each case's content before and after (`load_units`, a pure
+function meant for a thread)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from agentdiff.core.formats.conformance import SPEC_FILE
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.project.discovery import (
+    CaseRef,
+    discover,
+    is_eval_set_file,
+)
+from agentdiff.core.workbench.case_index import unit_of
+from agentdiff.core.workbench.changes import CaseContent, case_content
+
+
+@dataclass
+class Reload:
+    units: frozenset[Path]  # the eval set files and case folders loaded again
+    cases: list[CaseRef] = field(default_factory=list)  # what they hold now
+    errors: list[LoadError] = field(default_factory=list)  # their load errors now
+    shown: frozenset[str] = frozenset()  # the files whose earlier load errors these replace
+    before: dict[str, CaseContent] = field(default_factory=dict)
+    after: dict[str, CaseContent] = field(default_factory=dict)
+
+    def merge_errors(self, errors: Sequence[LoadError]) -> list[LoadError]:
+        kept = [e for e in errors if not self._covers(e.file)]
+        return sorted([*kept, *self.errors], key=lambda e: (e.file, e.line or 0))
+
+    def _covers(self, file: str) -> bool:
+        return file in self.shown or any(file.startswith(f"{shown}/") for shown in self.shown)
+
+
+def units_for(paths: Sequence[Path], cases: Mapping[str, object], watched: Sequence[Path]) -> frozenset[Path]:
+    """The eval set files and conformance case folders to load again for these changed paths."""
+    known = {unit_of(state.ref) for state in cases.values()}  # type: ignore[attr-defined]
+    roots = [p.resolve() for p in watched]
+    units: set[Path] = set()
+    for path in (p.resolve() for p in paths):
+        if path.name == CONFIG_FILE_NAME:  # every eval set beside it is scored with it
+            units |= {u for u in known if u.parent == path.parent}
+            if path.parent.is_dir():
+                units |= {p.resolve() for p in path.parent.iterdir() if is_eval_set_file(p.name)}
+        elif is_eval_set_file(path.name):
+            units.add(path)
+        elif path.name == SPEC_FILE or path.name.startswith("generated-") or path.parent in known:
+            units.add(path.parent)
+        elif path in known:
+            units.add(path)
+    return frozenset(u for u in units if u in known or any(u == r or r in u.parents for r in roots))
+
+
+def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path) -> Reload:
+    found = discover([u for u in sorted(units) if u.exists()], root) if units else None
+    cases = [c for c in found.cases if unit_of(c) in units] if found else []
+    shown = {display_path(u, root) for u in units}
+    shown |= {display_path(u.parent / CONFIG_FILE_NAME, root) for u in units if is_eval_set_file(u.name)}
+    return Reload(
+        units=units,
+        cases=cases,
+        errors=found.errors if found else [],
+        shown=frozenset(shown),
+        before={case_id: case_content(ref) for case_id, ref in before.items()},
+        after={ref.id: case_content(ref) for ref in cases},
+    )

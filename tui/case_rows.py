@@ -1,0 +1,31 @@
+"""What the case tree shows of each case, and the facts the filter matches against."""
+
+from __future__ import annotations
+
+from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.triage import Triage
+
+from .case_filter import CaseFacts
+from .widgets.case_tree import CaseRow
+
+
+def case_row(state: CaseState, triage: Triage) -> CaseRow:
+    ref = state.ref
+    if state.run is not None and state.run.agent is not None:
+        agent = state.run.agent.label
+    elif isinstance(ref, ConformanceCaseRef):
+        agent = ref.case.spec.agent
+    else:
+        agent = ref.eval_set.source.path.parent.name  # until it runs: the folder it lives in
+    group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category
+    return CaseRow(state, agent, group, triage.label_of(ref.id))
+
+
+def case_facts(row: CaseRow) -> CaseFacts:
+    state = row.state
+    status = "running" if state.running else "stale" if state.stale else (state.status.value if state.status else "not run")
+    diff = state.run.diff if state.run else None
+    layers = tuple(s.layer for s in diff.layers if s.status == "changed") if diff else ()
+    mode = state.run.result.mode if state.run else ""
+    return CaseFacts(state.ref.id, status, row.agent, row.label or "", mode, layers)

@@ -1,0 +1,52 @@
+"""The `agentdiff` command line: the parser built from one module per command, and the entry point.
+
+`agentdiff [PATHS…]` with no command is `agentdiff watch [PATHS…]` (the TUI). Exit codes: 0 every
+case passed, 1 any case failed, errored, was flaky or not evaluated, 2 usage or load errors (bad
+files are reported on stderr and the good ones still run).
+
+The package sits above `agentdiff.tui.app` (only `watch` imports it, lazily) and may import
+`agentdiff.core`; heavy imports (the runner, ADK, Textual) stay inside the command functions, so
+`agentdiff --help` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence, TextIO
+
+from agentdiff.core import __version__
+
+from . import diff, list_cases, record, run, score, watch
+from .errors import EXIT_USAGE
+
+# In the order `agentdiff --help` lists them; each module has NAME, add_parser() and command().
+COMMANDS = {module.NAME: module for module in (score, list_cases, watch, run, record, diff)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentdiff",
+        description="A workbench for evaluating AI agents; speaks Google ADK's eval and conformance formats.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentdiff {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS.values():
+        module.add_parser(commands)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        argv = [watch.NAME, *argv]  # `agentdiff [PATHS…]` is the TUI
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(out)
+        return EXIT_USAGE
+    return COMMANDS[args.command].command(args, out, err)
+
+
+def entry() -> None:
+    sys.exit(main())

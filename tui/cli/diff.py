@@ -1,0 +1,101 @@
+"""`agentdiff diff`: one case's layered diff, its baseline against an actual run (a stored ADK
+result, or a run now), as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
+from .options import add_run_options, run_options, worker_pool
+from .selection import find_case
+
+NAME = "diff"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        NAME, help="one case's layered diff (expected against actual), as text or JSON",
+        description="Diff one case's baseline against its actual run, layer by layer (request, tool_calls, "
+        "response, session), every divergence with its turn, path and the file and line of the expected value. "
+        "CASE is a case id as `agentdiff list` shows it, or any unique end of one (an eval_id, a case folder). "
+        "The actual side is --actual; else, for an EvalSet case, the newest stored ADK result of the case; else "
+        "(or with --run) a run of the case now: a replay for a conformance case, a live run for an EvalSet case. "
+        "Exit 0 when the sides are the same, 1 when they differ, 2 for usage or load errors.",
+    )
+    parser.add_argument("case", metavar="CASE", help="case id, eval_id or conformance case folder")
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="where to look for the case (default: .)")
+    parser.add_argument("--actual", type=Path, metavar="RESULTS", help="an ADK *.evalset_result.json holding the actual run")
+    parser.add_argument("--run", action="store_true", help="run the case now even when ADK has stored results for it")
+    add_run_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
+
+
+def _run_one(ref, args: argparse.Namespace):
+    import asyncio
+
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.run.runner import run_case
+
+    config, _ = load_project_config(Path.cwd())
+    options = run_options(args, config)
+
+    async def go():
+        pool = worker_pool(args, config, options)
+        try:
+            return await run_case(ref, pool, options, Path.cwd())
+        finally:
+            pool.close()
+
+    return asyncio.run(go())
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.diff.case import diff_case
+    from agentdiff.core.formats.adk_results import load_eval_set_result
+    from agentdiff.core.formats.source_file import display_path
+    from agentdiff.core.project.discovery import EvalCaseRef
+    from agentdiff.core.reports.diff_json import render_diff_json
+    from agentdiff.core.reports.diff_text import render_diff_text
+    from agentdiff.core.run.adk_history import actual_from_results, latest_actual
+    from agentdiff.core.run.expected import NotRecorded, load_baseline
+
+    ref = find_case(args.case, args.paths, err)
+    if ref is None:
+        return EXIT_USAGE
+    try:
+        baseline = load_baseline(ref, args.streaming_mode)
+    except NotRecorded as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_USAGE
+    actual = None
+    if args.actual is not None:
+        loaded, errors = load_eval_set_result(args.actual, display_path(args.actual, Path.cwd()))
+        if loaded is None:
+            print_errors(errors, err)
+            return EXIT_USAGE
+        eval_id = ref.case.eval_id if isinstance(ref, EvalCaseRef) else ref.name
+        found = actual_from_results(loaded, eval_id)
+        if found is None:
+            print(f"error: {loaded.source.display} has no run of {eval_id!r}", file=err)
+            return EXIT_USAGE
+        actual = (found[0], loaded.source.display)
+    elif isinstance(ref, EvalCaseRef) and not args.run:
+        actual = latest_actual(ref, Path.cwd())
+    if actual is None:
+        case_run = _run_one(ref, args)
+        if case_run.diff is None:
+            print(f"error: {ref.id}: {case_run.result.error}", file=err)
+            return EXIT_USAGE
+        diff = case_run.diff
+        source = f"a {case_run.result.mode} run just now"
+    else:
+        trace, source = actual
+        diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
+    if args.json:
+        case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
+        out.write(render_diff_json(diff, case, source))
+    else:
+        out.write(render_diff_text(diff, actual_source=source))
+    return EXIT_OK if diff.same else EXIT_FAILED

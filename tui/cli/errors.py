@@ -1,0 +1,23 @@
+"""How a command ends: the exit codes, the one rule from results to an exit code, and load errors
+printed one a line on stderr."""
+
+from __future__ import annotations
+
+from typing import Sequence, TextIO
+
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.scoring.results import CaseResult, summarize
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
+    for error in errors:
+        print(f"error: {error}", file=out)
+
+
+def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError]) -> int:
+    """2 when anything failed to load, else 0 when every case passed, else 1."""
+    if errors:
+        return EXIT_USAGE
+    return EXIT_OK if summarize(cases).all_passed else EXIT_FAILED

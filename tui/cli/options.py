@@ -1,0 +1,69 @@
+"""The options several commands share: the run flags and report flags as argparse groups, and the
+one builder of `RunOptions` (and of the worker pool) from parsed arguments and the project config.
+
+`run`, `watch`, `record` and `diff` all build their options here, so a flag added to the group
+reaches every command that takes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from agentdiff.core.reports import REPORT_KINDS
+
+
+def report_spec(value: str) -> tuple[str, Path]:
+    """`KIND=FILE` as (kind, path); argparse turns the error into a usage error."""
+    kind, sep, file = value.partition("=")
+    if not sep or kind not in REPORT_KINDS or not file:
+        raise argparse.ArgumentTypeError(f"expected KIND=FILE with KIND one of {', '.join(REPORT_KINDS)}, got {value!r}")
+    return kind, Path(file)
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    parser.add_argument(
+        "--report", action="append", type=report_spec, default=[], metavar="KIND=FILE",
+        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
+    )
+
+
+def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repeats: bool = False) -> None:
+    """The flags of how cases run. `mode`: --mode; `repeats`: --num-runs and --run-tools. A flag a
+    command does not take still gets its default, so `run_options` reads every attribute plainly."""
+    parser.add_argument("--agents", action="append", type=Path, default=[], metavar="DIR", help="an agents dir (repeatable)")
+    if mode:
+        parser.add_argument("--mode", choices=("replay", "live"), help="replay (conformance default) or live (EvalSet default)")
+    parser.add_argument("--streaming-mode", choices=("none", "sse"), help="conformance: which recordings (default: every recorded mode; record: none)")
+    parser.add_argument("--jobs", type=int, help="concurrent workers (default: the CPU count)")
+    parser.add_argument("--timeout", type=float, help="seconds per run before it is stopped (default 120)")
+    if repeats:
+        parser.add_argument("--num-runs", type=int, help="repeats per case, run concurrently (default 1)")
+        parser.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
+    if not mode:
+        parser.set_defaults(mode=None)
+    if not repeats:
+        parser.set_defaults(num_runs=None, run_tools=False)
+
+
+def run_options(args: argparse.Namespace, config):
+    """The `RunOptions` of a command: each flag given wins over the project config."""
+    from agentdiff.core.run.options import RunOptions
+
+    return RunOptions(
+        mode=args.mode or config.mode,
+        num_runs=args.num_runs or config.num_runs,
+        timeout=args.timeout or config.timeout,
+        run_tools=args.run_tools,
+        streaming=args.streaming_mode,
+        agents_dirs=tuple(args.agents) + config.agents,
+        mapping=config.agent_for,
+    )
+
+
+def worker_pool(args: argparse.Namespace, config, options):
+    """The pool the runs go to (processes start on its first run; close it when done)."""
+    from agentdiff.core.worker.pool import WorkerPool
+
+    return WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0, memory_mb=config.memory_mb)

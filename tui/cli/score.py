@@ -1,0 +1,74 @@
+"""`agentdiff score`: re-score the runs stored in ADK results files, with zero agent calls."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from agentdiff.core.formats.adk_results import RESULT_SUFFIX
+from agentdiff.core.formats.eval_set_files import load_config_file
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.reports import write_report
+from agentdiff.core.reports.json_report import render_json
+
+from .errors import EXIT_USAGE, exit_code, print_errors
+from .options import add_report_options
+from .table import render_case_table
+
+NAME = "score"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="re-score stored ADK results (*.evalset_result.json) with zero agent calls",
+        description="Re-score the actual invocations stored in ADK results files, exactly as ADK scores them. "
+        "Folders are searched for *.evalset_result.json. The runs of one eval case in a file are grouped as "
+        "AgentEvaluator groups num_runs.",
+    )
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files or folders")
+    parser.add_argument("--config", type=Path, help="a test_config.json whose criteria replace the stored ones")
+    add_report_options(parser)
+
+
+def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
+    files: list[Path] = []
+    errors: list[LoadError] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob(f"*{RESULT_SUFFIX}") if p.is_file())
+            if not found:
+                errors.append(LoadError(file=str(path), message=f"no *{RESULT_SUFFIX} files in this folder"))
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            errors.append(LoadError(file=str(path), message="no such file or folder"))
+    return files, errors
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.scoring.stored_results import rescore_files
+
+    config = None
+    if args.config is not None:
+        if not args.config.is_file():
+            print(f"error: {args.config}: no such config file", file=err)
+            return EXIT_USAGE
+        loaded, config_errors = load_config_file(args.config)
+        if config_errors:
+            print_errors(config_errors, err)
+            return EXIT_USAGE
+        config = loaded.config
+    files, errors = _result_files(args.results)
+    cases, load_errors = rescore_files(files, config, root=Path.cwd())
+    errors += load_errors
+    print_errors(errors, err)
+    for kind, path in args.report:
+        write_report(kind, cases, path)
+    if args.json:
+        out.write(render_json(cases))
+    else:
+        out.write(render_case_table(cases))
+    return exit_code(cases, errors)

@@ -1,0 +1,45 @@
+"""`agentdiff watch` (the default command): open the TUI on the cases under paths, with the same run
+flags as `run`, built into options by the shared builder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from .errors import EXIT_OK, EXIT_USAGE, print_errors
+from .options import add_run_options, run_options, worker_pool
+
+NAME = "watch"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        NAME, help="the TUI: watch agents, prompts and cases; re-run what a change affects (the default command)",
+        description="Open the workbench on the cases under PATHS: every case runs once, then each save re-runs only "
+        "what it can affect. Keys: ? in the app.",
+    )
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="folders of cases and agents (default: the configured paths, else .)")
+    add_run_options(parser, repeats=True)
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.project.config import load_project_config
+
+    from ..app import create_app
+
+    root = Path.cwd()
+    config, config_errors = load_project_config(root)
+    print_errors(config_errors, err)
+    paths = list(args.paths) or list(config.paths) or [Path(".")]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"error: no such folder: {missing[0]}", file=err)
+        return EXIT_USAGE
+    options = run_options(args, config)
+    pool = worker_pool(args, config, options)
+    try:
+        create_app(root, [p.resolve() for p in paths], pool=pool, options=options).run()
+    finally:
+        pool.close()
+    return EXIT_OK

@@ -1,0 +1,79 @@
+"""The workbench screen's triage keys: open the expected value in the editor (e), filter (/),
+failures only (f), label (l) and comment (c)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from agentdiff.core.project.discovery import EvalCaseRef
+from textual.app import SuspendNotSupported
+
+from ..case_filter import parse_error
+from .prompt_modal import PromptModal
+
+
+class TriageActions:
+    """Mixed into WorkbenchScreen: uses its `workbench`, `services`, `triage`, `view`, `current` and `tree`."""
+
+    def action_edit(self) -> None:
+        state = self.current
+        if state is None:
+            return
+        divergences = self._divergences()
+        index = self.view.divergence
+        current = divergences[index] if 0 <= index < len(divergences) else None
+        if current is not None and current.source is not None:
+            path, line = self.workbench.root / current.source.file, current.source.line
+        elif isinstance(state.ref, EvalCaseRef):
+            path, line = state.ref.eval_set.source.path, None
+        else:
+            path, line = state.ref.case.dir / "spec.yaml", None
+        editor = self.services.editor
+        try:
+            with self.app.suspend():
+                editor(path, line)
+        except SuspendNotSupported:  # no terminal to hand over (headless): the editor still gets the file
+            editor(path, line)
+        self.app.refresh()
+
+    def action_filter(self) -> None:
+        def done(value: Optional[str]) -> None:
+            if value is None:
+                return
+            problem = parse_error(value)
+            if problem:
+                self.notify(problem, severity="warning")
+            self.filter_text = value.strip()
+            self._rebuild_tree()
+            self._refresh_header()
+
+        hint = "words, status:, agent:, label:, mode:, layer:; ! inverts; empty clears"
+        self.app.push_screen(PromptModal("Filter cases", self.filter_text, "refund status:failed !agent:x", hint), done)
+
+    def action_failures_only(self) -> None:
+        self.failures_only = not self.failures_only
+        self._rebuild_tree()
+        self._refresh_header()
+
+    def _ask_triage(self, field: str, question: str, current: Optional[str], placeholder: str, hint: str = "") -> None:
+        state = self.current
+        if state is None:
+            return
+
+        def done(value: Optional[str]) -> None:
+            if value is None:
+                return
+            self.triage.set(state.ref.id, **{field: value.strip()})
+            self.tree.update_case(self._row(state))
+            self._show_selected(keep_position=True)
+
+        self.app.push_screen(PromptModal(question, current or "", placeholder, hint), done)
+
+    def action_label(self) -> None:
+        case_id = self.tree.current_case_id or ""
+        known = ", ".join(self.triage.labels)
+        self._ask_triage("label", "Label this failure", self.triage.label_of(case_id), "a label", f"known: {known}; empty removes")
+
+    def action_comment(self) -> None:
+        case_id = self.tree.current_case_id or ""
+        self._ask_triage("note", "Note on this case", self.triage.note_of(case_id), "what you found")

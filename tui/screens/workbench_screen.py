@@ -1,0 +1,333 @@
+"""The workbench screen: the case tree and the selected case's layers, and every key of the app.
+
+It owns the bindings (each with its description; the footer, the `?` help and the command palette
+are made from them) and the view state (turn, divergence, focused layer, accept scope) as one
+reactive. The workbench's events arrive as one coalesced message, so a burst of a thousand
+updates is one repaint. Accept, undo, re-record and triage live in `BaselineActions` and
+`TriageActions` beside this module.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple, Optional
+
+from agentdiff.core.project.discovery import ConformanceCaseRef
+from agentdiff.core.workbench.events import (
+    CaseState,
+    CaseUpdated,
+    Event,
+    Notice,
+)
+from agentdiff.core.workbench.triage import Triage
+from agentdiff.core.workbench.workbench import Workbench
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..case_filter import matches
+from ..case_rows import case_facts, case_row
+from ..widgets.case_detail import CaseDetail
+from ..widgets.case_tree import CaseRow, CaseTree
+from ..widgets.header_bar import HeaderBar
+from .baseline_actions import BaselineActions
+from .help_screen import HelpScreen
+from .triage_actions import TriageActions
+
+
+class View(NamedTuple):
+    """What the detail shows of the selected case, and what `a` accepts."""
+
+    turn: int = 0
+    divergence: int = -1  # index into the case's divergences; -1: none
+    layer: Optional[str] = None  # focused with 1–4: accept takes that layer
+    turn_focused: bool = False  # moved with t / T or a tab: accept takes that turn
+
+    def scope(self) -> str:
+        if self.layer:
+            return f"the {self.layer} layer of turn {self.turn + 1}"
+        if self.turn_focused:
+            return f"turn {self.turn + 1}"
+        return "the whole case"
+
+
+def B(key: str, action: str, description: str, help: str, show: bool = True, key_display: Optional[str] = None) -> Binding:
+    return Binding(key, action, description, show=show, key_display=key_display, tooltip=help)
+
+
+class WorkbenchScreen(BaselineActions, TriageActions, Screen):
+    BINDINGS = [
+        B("n", "next_failure", "Next failure", "Next failing case"),
+        B("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
+        B("]", "next_divergence", "Next divergence", "Next divergence inside the case"),
+        B("[", "previous_divergence", "Prev divergence", "Previous divergence inside the case", show=False),
+        B("t", "next_turn", "Next turn", "Next turn (and focus it for accept)", show=False),
+        B("T", "previous_turn", "Prev turn", "Previous turn (and focus it for accept)", show=False),
+        B("1", "layer('request')", "Request", "Jump to the request layer (and focus it for accept)", show=False),
+        B("2", "layer('tool_calls')", "Tool calls", "Jump to the tool_calls layer (and focus it for accept)", show=False),
+        B("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
+        B("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
+        B("r", "rerun", "Re-run", "Re-run the selected case"),
+        B("R", "rerun_all", "Re-run all", "Re-run all visible cases", show=False),
+        B("m", "toggle_mode", "Replay/live", "Switch replay / live"),
+        B("a", "accept", "Accept", "Accept the actual run as baseline: the case, or the focused turn or layer; preview first"),
+        B("A", "accept_all", "Accept all", "Accept all visible failures; preview first", show=False),
+        B("z", "undo", "Undo", "Undo the last accept or re-record"),
+        B("ctrl+r", "rerecord", "Re-record live", "Re-record the case live: runs the agent with its own model and writes its baseline (confirm first)", show=False),
+        B("e", "edit", "Edit", "Open the file holding the expected value at its line in $VISUAL / $EDITOR"),
+        B("slash", "filter", "Filter", "Filter cases: words, status:failed, agent:x, label:x, layer:request; ! inverts a token", key_display="/"),
+        B("f", "failures_only", "Failures", "Show failures only"),
+        B("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
+        B("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
+        B("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
+        B("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
+    ]
+
+    view: reactive[View] = reactive(View, always_update=True)
+
+    class WorkbenchChanged(Message):
+        """Something in the workbench changed; many of these waiting collapse into one."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, WorkbenchScreen.WorkbenchChanged)
+
+    def __init__(self, workbench: Workbench, services, project: str, triage: Triage) -> None:
+        super().__init__()
+        self.workbench = workbench
+        self.services = services
+        self.project = project
+        self.triage = triage
+        self.filter_text = ""
+        self.failures_only = False
+        self.first_paint_at: Optional[float] = None
+        self._dirty: set[str] = set()
+        self._detail_timer = None
+
+    # --- layout -----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        with Horizontal(id="body"):
+            yield CaseTree(id="tree")
+            yield CaseDetail(id="detail")
+        yield Static(id="status-line")
+        yield Footer()
+
+    @property
+    def tree(self) -> CaseTree:
+        return self.query_one(CaseTree)
+
+    @property
+    def detail(self) -> CaseDetail:
+        return self.query_one(CaseDetail)
+
+    def on_mount(self) -> None:
+        self.workbench.subscribe(self._on_workbench_event)
+        self._rebuild_tree()
+        self.call_after_refresh(lambda: setattr(self, "first_paint_at", time.perf_counter()))
+        self.tree.focus()
+        self._refresh_header()
+        self.call_after_refresh(self.run_all_cases, "first run")  # paint first, then run
+        if self.services.changes is not None:
+            self.watch_files()
+        if self.workbench.errors:
+            self.notify(f"{len(self.workbench.errors)} file(s) failed to load: see the tree", severity="warning")
+
+    def on_unmount(self) -> None:
+        self.workbench.unsubscribe(self._on_workbench_event)
+
+    # --- rows and filtering -----------------------------------------------------------------------
+
+    def _row(self, state: CaseState) -> CaseRow:
+        return case_row(state, self.triage)
+
+    def _visible(self, row: CaseRow) -> bool:
+        if self.failures_only and not (row.state.failing or row.state.running or row.state.stale):
+            return False
+        return matches(self.filter_text, case_facts(row)) if self.filter_text else True
+
+    def _rebuild_tree(self) -> None:
+        rows = [self._row(state) for state in self.workbench.cases.values()]
+        self.tree.set_cases(rows, self._visible, self.workbench.errors)
+        self._show_selected()
+
+    # --- workbench events, coalesced --------------------------------------------------------------
+
+    def _on_workbench_event(self, event: Event) -> None:
+        if isinstance(event, Notice):
+            self.notify(event.message, severity=event.severity)  # type: ignore[arg-type]
+            return
+        self._dirty.add(event.case_id if isinstance(event, CaseUpdated) else "*")
+        self.post_message(self.WorkbenchChanged())
+
+    def on_workbench_screen_workbench_changed(self, message: WorkbenchChanged) -> None:
+        if not self.is_attached:
+            return
+        dirty, self._dirty = self._dirty, set()
+        if "*" in dirty:
+            self._rebuild_tree()
+        else:
+            states = [self.workbench.cases[case_id] for case_id in dirty if case_id in self.workbench.cases]
+            self.tree.update_cases([self._row(state) for state in states])
+            if self.tree.current_case_id in dirty:
+                self._show_selected(keep_position=True)
+        self._refresh_header()
+
+    def _refresh_header(self) -> None:
+        wb = self.workbench
+        self.query_one(HeaderBar).show(
+            self.project, wb.options.mode or "replay/live", wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors)
+        )
+        errors = wb.errors
+        self.query_one("#status-line", Static).update(Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
+
+    # --- the detail -------------------------------------------------------------------------------
+
+    @property
+    def current(self) -> Optional[CaseState]:
+        case_id = self.tree.current_case_id
+        return self.workbench.cases.get(case_id) if case_id else None
+
+    def _divergences(self):
+        state = self.current
+        return state.run.diff.divergences if state and state.run and state.run.diff else ()
+
+    def _show_selected(self, keep_position: bool = False) -> None:
+        view = self.view
+        if not keep_position:
+            divergences = self._divergences()
+            view = View(divergences[0].turn, 0) if divergences else View()
+        self.view = view
+
+    def watch_view(self, view: View) -> None:
+        """The one place the detail is drawn from the view state."""
+        if not self.is_mounted or not self.detail.is_attached:
+            return
+        state = self.current
+        divergences = self._divergences()
+        index = min(view.divergence, len(divergences) - 1)
+        current = divergences[index] if index >= 0 else None
+        extra = Text()
+        if state is not None:
+            entries = self.workbench.history.entries(state.ref.id) if self.workbench.history else []
+            extra.append_text(CaseDetail.history_line([e.get("score") for e in entries], [e.get("status", "") for e in entries]))
+            label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
+            if label or note:
+                extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
+            if current is not None:
+                extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {current.summary}", style="bold")
+                if current.source:
+                    extra.append(f"  (e: {current.source})", style="dim")
+            extra.append(f"\naccept scope: {view.scope()}", style="dim")
+        self.detail.show(state, view.turn, current, extra)
+
+    def on_case_tree_case_selected(self, message: CaseTree.CaseSelected) -> None:
+        # while keys repeat, the tree moves at once and the detail follows when they stop
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(0.03, self._show_selected)
+
+    def on_case_detail_turn_chosen(self, message: CaseDetail.TurnChosen) -> None:
+        self.view = self.view._replace(turn=message.turn, turn_focused=True)
+
+    # --- running and watching ---------------------------------------------------------------------
+
+    def run_all_cases(self, reason: str) -> None:
+        self.workbench.run(list(self.workbench.cases), reason)
+
+    @work(exclusive=True, group="watch", name="watch files")
+    async def watch_files(self) -> None:
+        async for batch in self.services.changes():
+            for selection in await self.workbench.on_changes(batch):
+                if selection.action == "run":
+                    count = len(selection.case_ids)
+                    self.notify(f"{selection.reason} ({count} case{'s' if count != 1 else ''})", timeout=2)
+
+    def action_rerun(self) -> None:
+        state = self.current
+        if state is not None:
+            self.workbench.run([state.ref.id], "re-run: r pressed")
+
+    def action_rerun_all(self) -> None:
+        self.workbench.run(list(self.tree.visible_ids), "re-run: R pressed")
+
+    def action_toggle_mode(self) -> None:
+        mode = self.workbench.toggle_mode()
+        self.notify(f"mode: {mode}; re-running the conformance cases")
+        ids = [case_id for case_id, s in self.workbench.cases.items() if isinstance(s.ref, ConformanceCaseRef)]
+        self.workbench.run(ids, f"re-run: switched to {mode}")
+        self._refresh_header()
+
+    def action_toggle_watch(self) -> None:
+        self.workbench.paused = not self.workbench.paused
+        self.notify("watching paused" if self.workbench.paused else "watching resumed")
+        self._refresh_header()
+
+    # --- moving -----------------------------------------------------------------------------------
+
+    def _move_to_failure(self, step: int) -> None:
+        ids = self.tree.visible_ids
+        if not ids:
+            return
+        current = self.tree.current_case_id
+        start = ids.index(current) if current in ids else -1
+        for offset in range(1, len(ids) + 1):
+            case_id = ids[(start + step * offset) % len(ids)]
+            state = self.workbench.cases.get(case_id)
+            if state is not None and state.failing:
+                self.tree.select_case(case_id)
+                return
+        self.notify("no failing case")
+
+    def action_next_failure(self) -> None:
+        self._move_to_failure(1)
+
+    def action_previous_failure(self) -> None:
+        self._move_to_failure(-1)
+
+    def _move_divergence(self, step: int) -> None:
+        divergences = self._divergences()
+        if not divergences:
+            self.notify("no divergences in this case")
+            return
+        index = (self.view.divergence + step) % len(divergences)
+        current = divergences[index]
+        self.view = self.view._replace(divergence=index, turn=current.turn)
+        self.detail.scroll_to_layer(current.layer)
+
+    def action_next_divergence(self) -> None:
+        self._move_divergence(1)
+
+    def action_previous_divergence(self) -> None:
+        self._move_divergence(-1)
+
+    def _move_turn(self, step: int) -> None:
+        state = self.current
+        turns = len(state.run.diff.turns) if state and state.run and state.run.diff else 0
+        if turns:
+            self.view = self.view._replace(turn=(self.view.turn + step) % turns, turn_focused=True)
+
+    def action_next_turn(self) -> None:
+        self._move_turn(1)
+
+    def action_previous_turn(self) -> None:
+        self._move_turn(-1)
+
+    def action_layer(self, layer: str) -> None:
+        self.view = self.view._replace(layer=layer)
+        self.detail.scroll_to_layer(layer)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(self.help_rows()))
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """The keys, from the bindings: the tree's, this screen's, then the app's."""
+        bindings = (*CaseTree.BINDINGS, *self.BINDINGS, *self.app.BINDINGS)
+        rows = [(b.key_display or b.key, b.tooltip or b.description) for b in bindings if isinstance(b, Binding)]
+        return [*rows, ("ctrl+p", "Command palette: every action")]
