@@ -51,7 +51,7 @@ class AgentdiffApp(App):
     def on_unmount(self) -> None:
         self.workbench.cancel()
         if self.workbench.history is not None:
-            self.workbench.history.save()
+            self.workbench.history.save(wait=True)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette: Textual's own commands, then every key of the workbench, from its bindings."""

@@ -25,7 +25,7 @@ async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOpt
     job = eval_case_job(ref, agent, "live")
     repeats = max(1, options.num_runs)
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
-    return score_eval_case(ref, agent, outputs)
+    return await asyncio.to_thread(score_eval_case, ref, agent, outputs)  # scoring is CPU: off the loop
 
 
 def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutput]) -> CaseRun:

@@ -31,8 +31,19 @@ def unit_of(ref: CaseRef) -> Path:
     return ref.eval_set.source.path.resolve() if isinstance(ref, EvalCaseRef) else ref.case.dir.resolve()
 
 
-def case_files(ref: CaseRef, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
-    unit = unit_of(ref)
+def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
+    """Each case's unit, resolved once per file (a resolve is a few system calls; 5,000 add up)."""
+    resolved: dict[str, Path] = {}
+    units = {}
+    for ref in refs:
+        raw = str(ref.eval_set.source.path if isinstance(ref, EvalCaseRef) else ref.case.dir)
+        if raw not in resolved:
+            resolved[raw] = unit_of(ref)
+        units[ref.id] = resolved[raw]
+    return units
+
+
+def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
     if isinstance(ref, EvalCaseRef):
         sources, config = frozenset({unit}), unit.parent / CONFIG_FILE_NAME
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
@@ -28,6 +29,8 @@ class History:
         self._dirty = False
         self._saved_at = float("-inf")
         self._data: dict[str, list[dict[str, Any]]] = {}
+        self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
+        self._written: Optional[Future] = None
         try:
             loaded = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(loaded, dict):
@@ -46,13 +49,21 @@ class History:
     def entries(self, case_id: str) -> list[dict[str, Any]]:
         return list(self._data.get(case_id, []))
 
-    def save(self, when: Optional[float] = None) -> None:
-        """Write the history if it changed (the app also calls this when it closes)."""
-        if not self._dirty:
-            return
+    def save(self, when: Optional[float] = None, wait: bool = False) -> None:
+        """Write the history if it changed: a copy is encoded and written in a background thread,
+        so a burst of verdicts never stalls the caller. `wait` (when the app closes) waits for it."""
+        if self._dirty:
+            snapshot = {case_id: list(entries) for case_id, entries in self._data.items()}
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-history")
+            self._written = self._writer.submit(self._write, snapshot)
+            self._dirty = False
+            self._saved_at = when if when is not None else self._saved_at
+        if wait and self._written is not None:
+            self._written.result()
+
+    def _write(self, data: dict[str, list[dict[str, Any]]]) -> None:
         try:
-            atomic_write(self.path, json.dumps(self._data, indent=1, sort_keys=True), durable=False)
+            atomic_write(self.path, json.dumps(data, sort_keys=True, separators=(",", ":")), durable=False)
         except OSError:
             pass  # history is a convenience; a read-only project still works
-        self._dirty = False
-        self._saved_at = when if when is not None else self._saved_at

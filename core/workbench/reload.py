@@ -17,7 +17,7 @@ from agentdiff.core.project.discovery import (
     discover,
     is_eval_set_file,
 )
-from agentdiff.core.workbench.case_index import unit_of
+from agentdiff.core.workbench.case_index import units_of
 from agentdiff.core.workbench.changes import CaseContent, case_content
 
 
@@ -25,6 +25,7 @@ from agentdiff.core.workbench.changes import CaseContent, case_content
 class Reload:
     units: frozenset[Path]  # the eval set files and case folders loaded again
     cases: list[CaseRef] = field(default_factory=list)  # what they hold now
+    unit: dict[str, Path] = field(default_factory=dict)  # each case's unit
     errors: list[LoadError] = field(default_factory=list)  # their load errors now
     shown: frozenset[str] = frozenset()  # the files whose earlier load errors these replace
     before: dict[str, CaseContent] = field(default_factory=dict)
@@ -38,9 +39,9 @@ class Reload:
         return file in self.shown or any(file.startswith(f"{shown}/") for shown in self.shown)
 
 
-def units_for(paths: Sequence[Path], cases: Mapping[str, object], watched: Sequence[Path]) -> frozenset[Path]:
-    """The eval set files and conformance case folders to load again for these changed paths."""
-    known = {unit_of(state.ref) for state in cases.values()}  # type: ignore[attr-defined]
+def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) -> frozenset[Path]:
+    """The eval set files and conformance case folders to load again for these changed paths;
+    `known` holds the units loaded now."""
     roots = [p.resolve() for p in watched]
     units: set[Path] = set()
     for path in (p.resolve() for p in paths):
@@ -59,12 +60,14 @@ def units_for(paths: Sequence[Path], cases: Mapping[str, object], watched: Seque
 
 def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path) -> Reload:
     found = discover([u for u in sorted(units) if u.exists()], root) if units else None
-    cases = [c for c in found.cases if unit_of(c) in units] if found else []
+    unit = units_of(found.cases) if found else {}
+    cases = [c for c in found.cases if unit[c.id] in units] if found else []
     shown = {display_path(u, root) for u in units}
     shown |= {display_path(u.parent / CONFIG_FILE_NAME, root) for u in units if is_eval_set_file(u.name)}
     return Reload(
         units=units,
         cases=cases,
+        unit=unit,
         errors=found.errors if found else [],
         shown=frozenset(shown),
         before={case_id: case_content(ref) for case_id, ref in before.items()},

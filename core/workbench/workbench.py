@@ -28,7 +28,7 @@ from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import rescore_case
 from agentdiff.core.run.runner import run_case
 from agentdiff.core.workbench.agent_memo import AgentMemo
-from agentdiff.core.workbench.case_index import CaseIndex, case_files, unit_of
+from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
 from agentdiff.core.workbench.changes import (
     Selection,
     after_reload,
@@ -62,6 +62,7 @@ class Workbench:
         self.cases: dict[str, CaseState] = {}
         self.errors: list[LoadError] = []
         self.index = CaseIndex()
+        self.units: dict[str, Path] = {}  # case id → the file or folder it loads from
         self.paused = False
         self._agents = AgentMemo(self.root)
         self._listeners: list[Callable[[Event], None]] = []
@@ -100,22 +101,31 @@ class Workbench:
             state.ref = ref
             self.cases[ref.id] = state
         self.errors = found.errors
+        self.units = units_of(found.cases)
         self.index = CaseIndex()
         for state in self.cases.values():
             self._index(state)
 
     def _index(self, state: CaseState) -> None:
-        run = state.run
-        agent = run.agent if run is not None and run.agent is not None else self._agents.resolve(state.ref, self.options)
-        self.index.put(case_files(state.ref, agent, run.files_read if run else ()))
+        run, ref = state.run, state.ref
+        agent = run.agent if run is not None and run.agent is not None else self._agents.resolve(ref, self.options)
+        self.index.put(case_files(ref, self.units[ref.id], agent, run.files_read if run else ()))
 
     def _apply(self, reload: Reload) -> bool:
         """Put what a reload loaded in place of what its files held; True when the list changed."""
-        old_ids = [case_id for case_id, state in self.cases.items() if unit_of(state.ref) in reload.units]
+        old_ids = [case_id for case_id, unit in self.units.items() if unit in reload.units]
+        errors = reload.merge_errors(self.errors)
+        if sorted(old_ids) == sorted(ref.id for ref in reload.cases):  # the same cases: new content only
+            for ref in reload.cases:
+                self.cases[ref.id].ref = ref
+                self._index(self.cases[ref.id])
+            changed, self.errors = errors != self.errors, errors
+            return changed
         kept = {ref.id for ref in reload.cases}
         for case_id in old_ids:
             if case_id not in kept:
                 self.index.remove(case_id)
+                del self.units[case_id]
                 task = self._tasks.pop(case_id, None)
                 if task is not None:
                     task.cancel()
@@ -124,14 +134,13 @@ class Workbench:
         for ref in reload.cases:
             state = self.cases.get(ref.id) or CaseState(ref)
             state.ref = ref
+            self.units[ref.id] = reload.unit[ref.id]
             listed.append(state)
             self._index(state)
-        listed.sort(key=lambda s: _order(s.ref))
-        errors = reload.merge_errors(self.errors)
-        changed = [s.ref.id for s in listed] != list(self.cases) or errors != self.errors
+        listed.sort(key=lambda s: _order(s.ref, self.units[s.ref.id]))
         self.cases = {state.ref.id: state for state in listed}
         self.errors = errors
-        return changed
+        return True
 
     @property
     def mode(self) -> str:
@@ -268,10 +277,10 @@ class Workbench:
     async def _reload(self, paths: Sequence[Path], reason: str) -> list[Selection]:
         """Load the changed files again (in a thread), put them in place, and say what that means
         for each of their cases; the re-scores are done here, the runs left to the caller."""
-        units = units_for(paths, self.cases, self.paths)
+        units = units_for(paths, set(self.units.values()), self.paths)
         if not units:
             return []
-        before = {case_id: state.ref for case_id, state in self.cases.items() if unit_of(state.ref) in units}
+        before = {case_id: self.cases[case_id].ref for case_id, unit in self.units.items() if unit in units}
         reload = await asyncio.to_thread(load_units, units, before, self.root)
         if self._apply(reload):
             self._emit(CasesReloaded())
@@ -289,7 +298,10 @@ class Workbench:
         self._agents = AgentMemo(self.root)
         states = list(self.cases.values())
         memo, options = self._agents, self.options
-        entries = await asyncio.to_thread(lambda: [case_files(s.ref, memo.resolve(s.ref, options), s.run.files_read if s.run else ()) for s in states])
+        units = dict(self.units)
+        entries = await asyncio.to_thread(
+            lambda: [case_files(s.ref, units[s.ref.id], memo.resolve(s.ref, options), s.run.files_read if s.run else ()) for s in states]
+        )
         for files in entries:
             if files.case_id in self.cases:
                 self.index.put(files)
@@ -318,7 +330,7 @@ class Workbench:
         outcome = await record_case(state.ref, self.pool, self.options.with_mode("live"), self.root)
         if outcome.error is None:
             async with self._lock():
-                await self._reload([unit_of(state.ref)], "re-recorded")
+                await self._reload([self.units[case_id]], "re-recorded")
             self.run([case_id], "re-run: re-recorded")
         return outcome
 
@@ -336,6 +348,6 @@ class Workbench:
                 self.run(selection.case_ids, selection.reason)
 
 
-def _order(ref: CaseRef) -> tuple:
+def _order(ref: CaseRef, unit: Path) -> tuple:
     """The order discovery lists cases in: eval sets first, by file, then conformance cases by folder."""
-    return (isinstance(ref, ConformanceCaseRef), ref.category, str(unit_of(ref)))
+    return (isinstance(ref, ConformanceCaseRef), ref.category, str(unit))

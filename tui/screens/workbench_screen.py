@@ -9,6 +9,7 @@ updates is one repaint. Accept, undo, re-record and triage live in `BaselineActi
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import NamedTuple, Optional
 
@@ -27,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -89,7 +90,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         B("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
     ]
 
-    view: reactive[View] = reactive(View, always_update=True)
+    view: var[View] = var(View, always_update=True)  # view state: drawn by watch_view, no repaint of the screen
 
     class WorkbenchChanged(Message):
         """Something in the workbench changed; many of these waiting collapse into one."""
@@ -108,6 +109,11 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         self.first_paint_at: Optional[float] = None
         self._dirty: set[str] = set()
         self._detail_timer = None
+        self._busy = 0  # runs in flight at the last repaint
+
+    #: After a burst of this many runs has settled, what is loaded is set aside from the garbage
+    #: collector: its full passes over a heap of thousands of cases otherwise stall the UI for 0.5 s.
+    FREEZE_AFTER = 500
 
     # --- layout -----------------------------------------------------------------------------------
 
@@ -178,6 +184,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
             if self.tree.current_case_id in dirty:
                 self._show_selected(keep_position=True)
         self._refresh_header()
+        running = sum(1 for state in self.workbench.cases.values() if state.running)
+        if running == 0 and self._busy >= self.FREEZE_AFTER:
+            gc.freeze()
+        self._busy = max(self._busy, running) if running else 0
 
     def _refresh_header(self) -> None:
         wb = self.workbench

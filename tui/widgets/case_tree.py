@@ -127,12 +127,18 @@ class CaseTree(Tree[str]):
 
     def select_case(self, case_id: str) -> None:
         node = self._case_nodes.get(case_id)
-        if node is not None:
-            if node.parent is not None and not node.parent.is_expanded:
-                node.parent.expand()
-            self.move_cursor(node)
-            self.scroll_to_node(node, animate=False)
-            self.post_message(self.CaseSelected(case_id))  # also when the cursor line did not move
+        if node is None:
+            return
+        if node.parent is not None and not node.parent.is_expanded:
+            node.parent.expand()  # its line exists once the tree has laid the group out again
+            self.call_after_refresh(self._move_to, node)
+        else:
+            self._move_to(node)
+
+    def _move_to(self, node: TreeNode[str]) -> None:
+        self.move_cursor(node)
+        self.scroll_to_node(node, animate=False)
+        self.post_message(self.CaseSelected(node.data or None))  # also when the cursor line did not move
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         self.post_message(self.CaseSelected(event.node.data or None))
