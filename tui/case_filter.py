@@ -1,12 +1,13 @@
 """The case filter of the `/` key: words and `key:value` tokens, `!` inverts one.
 
     refund status:failed          cases whose id holds "refund" and that failed
-    agent:trip_planner !label:flaky model
+    agent:trip_planner !label:"flaky model"   quotes hold a value with spaces
     status:failed,error           either status
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -36,8 +37,14 @@ def _token_matches(token: str, case: CaseFacts) -> bool:
     return token.lower() in case.id.lower()
 
 
+def _tokens(query: str) -> list[str]:
+    """Split on spaces, keeping a quoted value whole (`label:"flaky model"`); an unclosed quote
+    runs to the end."""
+    return [token.replace('"', "") for token in re.findall(r'(?:[^\s"]+|"[^"]*"?)+', query)]
+
+
 def matches(query: str, case: CaseFacts) -> bool:
-    for token in query.split():
+    for token in _tokens(query):
         negate = token.startswith("!")
         token = token[1:] if negate else token
         if not token:
@@ -48,7 +55,7 @@ def matches(query: str, case: CaseFacts) -> bool:
 
 
 def parse_error(query: str) -> Optional[str]:
-    for token in query.split():
+    for token in _tokens(query):
         key, sep, _ = token.lstrip("!").partition(":")
         if sep and key not in KEYS and "/" not in key and "." not in key:
             return f"unknown filter key {key!r} (use {', '.join(KEYS)})"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import threading
 import types
 import unicodedata
 from collections import Counter
@@ -32,6 +33,9 @@ class RougeScore(NamedTuple):
     precision: float
     recall: float
     fmeasure: float
+
+
+_STEMMER_LOCK = threading.Lock()
 
 
 def _porter_module() -> Any:
@@ -78,10 +82,14 @@ def _porter_module() -> Any:
 
 
 def _stemmer() -> Callable[[str], str]:
+    """Loaded once, under a lock: scoring runs in threads, and the loader's stand-in modules in
+    `sys.modules` must never be seen half-made by another thread."""
     global _stem
     if _stem is None:
-        stem = _porter_module().PorterStemmer().stem
-        _stem = lru_cache(maxsize=65536)(stem)
+        with _STEMMER_LOCK:
+            if _stem is None:
+                stem = _porter_module().PorterStemmer().stem
+                _stem = lru_cache(maxsize=65536)(stem)
     return _stem
 
 

@@ -24,6 +24,10 @@ TRIAGE_FILE = "agentdiff-triage.yaml"
 DEFAULT_LABELS = ("wrong tool", "bad arguments", "missing step", "extra step", "wrong answer", "prompt drift", "flaky model", "baseline outdated")
 
 
+class TriageUnreadable(Exception):
+    """The triage file could not be read, so it is not written over."""
+
+
 @dataclass
 class Triage:
     path: Path
@@ -45,7 +49,11 @@ class Triage:
         return cls(
             path,
             [str(label) for label in labels] if isinstance(labels, list) and labels else list(DEFAULT_LABELS),
-            {str(k): {kk: str(vv) for kk, vv in v.items() if kk in ("label", "note")} for k, v in (cases or {}).items() if isinstance(v, dict)},
+            {
+                str(k): {kk: str(vv) for kk, vv in v.items() if kk in ("label", "note") and vv not in (None, "")}
+                for k, v in (cases if isinstance(cases, dict) else {}).items()
+                if isinstance(v, dict)
+            },
         )
 
     def label_of(self, case_id: str) -> Optional[str]:
@@ -70,5 +78,9 @@ class Triage:
         self.save()
 
     def save(self) -> None:
+        """Write the file; never over one that could not be read (a merge conflict, say): the team's
+        labels in it would be lost."""
+        if self.error is not None:
+            raise TriageUnreadable(f"{self.error}; fix it first, nothing was written")
         data = {"labels": self.labels, "cases": {k: self.cases[k] for k in sorted(self.cases)}}
         atomic_write(self.path, dump_yaml(data))

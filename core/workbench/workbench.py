@@ -350,4 +350,4 @@ class Workbench:
 
 def _order(ref: CaseRef, unit: Path) -> tuple:
     """The order discovery lists cases in: eval sets first, by file, then conformance cases by folder."""
-    return (isinstance(ref, ConformanceCaseRef), ref.category, str(unit))
+    return (isinstance(ref, ConformanceCaseRef), ref.category, unit.parts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from agentdiff.core.project.discovery import EvalCaseRef
+from agentdiff.core.workbench.triage import TriageUnreadable
 from textual.app import SuspendNotSupported
 
 from ..case_filter import parse_error
@@ -63,7 +64,11 @@ class TriageActions:
         def done(value: Optional[str]) -> None:
             if value is None:
                 return
-            self.triage.set(state.ref.id, **{field: value.strip()})
+            try:
+                self.triage.set(state.ref.id, **{field: value.strip()})
+            except TriageUnreadable as exc:
+                self.notify(str(exc), severity="error")
+                return
             self.tree.update_case(self._row(state))
             self._show_selected(keep_position=True)
 

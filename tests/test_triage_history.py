@@ -1,0 +1,245 @@
+"""What the workbench keeps besides verdicts: triage labels and notes in `agentdiff-triage.yaml`
+(a plain file a team commits) and each case's recent verdicts in `.agentdiff/history.json`.
+Both are files in, files out; History writes in a background thread, so every test that reads its
+file first calls `save(wait=True)`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from agentdiff.core.scoring.metrics import MetricStatus
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
+from agentdiff.core.workbench import history as history_module
+from agentdiff.core.workbench.history import KEEP, History, headline_score
+from agentdiff.core.workbench.triage import DEFAULT_LABELS, TRIAGE_FILE, Triage
+
+CASE = "agents/home/home.evalset.json::dim_living_room"
+OTHER = "agents/home/home.evalset.json::kitchen_on"
+
+
+# --- triage -------------------------------------------------------------------------------------
+
+
+def test_no_triage_file_means_the_default_labels_and_no_cases(tmp_path):
+    triage = Triage.load(tmp_path)
+    assert (triage.path, triage.labels, triage.cases, triage.error) == (tmp_path / TRIAGE_FILE, list(DEFAULT_LABELS), {}, None)
+    assert triage.label_of(CASE) is None and triage.note_of(CASE) is None
+    assert not (tmp_path / TRIAGE_FILE).exists()  # loading writes nothing
+
+
+def test_set_writes_the_file_and_loading_it_gives_the_same_labels_and_cases(tmp_path):
+    triage = Triage.load(tmp_path)
+    triage.set(CASE, label="bad arguments", note="the playbook has no brightness rule")
+    triage.set(OTHER, note="looks fine: the model rephrased")
+    again = Triage.load(tmp_path)
+    assert (again.labels, again.cases, again.error) == (triage.labels, triage.cases, None)
+    assert again.label_of(CASE) == "bad arguments" and again.note_of(CASE) == "the playbook has no brightness rule"
+    assert again.label_of(OTHER) is None and again.note_of(OTHER) == "looks fine: the model rephrased"
+
+
+def test_the_file_lists_the_labels_then_the_cases_sorted_by_id(tmp_path):
+    triage = Triage.load(tmp_path)
+    triage.set(OTHER, label="wrong tool")
+    triage.set(CASE, note="a: b, with 'quotes'")
+    data = yaml.safe_load((tmp_path / TRIAGE_FILE).read_text(encoding="utf-8"))
+    assert list(data) == ["labels", "cases"]
+    assert data["labels"] == list(DEFAULT_LABELS)
+    assert list(data["cases"]) == [CASE, OTHER]
+    assert data["cases"] == {CASE: {"note": "a: b, with 'quotes'"}, OTHER: {"label": "wrong tool"}}
+
+
+def test_a_new_label_joins_the_team_dictionary_once(tmp_path):
+    triage = Triage.load(tmp_path)
+    triage.set(CASE, label="stale fixture")
+    triage.set(OTHER, label="stale fixture")
+    assert triage.labels == [*DEFAULT_LABELS, "stale fixture"]
+    assert Triage.load(tmp_path).labels == [*DEFAULT_LABELS, "stale fixture"]
+
+
+def test_none_leaves_a_field_as_it_is_and_empty_removes_it(tmp_path):
+    triage = Triage.load(tmp_path)
+    triage.set(CASE, label="wrong tool", note="first look")
+    triage.set(CASE, note="second look")
+    assert triage.cases[CASE] == {"label": "wrong tool", "note": "second look"}
+    triage.set(CASE, label="")
+    assert triage.cases[CASE] == {"note": "second look"}
+
+
+def test_removing_a_cases_last_field_removes_the_case_from_the_file(tmp_path):
+    triage = Triage.load(tmp_path)
+    triage.set(CASE, label="wrong tool")
+    triage.set(CASE, label="")
+    assert triage.cases == {}
+    assert yaml.safe_load((tmp_path / TRIAGE_FILE).read_text(encoding="utf-8"))["cases"] == {}
+
+
+def test_loading_keeps_only_label_and_note_and_reads_values_as_text(tmp_path):
+    (tmp_path / TRIAGE_FILE).write_text(
+        "labels: [wrong tool, 42]\n"
+        "cases:\n"
+        f"  '{CASE}': {{label: wrong tool, note: 7, owner: alice}}\n"
+        f"  '{OTHER}': just a string\n",
+        encoding="utf-8",
+    )
+    triage = Triage.load(tmp_path)
+    assert triage.labels == ["wrong tool", "42"]
+    assert triage.cases == {CASE: {"label": "wrong tool", "note": "7"}}
+    assert triage.error is None
+
+
+def test_an_empty_labels_list_falls_back_to_the_defaults(tmp_path):
+    (tmp_path / TRIAGE_FILE).write_text("labels: []\ncases: {}\n", encoding="utf-8")
+    assert Triage.load(tmp_path).labels == list(DEFAULT_LABELS)
+
+
+def test_an_empty_note_written_by_hand_is_no_note(tmp_path):
+    (tmp_path / TRIAGE_FILE).write_text(f"cases:\n  '{CASE}':\n    label: wrong tool\n    note:\n", encoding="utf-8")
+    triage = Triage.load(tmp_path)
+    assert triage.label_of(CASE) == "wrong tool"
+    assert triage.note_of(CASE) is None
+
+
+def test_a_broken_triage_file_is_an_error_with_the_defaults_not_a_crash(tmp_path):
+    (tmp_path / TRIAGE_FILE).write_text("labels: [wrong tool\ncases: {}\n", encoding="utf-8")
+    triage = Triage.load(tmp_path)
+    assert triage.error is not None and triage.error.startswith(f"{TRIAGE_FILE}: ")
+    assert (triage.labels, triage.cases) == (list(DEFAULT_LABELS), {})
+
+
+@pytest.mark.parametrize("cases", ["[a, b]", "just text", "42"])
+def test_cases_that_are_not_a_mapping_load_as_no_cases_not_a_crash(tmp_path, cases):
+    (tmp_path / TRIAGE_FILE).write_text(f"labels: [wrong tool]\ncases: {cases}\n", encoding="utf-8")
+    triage = Triage.load(tmp_path)
+    assert (triage.labels, triage.cases) == (["wrong tool"], {})
+
+
+def test_labelling_while_the_triage_file_is_broken_leaves_the_file_as_it_was(tmp_path):
+    # e.g. a merge conflict in the committed file: writing over it would lose the team's labels
+    broken = f"cases:\n<<<<<<< HEAD\n  '{CASE}': {{label: wrong tool}}\n=======\n  '{CASE}': {{label: bad arguments}}\n>>>>>>> main\n"
+    (tmp_path / TRIAGE_FILE).write_text(broken, encoding="utf-8")
+    triage = Triage.load(tmp_path)
+    assert triage.error is not None
+    try:
+        triage.set(OTHER, label="wrong tool")
+    except Exception:
+        pass  # refusing to label is fine; overwriting the file is not
+    assert (tmp_path / TRIAGE_FILE).read_text(encoding="utf-8") == broken
+
+
+# --- history ------------------------------------------------------------------------------------
+
+
+def result(status: CaseStatus = CaseStatus.PASSED, *metrics: MetricResult, mode: str = "live") -> CaseResult:
+    return CaseResult(id=CASE, source="agents/home/home.evalset.json", eval_set_id="home", eval_id="dim_living_room",
+                      agent="home", mode=mode, status=status, metrics=tuple(metrics))
+
+
+def metric(name: str, score: float | None, status: MetricStatus, threshold: float | None = 0.8) -> MetricResult:
+    return MetricResult(name=name, score=score, threshold=threshold, status=status)
+
+
+def test_the_headline_score_is_the_first_passed_or_failed_metrics_score():
+    assert headline_score(result(CaseStatus.FAILED,
+                                 metric("tool_call_count_v1", 3.0, MetricStatus.INFORMATIONAL, None),
+                                 metric("safety_v1", None, MetricStatus.NOT_EVALUATED),
+                                 metric("response_match_score", 0.25, MetricStatus.FAILED),
+                                 metric("tool_trajectory_avg_score", 1.0, MetricStatus.PASSED))) == 0.25
+    assert headline_score(result(CaseStatus.ERROR)) is None
+    assert headline_score(result(CaseStatus.NOT_EVALUATED, metric("safety_v1", None, MetricStatus.NOT_EVALUATED))) is None
+
+
+def test_each_verdict_is_an_entry_with_its_time_status_score_and_mode(tmp_path):
+    history = History(tmp_path / "history.json")
+    history.add(CASE, result(CaseStatus.PASSED, metric("response_match_score", 0.9, MetricStatus.PASSED)), 1000.12345)
+    history.add(CASE, result(CaseStatus.ERROR, mode="replay"), 1000.5)
+    assert history.entries(CASE) == [
+        {"time": 1000.123, "status": "passed", "score": 0.9, "mode": "live"},
+        {"time": 1000.5, "status": "error", "score": None, "mode": "replay"},
+    ]
+    assert history.entries(OTHER) == []
+
+
+def test_entries_is_a_copy_the_caller_cannot_change_the_history_through(tmp_path):
+    history = History(tmp_path / "history.json")
+    history.add(CASE, result(), 1.0)
+    history.entries(CASE).clear()
+    assert len(history.entries(CASE)) == 1
+
+
+def test_only_the_last_KEEP_verdicts_of_a_case_are_kept(tmp_path):
+    history = History(tmp_path / "history.json")
+    for second in range(KEEP + 5):
+        history.add(CASE, result(), float(second))
+    history.add(OTHER, result(CaseStatus.FAILED), 100.0)
+    assert KEEP == 20
+    assert [entry["time"] for entry in history.entries(CASE)] == [float(s) for s in range(5, KEEP + 5)]
+    assert len(history.entries(OTHER)) == 1
+
+
+def test_save_then_a_new_history_on_the_file_gives_the_same_entries(tmp_path):
+    path = tmp_path / ".agentdiff" / "history.json"  # its folder is made when first written
+    history = History(path)
+    history.add(CASE, result(CaseStatus.PASSED, metric("response_match_score", 1.0, MetricStatus.PASSED)), 10.0)
+    history.add(OTHER, result(CaseStatus.FAILED, metric("response_match_score", 0.5, MetricStatus.FAILED)), 11.0)
+    history.save(wait=True)
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        CASE: [{"time": 10.0, "status": "passed", "score": 1.0, "mode": "live"}],
+        OTHER: [{"time": 11.0, "status": "failed", "score": 0.5, "mode": "live"}],
+    }
+    again = History(path)
+    assert (again.entries(CASE), again.entries(OTHER)) == (history.entries(CASE), history.entries(OTHER))
+
+
+def test_a_burst_of_verdicts_within_SAVE_EVERY_seconds_is_written_once(tmp_path, monkeypatch):
+    path = tmp_path / "history.json"
+    written: list[dict] = []
+    real = history_module.atomic_write
+
+    def recording(target, text, durable=True):
+        if target == path:  # not another test's history, still writing in its own thread
+            written.append(json.loads(text))
+        real(target, text, durable)
+
+    monkeypatch.setattr(history_module, "atomic_write", recording)
+    history = History(path)
+    assert history_module.SAVE_EVERY == 2.0
+    for when in (100.0, 100.5, 101.0, 101.9):  # the first is written at once, the rest wait
+        history.add(CASE, result(), when)
+    history.add(CASE, result(), 102.0)  # two seconds after the last write: all five are written
+    history.save(wait=True)  # nothing new to write: only waits
+    assert [len(data[CASE]) for data in written] == [1, 5]
+
+
+def test_save_without_a_new_verdict_writes_nothing(tmp_path):
+    path = tmp_path / "history.json"
+    History(path).save(wait=True)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2, 3]", '"text"', "", "\x00\xff"])
+def test_a_corrupt_history_file_is_ignored_and_replaced_on_the_next_save(tmp_path, content):
+    path = tmp_path / "history.json"
+    path.write_text(content, encoding="utf-8", errors="surrogateescape")
+    history = History(path)
+    assert history.entries(CASE) == []
+    history.add(CASE, result(), 5.0)
+    history.save(wait=True)
+    assert json.loads(path.read_text(encoding="utf-8")) == {CASE: [{"time": 5.0, "status": "passed", "score": None, "mode": "live"}]}
+
+
+def test_entries_of_the_wrong_shape_in_the_file_are_dropped(tmp_path):
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({CASE: [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}], OTHER: "oops"}), encoding="utf-8")
+    history = History(path)
+    assert history.entries(CASE) == [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]
+    assert history.entries(OTHER) == []
+
+
+def test_a_history_that_cannot_be_written_is_no_error(tmp_path):
+    (tmp_path / "a_file").write_text("not a folder")
+    history = History(tmp_path / "a_file" / "history.json")
+    history.add(CASE, result(), 1.0)
+    history.save(wait=True)  # the write failed in its thread, quietly: history is a convenience
+    assert history.entries(CASE) == [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]
