@@ -11,7 +11,12 @@ from agentdiff.core import __version__
 from agentdiff.core.reports.junit import render_junit
 from agentdiff.core.reports.markdown import render_markdown
 from agentdiff.core.scoring.metrics import MetricStatus
-from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, MetricResult
+from agentdiff.core.scoring.results import (
+    CaseResult,
+    CaseStatus,
+    LayerSummary,
+    MetricResult,
+)
 
 HOME = "agents/home/home.evalset.json"
 TRIPS = "agents/trips/trips.evalset.json"

@@ -1,28 +1,59 @@
-"""The TUI through its factory and Textual's Pilot: every key, on real sample agents run by the
-real worker pool, with a scripted change source, a fake editor and a frozen clock."""
+"""The TUI through its factory and Textual's Pilot: every key, on a copy of the sample agents, with a
+scripted change source, a fake editor and a frozen clock.
+
+The agents' runs come from a fake pool (`fake_pool.CannedPool`) answering with canned outputs of
+the real sample agents; scoring, diffing, accept and undo run for real on them. One journey (a
+prompt edit re-runs the agent; accept, then undo) runs the real worker pool, and checks on the way
+that the canned outputs are still what the real agents do.
+"""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
-from tui_support import FakeEditor, ScriptedChanges, copy_samples, make_app, settle
-
-pytestmark = pytest.mark.adk
+from agentdiff.core.worker.jobs import RunOutput
+from fake_pool import CannedPool, Hanging, RecordingPool, assert_canned
+from tui_support import (
+    FakeEditor,
+    ScriptedChanges,
+    copy_samples,
+    edit_the_home_prompt,
+    make_app,
+    settle,
+    until,
+)
 
 KITCHEN = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
+REFUND_LATE = "sample_agents/customer_service/customer_service.evalset.json::refund_too_late"
 REFUND_TWICE = "sample_agents/customer_service/customer_service.evalset.json::no_second_refund"
 DIM = "sample_agents/home_automation/home_automation.evalset.json::dim_living_room"
+FAILING = {REFUND_LATE, REFUND_TWICE, DIM}
+CONFORMANCE = {
+    KITCHEN,
+    "sample_agents/customer_service/conformance/orders/order_status",
+    "sample_agents/customer_service/conformance/refunds/refund_delivered_order",
+}
 
 
 def status(app, case_id):
     return app.workbench.cases[case_id].status
 
 
-async def test_first_paint_runs_every_case_and_counts_them(tmp_path, worker_pool):
+def modal(app) -> str:
+    return type(app.screen).__name__
+
+
+def notified(app, text: str) -> bool:
+    return any(text in n.message for n in app._notifications)
+
+
+async def test_first_paint_runs_every_case_and_counts_them(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         assert len(app.workbench.cases) == 12
@@ -30,25 +61,25 @@ async def test_first_paint_runs_every_case_and_counts_them(tmp_path, worker_pool
         header = str(app.query_one("#header").render())
         assert "✓ 9 ✗ 3" in header
         assert app.main.tree.current_case_id == app.main.tree.visible_ids[0]
+        ran = {job.case_id: job.mode for job in pool.jobs}
+        assert len(pool.jobs) == 12 and set(ran) == set(app.workbench.cases)  # one run each
+        assert {i for i, mode in ran.items() if mode == "replay"} == CONFORMANCE  # the rest live
+        assert all(job.recordings for job in pool.jobs if job.mode == "replay")
 
 
-async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_path, worker_pool):
+async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    app = make_app(tmp_path, CannedPool(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         seen = []
         for _ in range(3):
             await pilot.press("n")
             seen.append(app.main.tree.current_case_id)
-        assert seen == [
-            "sample_agents/customer_service/customer_service.evalset.json::refund_too_late",
-            REFUND_TWICE,
-            DIM,
-        ]
+        assert seen == [REFUND_LATE, REFUND_TWICE, DIM]
         await pilot.press("N")
         assert app.main.tree.current_case_id == REFUND_TWICE
-        assert app.main.view.turn == 1  # its first divergence is in turn 2
+        await until(pilot, lambda: app.main.view.turn == 1, what="the first divergence, in turn 2")
         await pilot.press("t")
         assert app.main.view.turn == 0 and "turn 1" in app.main.view.scope()
         await pilot.press("]")
@@ -59,48 +90,56 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         assert app.main.view.layer == "tool_calls" and app.main.view.scope() == "the tool_calls layer of turn 2"
 
 
-async def test_rerun_one_and_all(tmp_path, worker_pool):
+async def test_rerun_one_and_all(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
+        pool.take_jobs()
         await pilot.press("n")
         case_id = app.main.tree.current_case_id
         await pilot.press("r")
         await settle(app, pilot)
         assert app.workbench.cases[case_id].reason == "re-run: r pressed"
+        assert [job.case_id for job in pool.take_jobs()] == [case_id]
         await pilot.press("R")
         await settle(app, pilot)
         assert {s.reason for s in app.workbench.cases.values()} == {"re-run: R pressed"}
+        assert sorted(job.case_id for job in pool.take_jobs()) == sorted(app.workbench.cases)
 
 
-async def test_filter_and_failures_only(tmp_path, worker_pool):
+async def test_filter_and_failures_only(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    app = make_app(tmp_path, CannedPool(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         await pilot.press("f")
-        assert set(app.main.tree.visible_ids) == {"sample_agents/customer_service/customer_service.evalset.json::refund_too_late", REFUND_TWICE, DIM}
+        assert set(app.main.tree.visible_ids) == FAILING
         await pilot.press("f")
         await pilot.press("slash")
         await pilot.press(*"agent:home_automation !status:passed", "enter")
         assert app.main.tree.visible_ids == [DIM]
         await pilot.press("slash")
         await pilot.press("ctrl+a", "ctrl+k", *"layer:tool_calls", "enter")
-        assert set(app.main.tree.visible_ids) == {"sample_agents/customer_service/customer_service.evalset.json::refund_too_late", REFUND_TWICE, DIM}
+        assert set(app.main.tree.visible_ids) == FAILING
 
 
+@pytest.mark.adk  # the only test here that needs google-adk: the others run on canned outputs
 async def test_a_prompt_edit_reruns_the_agent_and_accept_then_undo_round_trips(tmp_path, worker_pool):
+    """The one journey on the real worker pool: real agents, re-run on a real edit of their prompt.
+    Each real run is also checked against the canned outputs the other tests run on."""
     samples = copy_samples(tmp_path)
     changes = ScriptedChanges()
-    app = make_app(tmp_path, worker_pool, changes)
+    pool = RecordingPool(worker_pool)
+    app = make_app(tmp_path, pool, changes)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         assert status(app, KITCHEN) is CaseStatus.PASSED
-        prompt = samples / "home_automation" / "prompt.md"
-        prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
+        assert assert_canned(pool.take_runs(), "samples", tmp_path) == 12
+        prompt = edit_the_home_prompt(samples)
         await changes.push(prompt)
-        await pilot.pause(0.1)
+        await changes.handled()
         await settle(app, pilot)
         state = app.workbench.cases[KITCHEN]
         assert state.status is CaseStatus.FAILED
@@ -112,8 +151,7 @@ async def test_a_prompt_edit_reruns_the_agent_and_accept_then_undo_round_trips(t
         recordings = samples / "home_automation" / "conformance" / "lights" / "kitchen_on_then_check" / "generated-recordings.yaml"
         before = recordings.read_text()
         await pilot.press("a")
-        await pilot.pause(0.1)
-        assert type(app.screen).__name__ == "AcceptModal"
+        await until(pilot, lambda: modal(app) == "AcceptModal")
         assert "make up" in app.screen.preview
         await pilot.press("y")
         await settle(app, pilot)
@@ -123,17 +161,20 @@ async def test_a_prompt_edit_reruns_the_agent_and_accept_then_undo_round_trips(t
         await settle(app, pilot)
         assert recordings.read_text() == before
         assert status(app, KITCHEN) is CaseStatus.FAILED
+        assert assert_canned(pool.take_runs(), "prompt_edit", tmp_path) == 7  # its 5 cases, then the kitchen after accept and undo
 
 
-async def test_accepting_one_layer_of_an_eval_case_writes_only_that_layer(tmp_path, worker_pool):
+async def test_accepting_one_layer_of_an_eval_case_writes_only_that_layer(tmp_path):
     samples = copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
+        pool.take_jobs()
         app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("2", "a")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: modal(app) == "AcceptModal")
         assert app.screen.description.startswith("accept the tool_calls layer of turn 1")
         await pilot.press("y")
         await settle(app, pilot)
@@ -143,102 +184,123 @@ async def test_accepting_one_layer_of_an_eval_case_writes_only_that_layer(tmp_pa
         assert turn["intermediate_data"]["tool_uses"] == [{"args": {"device": "living room lamp", "state": "on"}, "name": "set_device_state"}]
         assert turn["final_response"]["parts"][0]["text"] == "The living room lamp is now on at 40%."  # untouched
         assert status(app, DIM) is CaseStatus.PASSED  # the answer still scores above 0.6
+        assert pool.take_jobs() == []  # a new expectation is a re-score of the run it has, not a new run
 
 
-async def test_cancelled_accept_and_a_conflicting_edit_write_nothing(tmp_path, worker_pool):
+async def test_cancelled_accept_and_a_conflicting_edit_write_nothing(tmp_path):
     samples = copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    app = make_app(tmp_path, CannedPool(tmp_path))
     evalset = samples / "home_automation" / "home_automation.evalset.json"
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
-        await pilot.press("a", "n")
         before = evalset.read_text()
+        await pilot.press("a")
+        await until(pilot, lambda: modal(app) == "AcceptModal")
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert modal(app) == "WorkbenchScreen" and evalset.read_text() == before
         assert app.workbench.cases[DIM].status is CaseStatus.FAILED
         await pilot.press("a")
+        await until(pilot, lambda: modal(app) == "AcceptModal")
         evalset.write_text(before.replace("Please turn on", "Kindly turn on"))  # an edit between read and write
         await pilot.press("y")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: notified(app, "changed on disk since it was read"))
         assert "Kindly turn on" in evalset.read_text()
-        assert any("changed on disk since it was read" in n.message for n in app._notifications)
 
 
-async def test_accept_all_visible_failures_needs_a_confirmation(tmp_path, worker_pool):
+async def test_accept_all_visible_failures_needs_a_confirmation(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
+        pool.take_jobs()
         await pilot.press("A")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: modal(app) == "AcceptModal")
         assert app.screen.description == "accept 3 failing case(s)"
         await pilot.press("y")
         await settle(app, pilot)
         assert {i: s.status.value for i, s in app.workbench.cases.items() if s.status is not CaseStatus.PASSED} == {}
+        assert pool.take_jobs() == []  # re-scored, not run again
 
 
-async def test_e_opens_the_expected_value_at_its_line(tmp_path, worker_pool):
+async def test_e_opens_the_expected_value_at_its_line(tmp_path):
     copy_samples(tmp_path)
     editor = FakeEditor()
-    app = make_app(tmp_path, worker_pool, editor=editor)
+    app = make_app(tmp_path, CannedPool(tmp_path), editor=editor)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("e")
+        await until(pilot, lambda: editor.opened)
         (path, line), = editor.opened
         assert path.name == "home_automation.evalset.json"
         assert '"brightness": 40' in path.read_text().splitlines()[line - 1]
 
 
-async def test_labels_and_notes_go_to_the_triage_file(tmp_path, worker_pool):
+async def test_labels_and_notes_go_to_the_triage_file(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    app = make_app(tmp_path, CannedPool(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
         await pilot.press("l", *"bad arguments", "enter")
         await pilot.press("c", *"no brightness rule", "enter")
-        text = (tmp_path / "agentdiff-triage.yaml").read_text()
-        assert f"{DIM}:\n    label: bad arguments\n    note: no brightness rule" in text
+        triage = tmp_path / "agentdiff-triage.yaml"
+        await until(pilot, lambda: triage.exists() and "note:" in triage.read_text())
+        assert f"{DIM}:\n    label: bad arguments\n    note: no brightness rule" in triage.read_text()
         await pilot.press("slash", *"label:bad", "enter")
         assert app.main.tree.visible_ids == [DIM]
 
 
-async def test_pausing_the_watch_ignores_changes(tmp_path, worker_pool):
+async def test_pausing_the_watch_ignores_changes(tmp_path):
     samples = copy_samples(tmp_path)
     changes = ScriptedChanges()
-    app = make_app(tmp_path, worker_pool, changes)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool, changes)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
+        pool.take_jobs()
         await pilot.press("w")
         assert app.workbench.paused and "watch paused" in str(app.query_one("#header").render())
         prompt = samples / "home_automation" / "prompt.md"
         prompt.write_text(prompt.read_text() + "\n")
         await changes.push(prompt)
-        await pilot.pause(0.2)
-        assert not any(s.running for s in app.workbench.cases.values())
+        await changes.handled()
+        await settle(app, pilot)
+        assert not any(s.running for s in app.workbench.cases.values()) and pool.take_jobs() == []
+        await pilot.press("w")  # resumed: the next change runs what it touches
+        await changes.push(prompt)
+        await changes.handled()
+        await settle(app, pilot)
+        assert {job.case_id for job in pool.take_jobs()} == {i for i in app.workbench.cases if i.startswith("sample_agents/home_automation/")}
 
 
-async def test_mode_switch_reruns_conformance_cases_live(tmp_path, worker_pool):
+async def test_mode_switch_reruns_conformance_cases_live(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
+        pool.take_jobs()
         await pilot.press("m")
         await settle(app, pilot)
         assert app.workbench.cases[KITCHEN].run.result.mode == "live"
         assert "mode live" in str(app.query_one("#header").render())
+        assert {(job.case_id, job.mode) for job in pool.take_jobs()} == {(i, "live") for i in CONFORMANCE}
 
 
-async def test_help_and_the_command_palette_hold_every_action(tmp_path, worker_pool):
+async def test_help_and_the_command_palette_hold_every_action(tmp_path):
     copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    app = make_app(tmp_path, CannedPool(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         await pilot.press("question_mark")
-        assert type(app.screen).__name__ == "HelpScreen"
+        assert modal(app) == "HelpScreen"
         shown = dict(app.screen.keys)
         await pilot.press("escape")
         helps = {command.help for command in app.get_system_commands(app.screen)}
@@ -248,56 +310,58 @@ async def test_help_and_the_command_palette_hold_every_action(tmp_path, worker_p
             assert any(help.endswith(f"({key})") for help in helps), binding.action
 
 
-async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp_path, worker_pool):
+async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp_path):
     samples = copy_samples(tmp_path)
     changes = ScriptedChanges()
     evalset = samples / "home_automation" / "home_automation.evalset.json"
     good = evalset.read_text()
     evalset.write_text(good[:200])
-    app = make_app(tmp_path, worker_pool, changes)
+    app = make_app(tmp_path, CannedPool(tmp_path), changes)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         assert len(app.workbench.errors) == 1 and "home_automation.evalset.json" in str(app.workbench.errors[0])
         assert "1 load error(s)" in str(app.query_one("#header").render())
         evalset.write_text(good)
         await changes.push(evalset)
-        await pilot.pause(0.1)
+        await changes.handled()
         await settle(app, pilot)
         assert app.workbench.errors == [], app.workbench.errors
         assert app.workbench.cases[DIM].status is CaseStatus.FAILED
 
 
-async def test_rerecord_live_from_the_tui_after_a_confirmation(tmp_path, worker_pool):
+async def test_rerecord_live_from_the_tui_after_a_confirmation(tmp_path):
     samples = copy_samples(tmp_path)
-    app = make_app(tmp_path, worker_pool)
+    edit_the_home_prompt(samples)
+    pool = CannedPool(tmp_path, ["prompt_edit", "samples"])  # home_automation's agent as edited; the rest as it is
+    app = make_app(tmp_path, pool)
     recordings = samples / "home_automation" / "conformance" / "lights" / "kitchen_on_then_check" / "generated-recordings.yaml"
-    prompt = samples / "home_automation" / "prompt.md"
-    prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         assert status(app, KITCHEN) is CaseStatus.FAILED
         app.main.tree.select_case(KITCHEN)
         await pilot.pause(0.1)
+        pool.take_jobs()
+        pool.answer(KITCHEN, pool.from_scenario("prompt_edit_recorded"))  # its live run, and replays of what that recorded
         await pilot.press("ctrl+r")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: modal(app) == "AcceptModal")
         assert app.screen.description.startswith("re-record")
         await pilot.press("y")
-        for _ in range(20):
-            await pilot.pause(0.1)
-            await settle(app, pilot)
-            if "never make up a device" in recordings.read_text():
-                break
+        await until(pilot, lambda: "never make up a device" in recordings.read_text(), what="the new recordings")
         await settle(app, pilot)
         assert status(app, KITCHEN) is CaseStatus.PASSED
+        assert app.workbench.cases[KITCHEN].reason == "re-run: re-recorded"
+        assert [(job.case_id, job.mode) for job in pool.take_jobs()] == [(KITCHEN, "record"), (KITCHEN, "replay")]
+        pool.answer(KITCHEN, pool.from_scenario("prompt_edit"))  # replays of the old recordings again
         await pilot.press("z")
+        await until(pilot, lambda: "never invent a device" in recordings.read_text(), what="the old recordings back")
         await settle(app, pilot)
-        assert "never invent a device" in recordings.read_text()
+        assert status(app, KITCHEN) is CaseStatus.FAILED
 
 
-async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
+async def test_load_errors_are_entries_in_the_tree(tmp_path):
     samples = copy_samples(tmp_path)
     (samples / "home_automation" / "broken.evalset.json").write_text("{not json")
-    app = make_app(tmp_path, worker_pool)
+    app = make_app(tmp_path, CannedPool(tmp_path))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         labels = [str(node.label) for node in app.main.tree.root.children]
@@ -306,26 +370,25 @@ async def test_load_errors_are_entries_in_the_tree(tmp_path, worker_pool):
         assert str(entry.label).startswith("sample_agents/home_automation/broken.evalset.json:1:2: invalid JSON")
 
 
-async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path, worker_pool):
-    import shutil
-
-    from agentdiff.core.run.options import RunOptions
-    from agentdiff.tui.app import create_app
-    from conftest import NATIVE_AGENTS
-
-    agents = tmp_path / "agents"
-    for name in ("hangs", "good"):
-        shutil.copytree(NATIVE_AGENTS / name, agents / name)
-        cases = [{"eval_id": f"{name}_case", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]
-        (agents / name / f"{name}.evalset.json").write_text(json.dumps({"eval_set_id": name, "eval_cases": cases}))
-    app = create_app(tmp_path, [agents], pool=worker_pool, watch=False, options=RunOptions(timeout=3), project="faults")
+async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path):
+    """A run that does not come back holds up neither the keys nor the other cases' verdicts; when
+    the pool gives up on it (the real pool's timeout is tested in test_workers.py) the case shows why."""
+    copy_samples(tmp_path)
+    pool = CannedPool(tmp_path)
+    hang = Hanging(then=RunOutput(error="timed out after 3 s (the agent's process was stopped)"))
+    pool.answer(DIM, hang)
+    app = make_app(tmp_path, pool, options=RunOptions(timeout=3))
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.5)
-        hanging = app.workbench.cases["agents/hangs/hangs.evalset.json::hangs_case"]
-        assert hanging.running
+        others = [i for i in app.workbench.cases if i != DIM]
+        await until(pilot, lambda: hang.waiting and all(status(app, i) is not None for i in others), what="every verdict but the hanging one")
+        hanging = app.workbench.cases[DIM]
+        assert hanging.running and hanging.status is None
         await pilot.press("j", "k", "question_mark")  # keys work while the agent hangs
-        assert type(app.screen).__name__ == "HelpScreen"
+        assert modal(app) == "HelpScreen"
         await pilot.press("escape")
+        assert hanging.running
+        assert {timeout for _, timeout in pool.calls} == {3}  # the run's timeout is the options'
+        hang.release()
         await settle(app, pilot)
         assert hanging.status is CaseStatus.ERROR and "timed out after 3 s" in hanging.run.result.error
 

@@ -20,7 +20,16 @@ from agentdiff.core.scoring import rouge
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CasesReloaded, CaseUpdated, Event
 from agentdiff.core.workbench.workbench import Workbench
-from workbench_support import ECHO_AGENT, EchoPool, case_id, echo_project, eval_case, set_path, user_text, write_set
+from workbench_support import (
+    ECHO_AGENT,
+    EchoPool,
+    case_id,
+    echo_project,
+    eval_case,
+    set_path,
+    user_text,
+    write_set,
+)
 
 # Load the scorer's stemmer once, alone, at collection: no test's time includes it (loading it
 # from two scoring threads at once is its own test below, in a fresh interpreter).

@@ -1,15 +1,18 @@
-"""Building the app for tests: a copy of sample agents, the session's worker pool, a scripted
-change source, a fake editor, a frozen clock."""
+"""Building the app for tests: a copy of sample agents, a pool (the fake `CannedPool`, or the
+session's real worker pool), a scripted change source, a fake editor, a frozen clock; and waiting
+for the app, bounded, on what it is doing rather than for fixed times."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable, Optional
 
+from agentdiff.core.run.options import RunOptions
 from agentdiff.tui.app import create_app
 from conftest import ROOT
+from fake_pool import PROMPT_EDIT
 
 SAMPLES = ROOT / "sample_agents"
 
@@ -24,8 +27,18 @@ def copy_samples(target: Path, agents=("customer_service", "home_automation")) -
     return folder
 
 
+def edit_the_home_prompt(samples: Path) -> Path:
+    """home_automation's prompt edited as in the canned scenario `prompt_edit`; returns the prompt."""
+    prompt = samples / "home_automation" / "prompt.md"
+    old, new = PROMPT_EDIT
+    prompt.write_text(prompt.read_text().replace(old, new))
+    return prompt
+
+
 class ScriptedChanges:
-    """A change source the test feeds: `await changes.push(path, …)`."""
+    """A change source the test feeds: `await changes.push(path, …)`; `await changes.handled()`
+    returns once the app has taken every batch pushed and asked for the next (so what they
+    caused, runs started or nothing, has happened)."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue = asyncio.Queue()
@@ -33,10 +46,17 @@ class ScriptedChanges:
     async def push(self, *paths: Path) -> None:
         await self.queue.put({Path(p) for p in paths})
 
+    async def handled(self, timeout: float = 10.0) -> None:
+        await asyncio.wait_for(self.queue.join(), timeout)
+
     def __call__(self) -> AsyncIterator[set[Path]]:
         async def gen():
             while True:
-                yield await self.queue.get()
+                batch = await self.queue.get()
+                try:
+                    yield batch
+                finally:
+                    self.queue.task_done()  # the consumer is back for the next batch
 
         return gen()
 
@@ -49,7 +69,9 @@ class FakeEditor:
         self.opened.append((path, line))
 
 
-def make_app(root: Path, pool, changes: ScriptedChanges | None = None, editor: FakeEditor | None = None):
+def make_app(
+    root: Path, pool, changes: ScriptedChanges | None = None, editor: FakeEditor | None = None, options: Optional[RunOptions] = None
+):
     return create_app(
         root,
         [root / "sample_agents"],
@@ -58,12 +80,41 @@ def make_app(root: Path, pool, changes: ScriptedChanges | None = None, editor: F
         watch=changes is not None,
         editor=editor or FakeEditor(),
         clock=lambda: 1_800_000_000.0,
+        options=options,
         project="samples",
     )
 
 
-async def settle(app, pilot) -> None:
-    """Until every run has finished and the screen shows it."""
-    for _ in range(3):
-        await app.workbench.wait()
-        await pilot.pause(0.15)
+def _busy(app) -> list[str]:
+    """What the app is still doing: cases without a verdict yet or running, and workers (accept,
+    undo, re-record…) not finished. The watcher's worker runs for ever: it is never waited on."""
+    cases = [case_id for case_id, state in app.workbench.cases.items() if state.running or state.run is None]
+    workers = [worker.name for worker in app.workers if worker.group != "watch" and not worker.is_finished]
+    return cases + workers
+
+
+def _no_misses(app) -> None:
+    misses = getattr(app.workbench.pool, "misses", None)
+    assert not misses, f"the fake pool had no answer for {misses}"
+
+
+async def settle(app, pilot, timeout: float = 10.0) -> None:
+    """Until every case has its verdict, nothing runs or writes any more, and the screen shows it."""
+    loop = asyncio.get_running_loop()
+    deadline, quiet = loop.time() + timeout, 0
+    while quiet < 3:  # quiet three polls in a row: a key's worker or a change's runs had time to start
+        _no_misses(app)
+        busy = _busy(app)
+        quiet = 0 if busy else quiet + 1
+        assert loop.time() < deadline, f"still busy after {timeout} s: {busy[:5]}"
+        await pilot.pause(0.02)
+
+
+async def until(pilot, condition: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
+    """Until `condition()` holds (after a key, a change, a write), polling; fails after `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        _no_misses(pilot.app)
+        assert loop.time() < deadline, f"timed out after {timeout} s waiting for {what or condition}"
+        await pilot.pause(0.02)

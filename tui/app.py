@@ -31,7 +31,6 @@ class Services:
     pool: object
     changes: Optional[ChangeSource]
     editor: Editor = default_editor
-    clock: Callable[[], float] = time.time
 
 
 class AgentdiffApp(App):
@@ -85,4 +84,4 @@ def create_app(
     if changes is None and watch:
         changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
     workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / ".agentdiff" / "history.json"))
-    return AgentdiffApp(workbench, Services(pool, changes, editor, clock), project or root.name, Triage.load(root))
+    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root))

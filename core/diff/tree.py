@@ -34,10 +34,6 @@ class Change:
     actual: Any = None  # absent for `removed`
     words: Optional[tuple[WordOp, ...]] = None  # for long strings
 
-    @property
-    def type_changed(self) -> bool:
-        return self.kind == "changed" and json_type(self.expected) != json_type(self.actual)
-
 
 def json_type(value: Any) -> str:
     if value is None:

@@ -142,10 +142,6 @@ class Workbench:
         self.errors = errors
         return True
 
-    @property
-    def mode(self) -> str:
-        return self.options.mode or "default"
-
     def toggle_mode(self) -> str:
         """replay ↔ live for the cases that have a choice (conformance cases)."""
         new = "live" if self.options.mode != "live" else "replay"
