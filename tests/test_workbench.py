@@ -221,6 +221,18 @@ async def test_saving_agent_py_reruns_that_agents_cases_with_the_file_as_reason(
     assert wb.cases[OTHER_0].reason == "first run"
 
 
+def test_saving_a_known_agents_code_is_an_edit_but_a_package_marker_that_comes_or_goes_is_a_move(root, sets, pool):
+    from agentdiff.core.workbench.changes import agents_may_have_moved
+
+    wb = Workbench(root, [root / "agents"], pool)
+    agents = root / "agents"
+    assert not agents_may_have_moved([agents / "echo" / "agent.py", agents / "echo" / "prompt.md"], wb.index)
+    (agents / "newbie").mkdir()
+    (agents / "newbie" / "__init__.py").write_text("")
+    assert agents_may_have_moved([agents / "newbie" / "__init__.py"], wb.index)
+    assert agents_may_have_moved([agents / "gone" / "agent.py"], wb.index)
+
+
 async def test_an_expectation_edited_while_its_case_runs_restarts_the_run_against_it(root, sets, pool):
     wb, _ = await start(root, pool)
     pool.gate = asyncio.Event()

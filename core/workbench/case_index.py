@@ -94,6 +94,9 @@ class CaseIndex:
         """A case's source, or a file an agent read: a path that is gone still means something."""
         return path in self._by_source or path in self._by_read
 
+    def is_agent_dir(self, folder: Path) -> bool:
+        return folder in self._by_agent_dir
+
     def affected_by(self, path: Path) -> set[str]:
         """The cases whose agent read `path` or whose agent's folder holds it."""
         found = set(self._by_read.get(path, ()))

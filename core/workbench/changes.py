@@ -73,9 +73,13 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Sele
     return selections
 
 
-def agents_may_have_moved(changed: Iterable[Path]) -> bool:
-    """A package marker changed: which folder is which case's agent may have changed too."""
-    return any(Path(p).name in AGENT_MARKERS for p in changed)
+def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex) -> bool:
+    """A package marker came or went: which folder is which case's agent may have changed too.
+    Saving the `agent.py` of a known agent is an edit, not a move."""
+    for path in (Path(os.path.abspath(p)) for p in changed):
+        if path.name in AGENT_MARKERS and not (path.exists() and index.is_agent_dir(path.parent)):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,7 @@ class Workbench:
             return []
         paths = list(paths)
         async with self._lock():
-            if agents_may_have_moved(paths):
+            if agents_may_have_moved(paths, self.index):
                 await self._resolve_agents_again()
             selections = classify(paths, self.index, self.root)
             for selection in [s for s in selections if s.action == "reload"]:
@@ -299,7 +299,7 @@ class Workbench:
             lambda: [case_files(s.ref, units[s.ref.id], memo.resolve(s.ref, options), s.run.files_read if s.run else ()) for s in states]
         )
         for files in entries:
-            if files.case_id in self.cases:
+            if files.case_id in self.cases and self.index.get(files.case_id) != files:
                 self.index.put(files)
         orphans = [s.ref.id for s in states if s.run is not None and s.run.agent is None and self.index.get(s.ref.id).agent_dir is not None]
         if orphans:

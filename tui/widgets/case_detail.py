@@ -100,14 +100,19 @@ class CaseDetail(VerticalScroll):
         tabs = self.query_one("#turn-tabs", Tabs)
         diff = self.state.run.diff if self.state and self.state.run else None
         count = len(diff.turns) if diff else 0
+        labels = [f"turn {i + 1}{' •' if diff is not None and any(d.turn == i for d in diff.divergences) else ''}" for i in range(count)]
         key = (self.state.ref.id if self.state else "", count)
         if key != self._tab_case:
+            existing = list(tabs.query(Tab))
+            if self._tab_case is not None and self._tab_case[1] == count and len(existing) == count:
+                for tab, label in zip(existing, labels):  # as many turns: relabel, no re-layout
+                    tab.label = label
+            else:
+                self._generation += 1  # the old tabs are removed asynchronously: new ids must not clash
+                tabs.clear()
+                for index, label in enumerate(labels):
+                    tabs.add_tab(Tab(label, id=f"turn-{self._generation}-{index}"))
             self._tab_case = key
-            self._generation += 1  # the old tabs are removed asynchronously: new ids must not clash
-            tabs.clear()
-            for index in range(count):
-                changed = diff is not None and any(d.turn == index for d in diff.divergences)
-                tabs.add_tab(Tab(f"turn {index + 1}{' •' if changed else ''}", id=f"turn-{self._generation}-{index}"))
         if count:
             tabs.active = f"turn-{self._generation}-{min(self.turn, count - 1)}"
         tabs.display = count > 0
