@@ -110,6 +110,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         self._dirty: set[str] = set()
         self._detail_timer = None
         self._busy = 0  # runs in flight at the last repaint
+        self._repainted_at = float("-inf")
+        self._repaint_timer = None
+
+    REPAINT_EVERY = 0.05  # seconds
 
     #: After a burst of this many runs has settled, what is loaded is set aside from the garbage
     #: collector: its full passes over a heap of thousands of cases otherwise stall the UI for 0.5 s.
@@ -173,8 +177,18 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         self.post_message(self.WorkbenchChanged())
 
     def on_workbench_screen_workbench_changed(self, message: WorkbenchChanged) -> None:
+        """At most one repaint every REPAINT_EVERY seconds, however fast the verdicts come."""
+        wait = self._repainted_at + self.REPAINT_EVERY - time.monotonic()
+        if wait <= 0:
+            self._repaint()
+        elif self._repaint_timer is None:
+            self._repaint_timer = self.set_timer(wait, self._repaint)
+
+    def _repaint(self) -> None:
+        self._repaint_timer = None
         if not self.is_attached:
             return
+        self._repainted_at = time.monotonic()
         dirty, self._dirty = self._dirty, set()
         if "*" in dirty:
             self._rebuild_tree()
