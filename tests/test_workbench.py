@@ -400,3 +400,26 @@ def test_scoring_threads_that_start_together_all_get_a_score_and_load_only_nltks
     assert out["errors"] == []
     assert out["scores"] == [pytest.approx(6 / 7)]  # "the light were run" vs "the light run": P 3/4, R 1
     assert out["heavy"] == []
+
+
+async def test_cases_reordered_in_their_file_are_listed_in_the_new_order_and_nothing_runs(root, sets, pool):
+    wb, _ = await start(root, pool)
+    sets["echo"]["eval_cases"].reverse()
+    await wb.on_changes([write_set(root, "echo", sets["echo"])])
+    await wb.wait()
+    assert list(wb.cases) == [ref.id for ref in discover([root / "agents"], root).cases] == [ECHO_1, ECHO_0, OTHER_0]
+    assert pool.jobs == []
+
+
+async def test_a_case_whose_agent_appears_later_runs_again_once_its_package_is_there(root, pool):
+    (root / "agents" / "late").mkdir(parents=True)
+    write_set(root, "late", {"eval_set_id": "late", "eval_cases": [eval_case("case_0", "hi")]})
+    wb, _ = await start(root, pool)
+    case = case_id("late", "case_0")
+    assert wb.cases[case].status is CaseStatus.ERROR and "no agent found" in wb.cases[case].run.result.error
+    marker = root / "agents" / "late" / "agent.py"
+    marker.write_text(ECHO_AGENT, encoding="utf-8")
+    await wb.on_changes([marker])
+    await wb.wait()
+    assert wb.cases[case].status is CaseStatus.PASSED and wb.cases[case].reason == "re-run: agents/late/agent.py changed"
+    assert wb.index.get(case).agent_dir == marker.parent

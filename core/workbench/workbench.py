@@ -113,9 +113,9 @@ class Workbench:
 
     def _apply(self, reload: Reload) -> bool:
         """Put what a reload loaded in place of what its files held; True when the list changed."""
-        old_ids = [case_id for case_id, unit in self.units.items() if unit in reload.units]
+        old_ids = [case_id for case_id in self.cases if self.units[case_id] in reload.units]
         errors = reload.merge_errors(self.errors)
-        if sorted(old_ids) == sorted(ref.id for ref in reload.cases):  # the same cases: new content only
+        if old_ids == [ref.id for ref in reload.cases]:  # the same cases in the same order: new content only
             for ref in reload.cases:
                 self.cases[ref.id].ref = ref
                 self._index(self.cases[ref.id])
@@ -301,7 +301,8 @@ class Workbench:
         for files in entries:
             if files.case_id in self.cases and self.index.get(files.case_id) != files:
                 self.index.put(files)
-        orphans = [s.ref.id for s in states if s.run is not None and s.run.agent is None and self.index.get(s.ref.id).agent_dir is not None]
+        found = {files.case_id for files in entries if files.agent_dir is not None}
+        orphans = [s.ref.id for s in states if s.run is not None and s.run.agent is None and s.ref.id in found]
         if orphans:
             self.run(orphans, "re-run: its agent was found")
 
