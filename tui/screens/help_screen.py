@@ -34,6 +34,6 @@ class HelpScreen(ModalScreen[None]):
         for key, action in self.keys:
             table.add_row(key, action)
         with VerticalScroll(id="help-dialog"):
-            yield Static(Text("agentdiff keys", style="bold"))
+            yield Static(Text.assemble(("agentdiff keys", "bold"), ("  (esc or ? closes)", "dim")))
             yield Static(table)
             yield Static(Text("\n" + MODES, style="dim"))

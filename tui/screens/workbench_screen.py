@@ -58,36 +58,37 @@ class View(NamedTuple):
         return "the whole case"
 
 
-def B(key: str, action: str, description: str, help: str, show: bool = True, key_display: Optional[str] = None) -> Binding:
+def key(key: str, action: str, description: str, help: str, show: bool = True, key_display: Optional[str] = None) -> Binding:
+    """A binding with its footer description and, as its tooltip, the line the help and palette show."""
     return Binding(key, action, description, show=show, key_display=key_display, tooltip=help)
 
 
 class WorkbenchScreen(BaselineActions, TriageActions, Screen):
     BINDINGS = [
-        B("n", "next_failure", "Next failure", "Next failing case"),
-        B("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
-        B("]", "next_divergence", "Next divergence", "Next divergence inside the case"),
-        B("[", "previous_divergence", "Prev divergence", "Previous divergence inside the case", show=False),
-        B("t", "next_turn", "Next turn", "Next turn (and focus it for accept)", show=False),
-        B("T", "previous_turn", "Prev turn", "Previous turn (and focus it for accept)", show=False),
-        B("1", "layer('request')", "Request", "Jump to the request layer (and focus it for accept)", show=False),
-        B("2", "layer('tool_calls')", "Tool calls", "Jump to the tool_calls layer (and focus it for accept)", show=False),
-        B("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
-        B("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
-        B("r", "rerun", "Re-run", "Re-run the selected case"),
-        B("R", "rerun_all", "Re-run all", "Re-run all visible cases", show=False),
-        B("m", "toggle_mode", "Replay/live", "Switch replay / live"),
-        B("a", "accept", "Accept", "Accept the actual run as baseline: the case, or the focused turn or layer; preview first"),
-        B("A", "accept_all", "Accept all", "Accept all visible failures; preview first", show=False),
-        B("z", "undo", "Undo", "Undo the last accept or re-record"),
-        B("ctrl+r", "rerecord", "Re-record live", "Re-record the case live: runs the agent with its own model and writes its baseline (confirm first)", show=False),
-        B("e", "edit", "Edit", "Open the file holding the expected value at its line in $VISUAL / $EDITOR"),
-        B("slash", "filter", "Filter", "Filter cases: words, status:failed, agent:x, label:x, layer:request; ! inverts a token", key_display="/"),
-        B("f", "failures_only", "Failures", "Show failures only"),
-        B("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
-        B("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
-        B("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
-        B("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
+        key("n", "next_failure", "Next failure", "Next failing case"),
+        key("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
+        key("]", "next_divergence", "Next divergence", "Next divergence inside the case"),
+        key("[", "previous_divergence", "Prev divergence", "Previous divergence inside the case", show=False),
+        key("t", "next_turn", "Next turn", "Next turn (and focus it for accept)", show=False),
+        key("T", "previous_turn", "Prev turn", "Previous turn (and focus it for accept)", show=False),
+        key("1", "layer('request')", "Request", "Jump to the request layer (and focus it for accept)", show=False),
+        key("2", "layer('tool_calls')", "Tool calls", "Jump to the tool_calls layer (and focus it for accept)", show=False),
+        key("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
+        key("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
+        key("r", "rerun", "Re-run", "Re-run the selected case"),
+        key("R", "rerun_all", "Re-run all", "Re-run all visible cases", show=False),
+        key("m", "toggle_mode", "Replay/live", "Switch replay / live"),
+        key("a", "accept", "Accept", "Accept the actual run as baseline: the case, or the focused turn or layer; preview first"),
+        key("A", "accept_all", "Accept all", "Accept all visible failures; preview first", show=False),
+        key("z", "undo", "Undo", "Undo the last accept or re-record"),
+        key("ctrl+r", "rerecord", "Re-record live", "Re-record the case live: runs the agent with its own model and writes its baseline (confirm first)", show=False),
+        key("e", "edit", "Edit", "Open the file holding the expected value at its line in $VISUAL / $EDITOR"),
+        key("slash", "filter", "Filter", 'Filter cases: words, status:failed, agent:x, label:"flaky model", mode:live, layer:request; ! inverts a token', key_display="/"),
+        key("f", "failures_only", "Failures", "Show failures only"),
+        key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
+        key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
+        key("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
+        key("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
     ]
 
     view: var[View] = var(View, always_update=True)  # view state: drawn by watch_view, no repaint of the screen
