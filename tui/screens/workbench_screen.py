@@ -2,7 +2,7 @@
 
 It owns the bindings (each with its description; the footer, the `?` help and the command palette
 are made from them) and the view state (turn, divergence, focused layer, accept scope) as one
-reactive. The workbench's events arrive as one coalesced message, so a burst of a thousand
+reactive, bound down to the detail. The workbench's events arrive as one coalesced message, so a burst of a thousand
 updates is one repaint. Accept, undo, re-record and triage live in `BaselineActions` and
 `TriageActions` beside this module.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
-from typing import NamedTuple, Optional
+from typing import Optional
 
 from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.workbench.events import (
@@ -34,28 +34,12 @@ from textual.widgets import Footer, Static
 
 from ..case_filter import matches
 from ..case_rows import case_facts, case_row
-from ..widgets.case_detail import CaseDetail
+from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.header_bar import HeaderBar
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
 from .triage_actions import TriageActions
-
-
-class View(NamedTuple):
-    """What the detail shows of the selected case, and what `a` accepts."""
-
-    turn: int = 0
-    divergence: int = -1  # index into the case's divergences; -1: none
-    layer: Optional[str] = None  # focused with 1–4: accept takes that layer
-    turn_focused: bool = False  # moved with t / T or a tab: accept takes that turn
-
-    def scope(self) -> str:
-        if self.layer:
-            return f"the {self.layer} layer of turn {self.turn + 1}"
-        if self.turn_focused:
-            return f"turn {self.turn + 1}"
-        return "the whole case"
 
 
 def key(key: str, action: str, description: str, help: str, show: bool = True, key_display: Optional[str] = None) -> Binding:
@@ -91,7 +75,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         key("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
     ]
 
-    view: var[View] = var(View, always_update=True)  # view state: drawn by watch_view, no repaint of the screen
+    view: var[View] = var(View, always_update=True)  # bound down to the detail; a var: no repaint of the screen
 
     class WorkbenchChanged(Message):
         """Something in the workbench changed; many of these waiting collapse into one."""
@@ -126,7 +110,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         yield HeaderBar(id="header")
         with Horizontal(id="body"):
             yield CaseTree(id="tree")
-            yield CaseDetail(id="detail")
+            yield CaseDetail(self.triage, self.workbench.history, id="detail").data_bind(WorkbenchScreen.view)
         yield Static(id="status-line")
         yield Footer()
 
@@ -231,26 +215,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         self.view = view
 
     def watch_view(self, view: View) -> None:
-        """The one place the detail is drawn from the view state."""
-        if not self.is_mounted or not self.detail.is_attached:
-            return
-        state = self.current
-        divergences = self._divergences()
-        index = min(view.divergence, len(divergences) - 1)
-        current = divergences[index] if index >= 0 else None
-        extra = Text()
-        if state is not None:
-            entries = self.workbench.history.entries(state.ref.id) if self.workbench.history else []
-            extra.append_text(CaseDetail.history_line([e.get("score") for e in entries], [e.get("status", "") for e in entries]))
-            label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
-            if label or note:
-                extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
-            if current is not None:
-                extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {current.summary}", style="bold")
-                if current.source:
-                    extra.append(f"  (e: {current.source})", style="dim")
-            extra.append(f"\naccept scope: {view.scope()}", style="dim")
-        self.detail.show(state, view.turn, current, extra)
+        """The detail draws the view (bound to it); it is told which case first."""
+        if self.is_mounted:
+            self.detail.state = self.current
 
     def on_case_tree_case_selected(self, message: CaseTree.CaseSelected) -> None:
         # while keys repeat, the tree moves at once and the detail follows when they stop

@@ -1,18 +1,21 @@
 """The selected case: its header, turn tabs, and the four layers side by side (Expected | Actual).
 
-The app sets `state`, `turn` and `divergence`; the widget renders; choosing a turn tab posts
-`CaseDetail.TurnChosen`."""
+The screen sets `state` and binds its `view` (turn, divergence, focused layer) to this widget's;
+the widget renders; choosing a turn tab posts `CaseDetail.TurnChosen`."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from agentdiff.core.diff.model import Divergence
 from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.history import History
+from agentdiff.core.workbench.triage import Triage
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Static, Tab, Tabs
 
 from ..diff_render import layer_views
@@ -38,20 +41,70 @@ class LayerSection(Vertical):
         self.set_class(status == "absent", "absent")
 
 
+class View(NamedTuple):
+    """What the detail shows of the selected case, and what `a` accepts."""
+
+    turn: int = 0
+    divergence: int = -1  # index into the case's divergences; -1: none
+    layer: Optional[str] = None  # focused with 1–4: accept takes that layer
+    turn_focused: bool = False  # moved with t / T or a tab: accept takes that turn
+
+    def scope(self) -> str:
+        if self.layer:
+            return f"the {self.layer} layer of turn {self.turn + 1}"
+        if self.turn_focused:
+            return f"turn {self.turn + 1}"
+        return "the whole case"
+
+
 class CaseDetail(VerticalScroll):
+    """Attributes down: the screen sets `state` (the case) and binds `view` to its own; the triage
+    file and the run history are given at construction. A change of `view` redraws."""
+
+    view: var[View] = var(View, always_update=True)
+
     class TurnChosen(Message):
         def __init__(self, turn: int) -> None:
             super().__init__()
             self.turn = turn
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, triage: Triage, history: Optional[History], **kwargs) -> None:
         super().__init__(**kwargs)
+        self.triage, self.history = triage, history
         self.state: Optional[CaseState] = None
-        self.turn = 0
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
         self._tab_case: Optional[tuple[str, int]] = None
         self._generation = 0
+
+    @property
+    def turn(self) -> int:
+        return self.view.turn
+
+    def watch_view(self, view: View) -> None:
+        if self.is_mounted:
+            self._draw(view)
+
+    def _draw(self, view: View) -> None:
+        state = self.state
+        divergences = state.run.diff.divergences if state and state.run and state.run.diff else ()
+        index = min(view.divergence, len(divergences) - 1)
+        self.divergence = divergences[index] if index >= 0 else None
+        self.extra = Text()
+        if state is not None:
+            entries = self.history.entries(state.ref.id) if self.history else []
+            self.extra.append_text(self.history_line([e.get("score") for e in entries], [e.get("status", "") for e in entries]))
+            label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
+            if label or note:
+                self.extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
+            if self.divergence is not None:
+                self.extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {self.divergence.summary}", style="bold")
+                if self.divergence.source:
+                    self.extra.append(f"  (e: {self.divergence.source})", style="dim")
+            self.extra.append(f"\naccept scope: {view.scope()}", style="dim")
+        self._render_header()
+        self._render_tabs()
+        self._render_layers()
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-header")
@@ -62,11 +115,6 @@ class CaseDetail(VerticalScroll):
         for layer in ("request", "tool_calls", "response", "session"):
             yield LayerSection(layer)
 
-    def show(self, state: Optional[CaseState], turn: int, divergence: Optional[Divergence], extra: Text) -> None:
-        self.state, self.turn, self.divergence, self.extra = state, turn, divergence, extra
-        self._render_header()
-        self._render_tabs()
-        self._render_layers()
 
     def _render_header(self) -> None:
         header = Text()
