@@ -120,7 +120,10 @@ def test_watch_passes_the_built_options_to_the_app(monkeypatch):
     import sys
     import types
 
+    from agentdiff.tui.cli import watch
+
     monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(watch, "has_terminal", lambda *streams: True)  # pytest has no TTY
     opened = {}
 
     class FakeApp:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
@@ -40,6 +41,10 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        if argv and not Path(argv[0]).exists():
+            names = ", ".join([name for name in COMMANDS if name != watch.NAME] + [watch.NAME])
+            print(f"error: unknown command or path {argv[0]!r} (commands: {names})", file=err)
+            return EXIT_USAGE
         argv = [watch.NAME, *argv]  # `agentdiff [PATHS…]` is the TUI
     args = parser.parse_args(argv)
     if args.command is None:

@@ -8,9 +8,33 @@ reaches every command that takes it.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
+from typing import Optional, Sequence, TextIO
 
-from agentdiff.core.reports import REPORT_KINDS
+from agentdiff.core.reports import REPORT_KINDS, write_report
+
+
+def positive_int(value: str) -> int:
+    """An int ≥ 1 (`--jobs`, `--num-runs`); argparse turns the error into a usage error."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
+    return number
+
+
+def positive_float(value: str) -> float:
+    """A finite number > 0 (`--timeout`); argparse turns the error into a usage error."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {value}")
+    return number
 
 
 def report_spec(value: str) -> tuple[str, Path]:
@@ -29,6 +53,45 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _report_problem(path: Path) -> Optional[str]:
+    """Why a report cannot be written to `path` (checked before any work), or None. A missing parent
+    folder is created only when the path is inside the current directory."""
+    if path.is_dir():
+        return "it is a folder"
+    parent = path.parent
+    if not parent.exists() and not path.resolve().is_relative_to(Path.cwd().resolve()):
+        return f"no such folder: {parent}"
+    if parent.exists() and not parent.is_dir():
+        return f"not a folder: {parent}"
+    return None
+
+
+def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO) -> bool:
+    """True when every `--report` path looks writable; else says why (one line each) on `err`."""
+    ok = True
+    for kind, path in reports:
+        problem = _report_problem(path)
+        if problem:
+            print(f"error: cannot write the {kind} report to {path}: {problem}", file=err)
+            ok = False
+    return ok
+
+
+def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO) -> bool:
+    """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
+    the others are still written. True when all were written."""
+    ok = check_reports(reports, err)
+    for kind, path in reports:
+        if _report_problem(path):
+            continue
+        try:
+            write_report(kind, cases, path)
+        except OSError as error:
+            print(f"error: cannot write the {kind} report to {path}: {error.strerror or error}", file=err)
+            ok = False
+    return ok
+
+
 def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repeats: bool = False) -> None:
     """The flags of how cases run. `mode`: --mode; `repeats`: --num-runs and --run-tools. A flag a
     command does not take still gets its default, so `run_options` reads every attribute plainly."""
@@ -36,10 +99,10 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     if mode:
         parser.add_argument("--mode", choices=("replay", "live"), help="replay (conformance default) or live (EvalSet default)")
     parser.add_argument("--streaming-mode", choices=("none", "sse"), help="conformance: which recordings (default: every recorded mode; record: none)")
-    parser.add_argument("--jobs", type=int, help="concurrent workers (default: the CPU count)")
-    parser.add_argument("--timeout", type=float, help="seconds per run before it is stopped (default 120)")
+    parser.add_argument("--jobs", type=positive_int, help="concurrent workers (default: the CPU count)")
+    parser.add_argument("--timeout", type=positive_float, help="seconds per run before it is stopped (default 120)")
     if repeats:
-        parser.add_argument("--num-runs", type=int, help="repeats per case, run concurrently (default 1)")
+        parser.add_argument("--num-runs", type=positive_int, help="repeats per case, run concurrently (default 1)")
         parser.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
     if not mode:
         parser.set_defaults(mode=None)

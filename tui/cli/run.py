@@ -7,11 +7,10 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from agentdiff.core.reports import write_report
 from agentdiff.core.reports.json_report import render_json
 
 from .errors import EXIT_USAGE, exit_code, print_errors
-from .options import add_report_options, add_run_options, run_options, worker_pool
+from .options import add_report_options, add_run_options, check_reports, run_options, worker_pool, write_reports
 from .selection import select_cases
 from .table import GLYPHS, render_case_table
 
@@ -42,6 +41,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.config import load_project_config
     from agentdiff.core.run.runner import run_cases
 
+    if not check_reports(args.report, err):
+        return EXIT_USAGE
     config, config_errors = load_project_config(Path.cwd())
     found, unknown = select_cases([str(p) for p in args.paths], config)
     errors = list(config_errors) + found.errors
@@ -66,10 +67,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     order = {ref.id: i for i, ref in enumerate(found.cases)}
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
-    for kind, path in args.report:
-        write_report(kind, cases, path)
+    reports_written = write_reports(args.report, cases, err)
     out.write(render_json(cases) if args.json else render_case_table(cases))
-    if unknown or errors or not found.cases:
+    if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
             print("error: no cases found", file=err)
         return EXIT_USAGE

@@ -9,11 +9,10 @@ from typing import Sequence, TextIO
 from agentdiff.core.formats.adk_results import RESULT_SUFFIX
 from agentdiff.core.formats.eval_set_files import load_config_file
 from agentdiff.core.formats.load_error import LoadError
-from agentdiff.core.reports import write_report
 from agentdiff.core.reports.json_report import render_json
 
 from .errors import EXIT_USAGE, exit_code, print_errors
-from .options import add_report_options
+from .options import add_report_options, check_reports, write_reports
 from .table import render_case_table
 
 NAME = "score"
@@ -51,6 +50,8 @@ def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.scoring.stored_results import rescore_files
 
+    if not check_reports(args.report, err):
+        return EXIT_USAGE
     config = None
     if args.config is not None:
         if not args.config.is_file():
@@ -65,10 +66,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases, load_errors = rescore_files(files, config, root=Path.cwd())
     errors += load_errors
     print_errors(errors, err)
-    for kind, path in args.report:
-        write_report(kind, cases, path)
+    reports_written = write_reports(args.report, cases, err)
     if args.json:
         out.write(render_json(cases))
     else:
         out.write(render_case_table(cases))
-    return exit_code(cases, errors)
+    return exit_code(cases, errors) if reports_written else EXIT_USAGE

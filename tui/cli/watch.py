@@ -4,13 +4,27 @@ flags as `run`, built into options by the shared builder."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Optional, TextIO
 
 from .errors import EXIT_OK, EXIT_USAGE, print_errors
 from .options import add_run_options, run_options, worker_pool
 
 NAME = "watch"
+NO_TERMINAL = "error: the workbench needs a terminal; use `agentdiff run` for headless runs"
+
+
+def has_terminal(stdin: Optional[TextIO] = None, stdout: Optional[TextIO] = None) -> bool:
+    """True when both stdin and stdout (default: the process's) are a TTY; the TUI would hang or draw
+    into a pipe otherwise (CI, `</dev/null`, `| less`). Tests monkeypatch this."""
+    for stream in (sys.stdin if stdin is None else stdin, sys.stdout if stdout is None else stdout):
+        try:
+            if stream is None or not stream.isatty():
+                return False
+        except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+            return False
+    return True
 
 
 def add_parser(commands) -> None:
@@ -24,6 +38,9 @@ def add_parser(commands) -> None:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if not has_terminal():
+        print(NO_TERMINAL, file=err)
+        return EXIT_USAGE
     from agentdiff.core.project.config import load_project_config
 
     from ..app import create_app

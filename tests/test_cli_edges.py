@@ -1,0 +1,168 @@
+"""CLI edges that must end cleanly, one line on stderr and an exit code, never a hang or a traceback:
+each row goes through the real entry point `agentdiff.tui.cli.main` with StringIO streams."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+import pytest
+from agentdiff.tui.cli import main, watch
+from conftest import ROOT
+
+SAMPLE_RESULTS = ROOT / "sample_agents" / "home_automation" / ".adk" / "eval_history"
+COMMANDS = "score, list, run, record, diff, watch"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def no_app(monkeypatch):
+    """Any attempt to open the TUI fails the test instead of hanging it."""
+    import types
+
+    def create_app(*args, **kwargs):
+        raise AssertionError("the TUI must not open without a terminal")
+
+    monkeypatch.setitem(sys.modules, "agentdiff.tui.app", types.SimpleNamespace(create_app=create_app))
+
+
+# (argv, exit code, the stderr line expected)
+EDGES = [
+    pytest.param([], 2, "error: the workbench needs a terminal; use `agentdiff run` for headless runs", id="no-command-no-terminal"),
+    pytest.param(["watch"], 2, "error: the workbench needs a terminal; use `agentdiff run` for headless runs", id="watch-no-terminal"),
+    pytest.param(["."], 2, "error: the workbench needs a terminal; use `agentdiff run` for headless runs", id="path-no-terminal"),
+    pytest.param(["frobnicate"], 2, f"error: unknown command or path 'frobnicate' (commands: {COMMANDS})", id="unknown-command"),
+    pytest.param(["frobnicate", "."], 2, f"error: unknown command or path 'frobnicate' (commands: {COMMANDS})", id="unknown-command-with-args"),
+    pytest.param(["list", "/nonexistent"], 2, "error: /nonexistent: no such file or folder", id="list-missing-absolute"),
+    pytest.param(["list", "missing"], 2, "error: missing: no such file or folder", id="list-missing-relative"),
+    pytest.param(["list", "/nonexistent", "--json"], 2, None, id="list-missing-json"),
+    pytest.param(["score", str(SAMPLE_RESULTS), "--report", "junit=/nonexistent-agentdiff/sub/junit.xml"], 2,
+                 "error: cannot write the junit report to /nonexistent-agentdiff/sub/junit.xml: no such folder: /nonexistent-agentdiff/sub",
+                 id="score-report-parent-missing-outside-cwd"),
+    pytest.param(["score", str(SAMPLE_RESULTS), "--report", "junit=."], 2,
+                 "error: cannot write the junit report to .: it is a folder", id="score-report-is-a-folder"),
+    pytest.param(["run", "--report", "junit=/nonexistent-agentdiff/junit.xml"], 2,
+                 "error: cannot write the junit report to /nonexistent-agentdiff/junit.xml: no such folder: /nonexistent-agentdiff",
+                 id="run-report-parent-missing-outside-cwd"),
+    pytest.param(["run", "--report", "csv=."], 2, "error: cannot write the csv report to .: it is a folder", id="run-report-is-a-folder"),
+]
+
+
+@pytest.mark.parametrize("argv, code, line", EDGES)
+def test_cli_edges_exit_cleanly_with_one_line(argv, code, line, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(watch, "has_terminal", lambda *streams: False)
+    no_app(monkeypatch)
+    got, _, err = run(*argv)
+    assert got == code, err
+    if line is not None:
+        assert err.splitlines() == [line]
+    assert "Traceback" not in err
+
+
+# (argv, the text of argparse's `error:` line)
+RANGES = [
+    pytest.param(["run", "--jobs", "0"], "argument --jobs: must be ≥ 1, got 0", id="run-jobs-0"),
+    pytest.param(["run", "--jobs", "-3"], "argument --jobs: must be ≥ 1, got -3", id="run-jobs-negative"),
+    pytest.param(["run", "--jobs", "two"], "argument --jobs: expected a whole number ≥ 1, got 'two'", id="run-jobs-not-a-number"),
+    pytest.param(["run", "--num-runs", "0"], "argument --num-runs: must be ≥ 1, got 0", id="run-num-runs-0"),
+    pytest.param(["watch", "--num-runs", "0"], "argument --num-runs: must be ≥ 1, got 0", id="watch-num-runs-0"),
+    pytest.param(["run", "--timeout", "0"], "argument --timeout: must be a number of seconds > 0, got 0", id="run-timeout-0"),
+    pytest.param(["run", "--timeout", "-1.5"], "argument --timeout: must be a number of seconds > 0, got -1.5", id="run-timeout-negative"),
+    pytest.param(["run", "--timeout", "nan"], "argument --timeout: must be a number of seconds > 0, got nan", id="run-timeout-nan"),
+    pytest.param(["record", "x", "--jobs", "0"], "argument --jobs: must be ≥ 1, got 0", id="record-jobs-0"),
+    pytest.param(["diff", "x", "--timeout", "0"], "argument --timeout: must be a number of seconds > 0, got 0", id="diff-timeout-0"),
+]
+
+
+@pytest.mark.parametrize("argv, message", RANGES)
+def test_option_ranges_are_argparse_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run(*argv)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {message}")
+
+
+def test_valid_option_values_still_parse():
+    from agentdiff.tui.cli import build_parser
+
+    args = build_parser().parse_args(["run", "--jobs", "1", "--num-runs", "1", "--timeout", "0.5"])
+    assert (args.jobs, args.num_runs, args.timeout) == (1, 1, 0.5)
+
+
+def test_has_terminal_needs_both_streams_to_be_ttys():
+    class Stream:
+        def __init__(self, tty):
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+    class Closed:
+        def isatty(self):
+            raise ValueError("I/O operation on closed file")
+
+    tty, pipe = Stream(True), Stream(False)
+    assert watch.has_terminal(tty, tty)
+    assert not watch.has_terminal(pipe, tty)
+    assert not watch.has_terminal(tty, pipe)
+    assert not watch.has_terminal(tty, Closed())
+    assert not watch.has_terminal(tty, io.StringIO())
+
+
+def test_watch_under_pytest_sees_no_terminal_and_does_not_open_the_app(tmp_path, monkeypatch):
+    """No monkeypatched check: pytest's own streams are not a terminal."""
+    monkeypatch.chdir(tmp_path)
+    no_app(monkeypatch)
+    assert run("watch") == (2, "", "error: the workbench needs a terminal; use `agentdiff run` for headless runs\n")
+
+
+def test_a_report_inside_the_current_directory_gets_its_folders_created(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("score", str(SAMPLE_RESULTS), "--report", "junit=out/deep/junit.xml")
+    assert code == 1, err  # the sample results hold one failing case
+    assert (tmp_path / "out" / "deep" / "junit.xml").is_file()
+
+
+def test_a_report_outside_the_current_directory_is_not_given_folders(tmp_path, monkeypatch):
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    target = tmp_path / "elsewhere" / "junit.xml"
+    code, out, err = run("score", str(SAMPLE_RESULTS), "--report", f"junit={target}")
+    assert code == 2 and out == ""
+    assert err.splitlines() == [f"error: cannot write the junit report to {target}: no such folder: {target.parent}"]
+    assert not target.parent.exists()
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions and a non-root user")
+def test_a_report_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        code, out, err = run("score", str(SAMPLE_RESULTS), "--report", "junit=locked/junit.xml", "--report", "json=ok.json")
+    finally:
+        locked.chmod(0o700)
+    assert code == 2
+    assert err.splitlines() == ["error: cannot write the junit report to locked/junit.xml: Permission denied"]
+    assert "4 cases" in out  # the results are still shown
+    assert (tmp_path / "ok.json").is_file()  # and the other reports still written
+
+
+def test_a_write_error_from_the_writer_is_one_line_not_a_traceback(tmp_path, monkeypatch):
+    from agentdiff.tui.cli import options
+
+    def failing(kind, cases, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(options, "write_report", failing)
+    code, _, err = run("score", str(SAMPLE_RESULTS), "--report", "markdown=report.md")
+    assert code == 2
+    assert err.splitlines() == ["error: cannot write the markdown report to report.md: No space left on device"]
