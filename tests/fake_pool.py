@@ -42,13 +42,13 @@ def key_of(job: Job) -> Key:
 # --- canonical outputs: what a run produced, without what differs from one run to the next -----------
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_VOLATILE = ("seconds", "log")  # timing, and what the agent printed
+_VOLATILE = ("seconds", "turn_seconds", "log")  # timings, and what the agent printed
 
 
 def canonical(output: Union[RunOutput, dict], root: Optional[Path] = None) -> dict:
     """An output as JSON data, with ids (uuids, numbered by first appearance, so the links between
     events, calls and responses stay), event timestamps (ranked, so their order stays) and the
-    project root (as `$ROOT`) made the same for every run; `seconds` and `log` dropped."""
+    project root (as `$ROOT`) made the same for every run; timings and `log` dropped."""
     data = output.model_dump(mode="json") if isinstance(output, RunOutput) else json.loads(json.dumps(output))
     for name in _VOLATILE:
         data.pop(name, None)

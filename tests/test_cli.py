@@ -20,10 +20,11 @@ def run(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_score_of_the_sample_results_prints_a_table_and_fails_for_the_failing_case():
+def test_score_of_the_sample_results_prints_a_table_and_fails_for_the_failing_case(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the eval set is found under the current directory: the case has its `run` id
     code, out, err = run("score", str(SAMPLE_RESULTS))
     assert code == 1, err
-    assert "✗ failed        home_automation::dim_living_room" in out
+    assert "✗ failed        sample_agents/home_automation/home_automation.evalset.json::dim_living_room" in out
     assert "4 cases: 3 passed, 1 failed" in out
 
 

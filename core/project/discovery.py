@@ -30,6 +30,7 @@ from agentdiff.core.formats.eval_set_files import (
 )
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -41,16 +42,19 @@ def is_eval_set_file(name: str) -> bool:
 
 @dataclass(frozen=True)
 class EvalCaseRef:
-    """One case of an eval set file, with the config that scores it."""
+    """One case of an eval set file, with the config that scores it.
+
+    `key` names the case in its id (`case_ids.case_keys`): its eval_id, or `case_<n>` when that is a path."""
 
     eval_set: LoadedEvalSet
     case: EvalCase
     config: LoadedConfig
     config_errors: tuple[LoadError, ...] = ()
+    key: str = ""
 
     @property
     def id(self) -> str:
-        return f"{self.eval_set.source.display}::{self.case.eval_id}"
+        return eval_case_id(self.eval_set.source.display, self.name)
 
     @property
     def source(self) -> str:
@@ -62,7 +66,7 @@ class EvalCaseRef:
 
     @property
     def name(self) -> str:
-        return self.case.eval_id
+        return self.key or self.case.eval_id
 
 
 @dataclass(frozen=True)
@@ -100,12 +104,16 @@ class Discovery:
 
     def resolve(self, query: str) -> list[CaseRef]:
         """The cases a user means by `query`: an exact id; else every case whose id ends with it,
-        or whose name (eval_id, or case folder) is it."""
+        or whose name (the id's key, or case folder) or eval_id is it."""
         exact = self.find(query.rstrip("/"))
         if exact is not None:
             return [exact]
         query = query.rstrip("/")
-        return [case for case in self.cases if case.id.endswith(query) or case.name == query]
+        return [case for case in self.cases if case.id.endswith(query) or case.name == query or _eval_id(case) == query]
+
+
+def _eval_id(ref: CaseRef) -> Optional[str]:
+    return ref.case.eval_id if isinstance(ref, EvalCaseRef) else None
 
 
 def _walk(path: Path) -> tuple[list[Path], list[Path]]:
@@ -148,8 +156,8 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             configs[file.parent] = load_eval_config(file, root)
             found.errors.extend(configs[file.parent][1])
         config, config_errors = configs[file.parent]
-        for case in loaded.eval_set.eval_cases:
-            found.cases.append(EvalCaseRef(loaded, case, config, tuple(config_errors)))
+        for case, key in zip(loaded.eval_set.eval_cases, case_keys(loaded)):
+            found.cases.append(EvalCaseRef(loaded, case, config, tuple(config_errors), key))
     for case_dir in _unique(case_dirs):
         case, errors = load_conformance_case(case_dir, display_path(case_dir, root))
         found.errors.extend(errors)
@@ -158,6 +166,13 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     return found
+
+
+def find_eval_sets(root: Path) -> CaseIds:
+    """The eval set files under `root` (the project root), for naming stored results by their cases' ids."""
+    eval_files, _ = _walk(root)
+    loaded = (load_eval_set(file, display_path(file, root))[0] for file in _unique(eval_files))
+    return CaseIds(eval_set for eval_set in loaded if eval_set is not None)
 
 
 def _unique(paths: list[Path]) -> list[Path]:

@@ -4,7 +4,7 @@ exactly as ADK scores it; repeats that disagree make the case `flaky`."""
 from __future__ import annotations
 
 import asyncio
-from typing import Sequence
+from typing import Optional, Sequence
 
 from agentdiff.core.formats.eval_config import eval_metrics
 from agentdiff.core.project.discovery import EvalCaseRef
@@ -17,9 +17,23 @@ from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import AgentRef, RunOutput
 
 SCENARIO = "conversation_scenario cases need ADK's user simulator, which agentdiff does not run"
+NO_RECORDINGS = "replay needs recordings: an EvalSet case has none; run it live (--mode live) or record a conformance case"
+
+
+def config_error(ref: EvalCaseRef) -> Optional[str]:
+    """Why the case's `test_config.json` did not load (file:line: reason), or None when it loaded.
+    A case whose criteria did not load is never scored against ADK's defaults instead."""
+    if not ref.config_errors:
+        return None
+    return "its eval config did not load: " + "; ".join(str(error) for error in ref.config_errors)
 
 
 async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOptions) -> CaseRun:
+    broken = config_error(ref)
+    if broken is not None:
+        return unrun(ref, agent, "live", CaseStatus.ERROR, broken)
+    if options.mode == "replay":
+        return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
     if ref.case.conversation is None:
         return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
     job = eval_case_job(ref, agent, "live")
@@ -29,7 +43,12 @@ async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOpt
 
 
 def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutput]) -> CaseRun:
-    """The outputs of an EvalSet case's repeats, scored against its current expectations and criteria."""
+    """The outputs of an EvalSet case's repeats, scored against its current expectations and criteria.
+    With criteria that did not load, an error (the outputs kept, to score again once they load)."""
+    broken = config_error(ref)
+    if broken is not None:
+        unscored = unrun(ref, agent, "live", CaseStatus.ERROR, broken)
+        return CaseRun(unscored.ref, unscored.result, agent, outputs=tuple(outputs))
     if ref.case.conversation is None:
         return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
     baseline = load_baseline(ref)

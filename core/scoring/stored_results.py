@@ -21,6 +21,7 @@ from agentdiff.core.formats.eval_config import (
 )
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.project.case_ids import CaseIds
 from agentdiff.core.scoring.results import CaseResult, RunRecord
 from agentdiff.core.scoring.verdicts import (
     aggregate,
@@ -66,8 +67,10 @@ def app_name_of(loaded: LoadedResults) -> Optional[str]:
     return match.group(1) if match else None
 
 
-def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None) -> list[CaseResult]:
-    """Score every eval case of one results file; the runs of one eval_id are grouped."""
+def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None, case_ids: Optional[CaseIds] = None) -> list[CaseResult]:
+    """Score every eval case of one results file; the runs of one eval_id are grouped.
+
+    A case is named as `run` names it when `case_ids` knows its eval set file; else `<eval_set_id>::<eval_id>`."""
     result: EvalSetResult = loaded.result
     groups: dict[str, list[EvalCaseResult]] = {}
     for case in result.eval_case_results:
@@ -82,7 +85,7 @@ def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None) -
         set_id = stored_runs[0].eval_set_id or result.eval_set_id
         cases.append(
             CaseResult(
-                id=f"{set_id}::{eval_id}",
+                id=(case_ids.find(set_id, eval_id) if case_ids else None) or f"{set_id}::{eval_id}",
                 source=loaded.source.display,
                 eval_set_id=set_id,
                 eval_id=eval_id,
@@ -97,13 +100,15 @@ def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None) -
     return cases
 
 
-def rescore_files(paths: Sequence[Path], config: Optional[EvalConfig] = None, root: Optional[Path] = None) -> tuple[list[CaseResult], list[LoadError]]:
+def rescore_files(
+    paths: Sequence[Path], config: Optional[EvalConfig] = None, root: Optional[Path] = None, case_ids: Optional[CaseIds] = None
+) -> tuple[list[CaseResult], list[LoadError]]:
     cases: list[CaseResult] = []
     errors: list[LoadError] = []
     for path in paths:
         loaded, load_errors = load_eval_set_result(path, display_path(path, root))
         errors.extend(load_errors)
         if loaded is not None:
-            cases.extend(rescore_result(loaded, config))
+            cases.extend(rescore_result(loaded, config, case_ids))
     return cases, errors
 

@@ -143,9 +143,10 @@ class Workbench:
         return True
 
     def toggle_mode(self) -> str:
-        """replay ↔ live for the cases that have a choice (conformance cases)."""
+        """replay ↔ live for the cases that have a choice (conformance cases). Back from live, every
+        case takes its default again: EvalSet cases, which have no recordings, stay live."""
         new = "live" if self.options.mode != "live" else "replay"
-        self.options = self.options.with_mode(new)
+        self.options = self.options.with_mode("live" if new == "live" else None)
         return new
 
     # --- running ----------------------------------------------------------------------------------

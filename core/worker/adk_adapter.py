@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import inspect
 import sys
+import time
 from contextvars import ContextVar
 from typing import Any, AsyncGenerator, Optional
 
@@ -238,6 +239,7 @@ async def run_adk(job: Job) -> RunOutput:
     try:
         for index, message in enumerate(job.messages):
             harness.turn = index
+            started = time.monotonic()
             try:
                 async for _ in runner.run_async(
                     user_id=job.user_id,
@@ -247,6 +249,7 @@ async def run_adk(job: Job) -> RunOutput:
                     run_config=run_config,
                 ):
                     pass
+                out.turn_seconds[index] = round(time.monotonic() - started, 3)
             except RanPastRecording as exc:
                 out.turn_errors[index] = str(exc)
                 out.error = str(exc)

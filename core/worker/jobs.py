@@ -76,6 +76,9 @@ class RunOutput(_Model):
     app_name: str = ""
     user_id: str = ""
     turn_errors: dict[int, str] = {}
+    # Wall-clock seconds each turn took, measured as ADK's evaluation generator measures an invocation's
+    # `duration` (monotonic, from sending the user message to the turn's last event, rounded to ms).
+    turn_seconds: dict[int, float] = {}
     error: Optional[str] = None  # the run could not go on (crash, ran past the recording, timeout)
     files_read: list[str] = []  # files the agent opened while it ran (prompts, data): for watch mode
     agent_info: dict[str, Any] = {}  # models, instruction and tool-source hashes: for registration

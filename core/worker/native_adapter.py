@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from typing import Any, Callable, Optional
 
 from .adk_adapter import load_module
@@ -109,6 +110,7 @@ async def run_native(job: Job) -> RunOutput:
         history.append(content)
         events.append({"author": "user", "content": content})
         ctx = TurnContext(harness, agent, content, state, history, events)
+        started = time.monotonic()
         try:
             answer = await run_turn(ctx)
         except RanPastRecording as exc:
@@ -126,6 +128,7 @@ async def run_native(job: Job) -> RunOutput:
             reply = {"role": "model", "parts": [{"text": str(answer)}]}
             history.append(reply)
             events.append({"author": agent, "content": reply})
+        out.turn_seconds[index] = round(time.monotonic() - started, 3)
     out.app_name, out.user_id = job.app_name, job.user_id
     out.state = json.loads(json.dumps(state, default=str))
     out.events = events

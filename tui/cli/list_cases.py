@@ -33,7 +33,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if isinstance(ref, ConformanceCaseRef):
                 item |= {"kind": "conformance", "agent": ref.case.spec.agent, "recorded": sorted(ref.case.baselines)}
             else:
-                item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id,
+                item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id, "eval_id": ref.case.eval_id,
                          "turns": len(ref.case.conversation or []), "config": ref.config.file}
             items.append(item)
         json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors]}, out, indent=2)

@@ -48,6 +48,7 @@ def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.project.discovery import find_eval_sets
     from agentdiff.core.scoring.stored_results import rescore_files
 
     if not check_reports(args.report, err):
@@ -63,7 +64,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_USAGE
         config = loaded.config
     files, errors = _result_files(args.results)
-    cases, load_errors = rescore_files(files, config, root=Path.cwd())
+    case_ids = find_eval_sets(Path.cwd()) if files else None  # to name each case as `run` does
+    cases, load_errors = rescore_files(files, config, root=Path.cwd(), case_ids=case_ids)
     errors += load_errors
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err)

@@ -1,0 +1,70 @@
+"""How an eval case is named: `<file>::<key>`, readable and the same in every command.
+
+`<file>` is the eval set file relative to the project root (the current directory, or the
+workbench's root). `<key>` is the case's `eval_id`, unless that reads as a path — absolute, holding a
+`/` or `\\`, a drive letter, or equal to the file's own name or path (ADK's legacy row files name their
+one case after the file) — or is empty: then it is `case_<n>`, the case's 1-based position in its file.
+Should `case_<n>` be some other case's eval_id already, the eval_id is kept, as ids must stay unique.
+
+`agentdiff score` names a stored result with the id the same case has in `run` when its eval set
+file is found (`CaseIds`); otherwise it keeps `<eval_set_id>::<eval_id>`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Iterable, Optional
+
+from agentdiff.core.formats.eval_set_files import LoadedEvalSet
+
+INDEX_PREFIX = "case_"
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def reads_as_path(eval_id: str, loaded: LoadedEvalSet) -> bool:
+    """Whether an eval_id would make a poor id: a path, the file's own name, or nothing at all."""
+    if not eval_id or "/" in eval_id or "\\" in eval_id or _DRIVE.match(eval_id):
+        return True
+    return eval_id in {loaded.source.display, loaded.source.path.name, loaded.source.path.as_posix()}
+
+
+def case_keys(loaded: LoadedEvalSet) -> list[str]:
+    """The `<key>` of every case of one file, in file order."""
+    eval_ids = [case.eval_id for case in loaded.eval_set.eval_cases]
+    taken = set(eval_ids)
+    keys = []
+    for number, eval_id in enumerate(eval_ids, start=1):
+        key = eval_id
+        if reads_as_path(eval_id, loaded) and f"{INDEX_PREFIX}{number}" not in taken:
+            key = f"{INDEX_PREFIX}{number}"
+        keys.append(key)
+    return keys
+
+
+def eval_case_id(display: str, key: str) -> str:
+    return f"{display}::{key}"
+
+
+class CaseIds:
+    """The ids of eval cases by (eval_set_id, eval_id), for naming stored results as `run` names them."""
+
+    def __init__(self, eval_sets: Iterable[LoadedEvalSet]):
+        self._by_set: dict[str, list[tuple[LoadedEvalSet, dict[str, str]]]] = {}
+        for loaded in eval_sets:
+            ids = {case.eval_id: eval_case_id(loaded.source.display, key) for case, key in zip(loaded.eval_set.eval_cases, case_keys(loaded))}
+            self._by_set.setdefault(loaded.eval_set.eval_set_id, []).append((loaded, ids))
+
+    def find(self, eval_set_id: Optional[str], eval_id: str) -> Optional[str]:
+        """The id of the one discovered case this stored result is of; None when none or several are."""
+        found = [hit for loaded, ids in self._by_set.get(eval_set_id or "", []) if (hit := _case_in(loaded, ids, eval_id))]
+        return found[0] if len(found) == 1 else None
+
+
+def _case_in(loaded: LoadedEvalSet, ids: dict[str, str], eval_id: str) -> Optional[str]:
+    if eval_id in ids:
+        return ids[eval_id]
+    # A legacy row file's one case is named after the file as ADK was given it (often an absolute path).
+    if loaded.legacy == "rows" and len(ids) == 1 and eval_id and PurePosixPath(eval_id.replace("\\", "/")).name == loaded.source.path.name:
+        return next(iter(ids.values()))
+    return None

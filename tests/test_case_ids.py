@@ -1,0 +1,106 @@
+"""Case ids read well and are the same in `list`, `run` and `score`: `<file>::<eval_id>`, the file
+relative to the project root, and `case_<n>` (1-based) for an eval_id that is a path."""
+
+from __future__ import annotations
+
+import json
+
+from agentdiff.core.project.discovery import discover
+from test_cli import run
+
+TURN = {
+    "invocation_id": "i1",
+    "user_content": {"role": "user", "parts": [{"text": "hi"}]},
+    "final_response": {"role": "model", "parts": [{"text": "hello"}]},
+}
+FOREIGN = "/usr/local/google/home/someone/project/tests/greeting.test.json"
+
+
+def _project(tmp_path):
+    unit = tmp_path / "tests" / "unit"
+    unit.mkdir(parents=True)
+    (unit / "legacy.test.json").write_text(json.dumps([{"query": "hi", "expected_tool_use": [], "reference": "hello"}]))
+    (unit / "named.test.json").write_text(json.dumps([{"name": "greets", "data": [{"query": "hi", "reference": "hello"}]}]))
+    cases = [{"eval_id": FOREIGN, "conversation": [TURN]}, {"eval_id": "plain", "conversation": [TURN]}]
+    (unit / "abs.evalset.json").write_text(json.dumps({"eval_set_id": "abs_set", "eval_cases": cases}))
+    return tmp_path
+
+
+def _result_case(eval_id: str, eval_set_id: str) -> dict:
+    pair = {"actual_invocation": TURN, "expected_invocation": TURN, "eval_metric_results": []}
+    metric = {"metric_name": "response_match_score", "threshold": 0.5, "score": 1.0, "eval_status": 1}
+    return {"eval_set_id": eval_set_id, "eval_id": eval_id, "final_eval_status": 1,
+            "overall_eval_metric_results": [metric], "eval_metric_result_per_invocation": [pair]}
+
+
+def _results_file(folder, eval_set_id: str, eval_ids: list[str]):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"app_{eval_set_id}_1700000000.0.evalset_result.json"
+    path.write_text(json.dumps({
+        "eval_set_result_id": f"app_{eval_set_id}_1700000000.0", "eval_set_id": eval_set_id,
+        "eval_case_results": [_result_case(e, eval_set_id) for e in eval_ids],
+    }))
+    return path
+
+
+def _ids(output: str) -> dict[str, str]:
+    """eval_id -> id, from a `list --json` or `run/score --json` document."""
+    return {c["eval_id"]: c["id"] for c in json.loads(output)["cases"]}
+
+
+def test_a_legacy_row_file_is_named_once_and_by_position(tmp_path, monkeypatch):
+    monkeypatch.chdir(_project(tmp_path))
+    ref = next(r for r in discover([tmp_path], tmp_path).cases if r.source.endswith("legacy.test.json"))
+    assert ref.case.eval_id == "tests/unit/legacy.test.json"  # what the file says (ADK's naming) is kept
+    assert ref.id == "tests/unit/legacy.test.json::case_1"
+    named = next(r for r in discover([tmp_path], tmp_path).cases if r.source.endswith("named.test.json"))
+    assert named.id == "tests/unit/named.test.json::greets"
+
+
+def test_eval_ids_that_are_absolute_paths_become_positions(tmp_path, monkeypatch):
+    monkeypatch.chdir(_project(tmp_path))
+    found = discover([tmp_path / "tests"], tmp_path)
+    ids = {r.case.eval_id: r.id for r in found.cases}
+    assert ids[FOREIGN] == "tests/unit/abs.evalset.json::case_1"
+    assert ids["plain"] == "tests/unit/abs.evalset.json::plain"
+    assert [r.id for r in found.resolve(FOREIGN)] == ["tests/unit/abs.evalset.json::case_1"]  # the eval_id still finds it
+
+
+def test_an_eval_id_named_like_an_index_is_not_taken_twice(tmp_path):
+    cases = [{"eval_id": "a/b", "conversation": [TURN]}, {"eval_id": "case_1", "conversation": [TURN]}]
+    (tmp_path / "x.evalset.json").write_text(json.dumps({"eval_set_id": "x", "eval_cases": cases}))
+    ids = [r.id for r in discover([tmp_path], tmp_path).cases]
+    assert ids == ["x.evalset.json::a/b", "x.evalset.json::case_1"]
+
+
+def test_list_run_and_score_agree_on_every_id(tmp_path, monkeypatch):
+    monkeypatch.chdir(_project(tmp_path))
+    code, listed, _ = run("list", "--json")
+    assert code == 0
+    listed_ids = _ids(listed)
+    assert listed_ids == {
+        FOREIGN: "tests/unit/abs.evalset.json::case_1",
+        "plain": "tests/unit/abs.evalset.json::plain",
+        "tests/unit/legacy.test.json": "tests/unit/legacy.test.json::case_1",
+        "greets": "tests/unit/named.test.json::greets",
+    }
+    _, ran, _ = run("run", "--json")  # no agent here: every case ends as an error, with its id
+    assert _ids(ran) == listed_ids
+    history = tmp_path / ".adk" / "eval_history"
+    _results_file(history, "abs_set", [FOREIGN, "plain"])
+    # ADK names a legacy row file's case after the path it was given, here someone else's absolute path.
+    _results_file(history, "legacy", ["/home/someone/project/tests/unit/legacy.test.json"])
+    code, scored, err = run("score", str(history), "--json")
+    assert code == 0, err
+    cases = json.loads(scored)["cases"]
+    assert {c["id"] for c in cases} == {listed_ids[FOREIGN], listed_ids["plain"], listed_ids["tests/unit/legacy.test.json"]}
+    assert {c["eval_id"] for c in cases} >= {FOREIGN, "plain"}  # the eval_id field is what the file says
+
+
+def test_score_keeps_the_set_id_when_the_eval_set_is_not_found(tmp_path, monkeypatch):
+    monkeypatch.chdir(_project(tmp_path))
+    history = tmp_path / ".adk" / "eval_history"
+    _results_file(history, "abs_set", ["not_in_the_file"])
+    _results_file(history, "elsewhere", ["plain"])
+    _, scored, _ = run("score", str(history), "--json")
+    assert sorted(c["id"] for c in json.loads(scored)["cases"]) == ["abs_set::not_in_the_file", "elsewhere::plain"]
