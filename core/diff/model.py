@@ -191,6 +191,7 @@ class CaseDiff:
     divergences: tuple[Divergence, ...]  # in order: turn, then time within the turn, then layer
     error: Optional[str] = None  # the actual run's error
     notes: tuple[str, ...] = field(default=())
+    lead: Optional[Divergence] = None  # what explains the verdict, set by `explain` (None: the earliest)
 
     @property
     def same(self) -> bool:
@@ -198,6 +199,10 @@ class CaseDiff:
 
     @property
     def first_divergence(self) -> Optional[Divergence]:
+        """The divergence the case leads with: the one that explains its verdict when one was
+        chosen (`diff.explain`), else the earliest."""
+        if self.lead is not None:
+            return self.lead
         return self.divergences[0] if self.divergences else None
 
     def layer(self, name: Layer) -> LayerStatus:

@@ -14,6 +14,7 @@ import asyncio
 from typing import Optional, Sequence
 
 from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.explain import explain_replay
 from agentdiff.core.diff.model import CaseDiff, DiffCriteria
 from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.formats.eval_config import eval_metrics
@@ -63,7 +64,7 @@ def judge_replay(ref: ConformanceCaseRef, agent: Optional[AgentRef], modes: Sequ
     for index, (mode, out) in enumerate(zip(modes, outputs, strict=True)):
         baseline = load_baseline(ref, mode)
         trace = trace_from_output(out, messages)
-        diff = diff_case(baseline.trace, trace, REPLAY_CRITERIA, ref.id, baseline.sources)
+        diff = explain_replay(diff_case(baseline.trace, trace, REPLAY_CRITERIA, ref.id, baseline.sources))
         crashed = out.error is not None and not out.error.startswith(RAN_PAST)
         if crashed:
             status = CaseStatus.ERROR
@@ -78,7 +79,8 @@ def judge_replay(ref: ConformanceCaseRef, agent: Optional[AgentRef], modes: Sequ
     assert shown is not None
     index, diff, baseline, trace = shown
     error = "; ".join(problems) if problems and status is CaseStatus.ERROR else None
-    result = case_result(ref, agent, "replay", status, error=error, layers=layer_summaries(diff))
+    layers = layer_summaries(diff) if status is not CaseStatus.ERROR else ()  # an error shows no diff summary
+    result = case_result(ref, agent, "replay", status, error=error, layers=layers)
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), index, tuple(modes))
 
 

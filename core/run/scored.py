@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.explain import explain_scored
 from agentdiff.core.diff.model import DiffCriteria
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
@@ -17,7 +18,7 @@ from agentdiff.core.run.case_run import (
     shown_index,
 )
 from agentdiff.core.run.expected import Baseline
-from agentdiff.core.scoring.results import RunRecord
+from agentdiff.core.scoring.results import CaseStatus, RunRecord
 from agentdiff.core.scoring.verdicts import (
     aggregate,
     case_verdict,
@@ -47,9 +48,12 @@ def scored_case_run(
     criteria: DiffCriteria,
 ) -> CaseRun:
     runs = tuple(score_output(out, messages, expected, metrics) for out in outputs)
-    status, reason = case_verdict(runs, aggregate(runs))
+    results = aggregate(runs)
+    status, reason = case_verdict(runs, results)
     shown = shown_index(runs)
     trace = trace_from_output(outputs[shown], messages)
-    diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
-    result = case_result(ref, agent, "live", status, metrics=aggregate(runs), error=reason, runs=runs, layers=layer_summaries(diff))
+    diff = None
+    if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
+        diff = explain_scored(diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources), results, runs[shown])
+    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layer_summaries(diff))
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
-from .options import add_run_options, run_options, worker_pool
+from .color import paint_word_diff, wants_color
+from .options import add_color_option, add_run_options, run_options, worker_pool
 from .selection import find_case
 
 NAME = "diff"
@@ -30,6 +31,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--run", action="store_true", help="run the case now even when ADK has stored results for it")
     add_run_options(parser)
     parser.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
+    add_color_option(parser)
 
 
 def _run_one(ref, args: argparse.Namespace):
@@ -97,5 +99,5 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
         out.write(render_diff_json(diff, case, source))
     else:
-        out.write(render_diff_text(diff, actual_source=source))
+        out.write(paint_word_diff(render_diff_text(diff, actual_source=source), wants_color(args.color, out)))
     return EXIT_OK if diff.same else EXIT_FAILED

@@ -9,7 +9,9 @@ from typing import TextIO
 
 from agentdiff.core.project.discovery import ConformanceCaseRef, discover
 
+from .color import BOLD, DIM, paint, wants_color
 from .errors import EXIT_OK, EXIT_USAGE, print_errors
+from .options import add_color_option
 
 NAME = "list"
 
@@ -22,6 +24,7 @@ def add_parser(commands) -> None:
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    add_color_option(parser)
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -39,18 +42,19 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors]}, out, indent=2)
         out.write("\n")
     else:
+        color = wants_color(args.color, out)
         current = None
         for ref in found.cases:
             if ref.category != current:
                 current = ref.category
-                print(current, file=out)
+                print(paint(current, BOLD, color), file=out)
             if isinstance(ref, ConformanceCaseRef):
                 modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
-                print(f"  {ref.name}  [agent {ref.case.spec.agent}; {modes}]", file=out)
+                print(f"  {ref.name}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color), file=out)
             else:
                 turns = len(ref.case.conversation or [])
                 kind = f"{turns} turn{'s' if turns != 1 else ''}" if ref.case.conversation is not None else "scenario"
-                print(f"  {ref.name}  [{kind}; config {ref.config.file or 'ADK default'}]", file=out)
+                print(f"  {ref.name}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
     return EXIT_USAGE if found.errors else EXIT_OK

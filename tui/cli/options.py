@@ -45,6 +45,15 @@ def report_spec(value: str) -> tuple[str, Path]:
     return kind, Path(file)
 
 
+def add_color_option(parser: argparse.ArgumentParser) -> None:
+    from .color import CHOICES
+
+    parser.add_argument(
+        "--color", choices=CHOICES, default="auto",
+        help="colour the verdicts: auto (default: on a terminal, unless NO_COLOR is set), always or never",
+    )
+
+
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     parser.add_argument(

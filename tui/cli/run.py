@@ -4,13 +4,18 @@ and write the reports asked for."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import time
 from pathlib import Path
-from typing import TextIO
+from typing import Optional, TextIO
 
 from agentdiff.core.reports.json_report import render_json
 
 from .errors import EXIT_USAGE, exit_code, print_errors
-from .options import add_report_options, add_run_options, check_reports, run_options, worker_pool, write_reports
+from . import options as shared
+from .color import is_terminal, paint_status, wants_color
+from .options import add_color_option, add_report_options, add_run_options, check_reports, run_options, write_reports
 from .selection import select_cases
 from .table import GLYPHS, render_case_table
 
@@ -28,18 +33,93 @@ def add_parser(commands) -> None:
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
     add_run_options(parser, repeats=True)
     add_report_options(parser)
+    add_color_option(parser)
 
 
-def _progress(err: TextIO, done: int, total: int, line: str) -> None:
-    print(f"[{done}/{total}] {line}", file=err, flush=True)
+HEARTBEAT_SECONDS = 30.0  # a case still running says so this often (tests lower it)
+_CLEAR = "\r\x1b[2K"  # back to the start of the line, and clear it
+
+
+def _same_terminal(a: TextIO, b: TextIO) -> bool:
+    """Both streams are the same terminal (stdout and stderr both on the screen)."""
+    if not (is_terminal(a) and is_terminal(b)):
+        return False
+    try:
+        return os.path.samestat(os.fstat(a.fileno()), os.fstat(b.fileno()))
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+class Progress:
+    """What `run` says on stderr while it works. `live` (stdout and stderr the same terminal): one
+    line rewritten in place and cleared at the end, so the table is the only list of cases; else one
+    line per event, as logs want them."""
+
+    def __init__(self, err: TextIO, total: int, live: bool, color: bool) -> None:
+        self.err, self.total, self.live, self.color = err, total, live, color
+        self.done = 0
+        self._shown = False
+
+    def _width(self) -> int:
+        try:
+            columns = os.get_terminal_size(self.err.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        return max(20, columns - 1) if columns else 79  # a terminal of unknown size says 0
+
+    def say(self, text: str, painted: Optional[str] = None) -> None:
+        """`text` as one line (`painted`: the same text with colour codes, for when it fits)."""
+        if not self.live:
+            print(painted or text, file=self.err, flush=True)
+            return
+        width = self._width()  # a line longer than the terminal would wrap, and `\r` not reach its start
+        if len(text) > width:
+            line = text[: width - 1] + "…"
+        else:
+            line = painted or text
+        self.err.write(_CLEAR + line)
+        self.err.flush()
+        self._shown = True
+
+    def case_done(self, result, seconds: float) -> None:
+        self.done += 1
+        glyph = GLYPHS[result.status]
+        head, tail = f"[{self.done}/{self.total}] ", f" {result.id}  ({seconds:.1f} s)"
+        self.say(head + glyph + tail, head + paint_status(glyph, result.status, self.color) + tail)
+
+    def heartbeat(self, case_id: str, seconds: float) -> None:
+        prefix = f"[{self.done}/{self.total}] " if self.live else ""
+        self.say(f"{prefix}case {case_id}: {_seconds(seconds)} s, waiting for the agent")
+
+    def finish(self) -> None:
+        if self.live and self._shown:
+            self.err.write(_CLEAR)
+            self.err.flush()
+            self._shown = False
+
+
+async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyncio.Semaphore):
+    """One case (as `run_cases` runs it) with its own clock, from the moment it gets a slot (so a case
+    queued behind others is not counted as running), and a heartbeat while it runs long."""
+    from agentdiff.core.run.runner import run_case
+
+    async with slots:
+        began = time.perf_counter()
+        task = asyncio.ensure_future(run_case(ref, pool, options, root))
+        try:
+            while not (await asyncio.wait({task}, timeout=HEARTBEAT_SECONDS))[0]:
+                progress.heartbeat(ref.id, time.perf_counter() - began)
+        finally:
+            task.cancel()  # nothing when it is done; stops the run when this is cancelled
+        return task.result(), time.perf_counter() - began
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import asyncio
-    import time
-
     from agentdiff.core.project.config import load_project_config
-    from agentdiff.core.run.runner import run_cases
 
     if not check_reports(args.report, err):
         return EXIT_USAGE
@@ -50,16 +130,32 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: no case matches {query!r}", file=err)
     options = run_options(args, config)
     cases = []
+    progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
 
     async def go() -> None:
-        pool = worker_pool(args, config, options)
-        start = time.perf_counter()
+        progress.say("starting workers…")
+        pool = shared.worker_pool(args, config, options)
+        tasks: list[asyncio.Future] = []
         try:
-            async for case_run in run_cases(found.cases, pool, options, Path.cwd()):
+            start = getattr(pool, "start", None)
+            if start is not None:
+                try:
+                    await start()
+                except Exception:  # noqa: BLE001 - each case's run retries and reports why, as an error verdict
+                    pass
+            progress.say(f"running {len(found.cases)} cases")
+            # As many cases at once as the pool runs jobs at once, so a case's clock starts when it runs.
+            jobs = getattr(pool, "jobs", None)  # WorkerPool's; a test's pool may not say
+            slots = asyncio.Semaphore(jobs if isinstance(jobs, int) and jobs > 0 else len(found.cases))
+            tasks = [asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots)) for ref in found.cases]
+            for next_done in asyncio.as_completed(tasks):
+                case_run, seconds = await next_done
                 cases.append(case_run.result)
-                result = case_run.result
-                _progress(err, len(cases), len(found.cases), f"{GLYPHS[result.status]} {result.id}  ({time.perf_counter() - start:.1f} s)")
+                progress.case_done(case_run.result, seconds)
         finally:
+            for task in tasks:
+                task.cancel()
+            progress.finish()
             pool.close()
 
     if found.cases:
@@ -68,7 +164,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err)
-    out.write(render_json(cases) if args.json else render_case_table(cases))
+    out.write(render_json(cases) if args.json else render_case_table(cases, color=wants_color(args.color, out)))
     if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
             print("error: no cases found", file=err)

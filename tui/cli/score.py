@@ -12,7 +12,8 @@ from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.reports.json_report import render_json
 
 from .errors import EXIT_USAGE, exit_code, print_errors
-from .options import add_report_options, check_reports, write_reports
+from .color import wants_color
+from .options import add_color_option, add_report_options, check_reports, write_reports
 from .table import render_case_table
 
 NAME = "score"
@@ -29,6 +30,7 @@ def add_parser(commands) -> None:
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files or folders")
     parser.add_argument("--config", type=Path, help="a test_config.json whose criteria replace the stored ones")
     add_report_options(parser)
+    add_color_option(parser)
 
 
 def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
@@ -72,5 +74,5 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(render_json(cases))
     else:
-        out.write(render_case_table(cases))
+        out.write(render_case_table(cases, color=wants_color(args.color, out)))
     return exit_code(cases, errors) if reports_written else EXIT_USAGE

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from agentdiff.core.diff.model import Divergence
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
@@ -139,7 +140,8 @@ class CaseDetail(VerticalScroll):
                 header.append("\nnot run yet", style="dim")
             if state.reason:
                 header.append(f"\n{state.reason}", style="italic dim")
-            if state.run and state.run.diff and state.run.diff.first_divergence:
+            errored = result is not None and result.status is CaseStatus.ERROR  # the error says it all
+            if state.run and state.run.diff and state.run.diff.first_divergence and not errored:
                 header.append(f"\nfirst divergence: {state.run.diff.first_divergence.summary}", style="yellow")
             header.append_text(self.extra)
         self.query_one("#detail-header", Static).update(header)
