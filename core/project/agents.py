@@ -1,9 +1,17 @@
 """Which agent runs a case, found the way design.md orders it, with what was tried when none is.
 
-In order: a conformance case's `agent:`; an eval set inside an agent's package; the eval case's
-`session_input.app_name`; the configured mapping (`[tool.agentdiff.agents]`); a parent folder named
-like an agent. An agent is a folder with `__init__.py` or `agent.py` inside an agents dir; whether it
-is an ADK or a native agent is decided when the worker imports it.
+A conformance case: its `agent:`. An eval case, explicit configuration first, then what is inferred:
+1. `[tool.agentdiff.agent_for]` (a key matches the start of the case's id or source);
+2. each `--agents`/`agents` dir: the agent package in it holding the eval set, else its only one;
+3. the agent the project's own `AgentEvaluator` tests name for the eval file (`agent_hints`);
+4. `session_input.app_name`;
+5. an agent package holding the eval set (`agent_packages.is_agent_package`: read, never imported);
+6. a parent folder named like an agent;
+7. the project's agent (`agent_packages.project_candidates`): its pyproject name, its folder's name,
+   its only agent package at the root or under `src/` — when two remain, none is guessed.
+When none is found, the error lists what was tried and the `agent_for` lines that would choose one.
+Names given explicitly (1, 3, conformance) may be any package folder; inferred ones (4-7) must be
+agent packages. Whether an agent is ADK or native is decided when the worker imports it.
 """
 
 from __future__ import annotations
@@ -14,7 +22,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef
+from agentdiff.core.project.agent_hints import hinted_packages
+from agentdiff.core.project.agent_packages import (
+    agent_packages,
+    all_project_packages,
+    is_agent_package,
+    project_candidates,
+    project_dirs,
+)
+from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.worker.jobs import AgentRef
 
 
@@ -22,12 +38,13 @@ from agentdiff.core.worker.jobs import AgentRef
 class AgentResolution:
     agent: Optional[AgentRef]
     tried: tuple[str, ...] = ()
+    fix: str = ""
 
     @property
     def error(self) -> Optional[str]:
         if self.agent is not None:
             return None
-        return "no agent found for this case; tried " + "; ".join(self.tried)
+        return "no agent found for this case; tried " + "; ".join(self.tried) + (f"\nto choose it, {self.fix}" if self.fix else "")
 
 
 def is_agent_dir(path: Path) -> bool:
@@ -54,12 +71,15 @@ def valid_agent_name(name: str) -> bool:
     return bool(_AGENT_NAME.match(app)) and (not sub or bool(_AGENT_NAME.match(sub)))
 
 
-def _find(name: str, dirs: Sequence[Path]) -> Optional[AgentRef]:
+def _find(name: str, dirs: Sequence[Path], strict: bool = False) -> Optional[AgentRef]:
+    """`name` in the first of `dirs` holding it: any package folder when the name was given explicitly,
+    an agent package (`is_agent_package`) when it was inferred (`strict`)."""
     if not valid_agent_name(name):
         return None
     app, _, sub = name.partition("/")
+    is_agent = is_agent_package if strict else is_agent_dir
     for agents_dir in dirs:
-        if app and is_agent_dir(agents_dir / app):
+        if app and is_agent(agents_dir / app):
             return AgentRef(agents_dir=str(agents_dir.resolve()), name=app, sub_agent=sub or None)
     return None
 
@@ -70,7 +90,6 @@ def resolve_agent(
     agents_dirs: Sequence[Path] = (),
     mapping: Optional[dict[str, str]] = None,
 ) -> AgentResolution:
-    tried: list[str] = []
     if isinstance(ref, ConformanceCaseRef):
         name = ref.case.spec.agent
         if not valid_agent_name(name):
@@ -79,31 +98,74 @@ def resolve_agent(
         found = _find(name, dirs)
         shown = ", ".join(dict.fromkeys(_show(d, root) for d in dirs))
         return AgentResolution(found, () if found else (f"agent {name!r} (from spec.yaml) in {shown}",))
+    return _resolve_eval_case(ref, root, agents_dirs, mapping or {})
+
+
+def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path], mapping: dict[str, str]) -> AgentResolution:
+    tried: list[str] = []
     source = ref.eval_set.source.path
     ancestors = _ancestors(source.parent, root)
-    for folder in ancestors:
-        if is_agent_dir(folder):
-            return AgentResolution(AgentRef(agents_dir=str(folder.parent), name=folder.name))
-    tried.append("a package folder holding the eval set")
-    dirs = [*agents_dirs, *ancestors]
-    session = ref.case.session_input
-    if session is not None and session.app_name:
-        found = _find(session.app_name, dirs)
-        if found:
-            return AgentResolution(found)
-        tried.append(f"session_input.app_name {session.app_name!r}")
-    for pattern, name in (mapping or {}).items():
+    dirs = [*agents_dirs, *ancestors, *project_dirs(root.resolve())]
+    for pattern, name in mapping.items():
         if ref.id.startswith(pattern) or ref.source.startswith(pattern):
             found = _find(name, dirs)
             if found:
                 return AgentResolution(found)
             tried.append(f"the configured agent {name!r} for {pattern!r}")
+    for agents_dir in agents_dirs:
+        found = _in_agents_dir(agents_dir, ancestors)
+        if found:
+            return AgentResolution(found)
+    if agents_dirs:
+        tried.append("an agent package holding the eval set, or the only one, in " + ", ".join(_show(d, root) for d in agents_dirs))
+    for name in hinted_packages(source, root):
+        found = _find(name, dirs)
+        if found:
+            return AgentResolution(found)
+        tried.append(f"the agent {name!r} the project's AgentEvaluator tests name for it")
+    session = ref.case.session_input
+    if session is not None and session.app_name:
+        found = _find(session.app_name, dirs, strict=True)
+        if found:
+            return AgentResolution(found)
+        tried.append(f"session_input.app_name {session.app_name!r}")
     for folder in ancestors:
-        found = _find(folder.name, [*agents_dirs, *folder.parents])
+        if is_agent_package(folder):
+            return AgentResolution(AgentRef(agents_dir=str(folder.parent), name=folder.name))
+    tried.append("an agent package holding the eval set")
+    for folder in ancestors:
+        found = _find(folder.name, [*agents_dirs, *folder.parents], strict=True)
         if found:
             return AgentResolution(found)
     tried.append("a parent folder named like an agent in " + (", ".join(_show(d, root) for d in agents_dirs) or "the folders above"))
-    return AgentResolution(None, tuple(tried))
+    candidates, how = project_candidates(root)
+    if len(candidates) == 1:
+        return AgentResolution(candidates[0])
+    tried.extend(how)
+    names = [c.name for c in candidates] or all_project_packages(root)
+    if len(names) > 1:
+        tried.append("more than one agent could run it, so none was guessed: " + ", ".join(names))
+    return AgentResolution(None, tuple(tried), _fix(ref.source, names))
+
+
+def _in_agents_dir(agents_dir: Path, ancestors: Sequence[Path]) -> Optional[AgentRef]:
+    """In an agents dir given explicitly: the agent package holding the eval set, else its only one."""
+    resolved = agents_dir.resolve()
+    for folder in ancestors:
+        if folder.parent == resolved and is_agent_package(folder):
+            return AgentRef(agents_dir=str(resolved), name=folder.name)
+    packages = agent_packages(resolved)
+    if len(packages) == 1:
+        return AgentRef(agents_dir=str(resolved), name=packages[0].name)
+    return None
+
+
+def _fix(source: str, names: Sequence[str]) -> str:
+    """The lines that would choose the agent (`agent_for` keys match the start of a case's source)."""
+    value = f'"{names[0]}"' if names else '"<your_agent_package>"'
+    if len(names) > 1:
+        value += "  # or " + ", ".join(f'"{n}"' for n in names[1:])
+    return f'add to pyproject.toml:\n[tool.agentdiff.agent_for]\n"{source}" = {value}'
 
 
 def _show(path: Path, root: Path) -> str:

@@ -25,9 +25,10 @@ class AgentMemo:
 
 
 def _key(ref: CaseRef, options: RunOptions) -> tuple:
-    """Everything resolution looks at besides the file system."""
+    """Everything resolution looks at besides the file system (the project's pyproject, packages and
+    AgentEvaluator tests are read from it; the root is the memo's)."""
     if isinstance(ref, ConformanceCaseRef):
         return ("conformance", ref.case.dir, ref.case.spec.agent, options.agents_dirs)
     session = ref.case.session_input
-    patterns = tuple(p for p in options.mapping if ref.id.startswith(p) or ref.source.startswith(p))
+    patterns = tuple((p, name) for p, name in options.mapping.items() if ref.id.startswith(p) or ref.source.startswith(p))
     return ("eval", ref.eval_set.source.path, session.app_name if session else None, patterns, options.agents_dirs)

@@ -1,0 +1,92 @@
+"""Which folders are agent packages, read statically (never imported), and which ones a project names.
+
+A folder is an agent package when it holds `agent.py`, or its `__init__.py` mentions `root_agent`,
+`get_agent_async` or `app` (`app =`, `import app`, `from .agent import`, `from . import agent`). An
+`eval/` or `tests/` folder whose `__init__.py` is empty or holds only test code is never one.
+
+A project names its agent by its `pyproject.toml` `[project] name` (as is, and with `-` → `_`), by its
+folder's name (`llm-auditor` → `llm_auditor`), or by holding exactly one agent package at its root or
+under `src/`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from agentdiff.core.worker.jobs import AgentRef
+
+MAX_INIT_BYTES = 200_000
+_MARKS = re.compile(
+    r"\broot_agent\b|\bget_agent_async\b|^\s*app\s*(?::[^=\n]*)?=|\bimport\s+app\b"
+    r"|\bfrom\s+\.agent\s+import\b|\bfrom\s+\.\s+import\s+(?:\(?\s*)?agent\b",
+    re.MULTILINE,
+)
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_agent_package(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    if (path / "agent.py").is_file():
+        return True
+    init = path / "__init__.py"
+    try:
+        if not init.is_file() or init.stat().st_size > MAX_INIT_BYTES:
+            return False
+        return bool(_MARKS.search(init.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+def project_dirs(root: Path) -> list[Path]:
+    """Where a project keeps its packages: its root, and `src/` when there is one."""
+    return [d for d in (root, root / "src") if d.is_dir()]
+
+
+def agent_packages(folder: Path) -> list[Path]:
+    """The agent packages directly inside `folder`, sorted."""
+    try:
+        children = sorted(p for p in folder.iterdir() if _NAME.match(p.name) and not p.name.startswith("."))
+    except OSError:
+        return []
+    return [p for p in children if is_agent_package(p)]
+
+
+def _pyproject_name(root: Path) -> str:
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return ""
+    name = (data.get("project") or {}).get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def project_candidates(root: Path) -> tuple[list[AgentRef], list[str]]:
+    """The agents the project itself names (distinct, in order), and how each was looked for."""
+    root = root.resolve()
+    dirs = project_dirs(root)
+    named: list[tuple[str, str]] = []
+    pyname = _pyproject_name(root)
+    if pyname:
+        named += [(n, f"pyproject.toml's [project] name {pyname!r}") for n in dict.fromkeys((pyname, pyname.replace("-", "_")))]
+    named.append((root.name.replace("-", "_"), f"the project folder's name {root.name!r}"))
+    found: dict[Path, AgentRef] = {}
+    how: list[str] = []
+    for name, why in named:
+        how.append(why)
+        for folder in dirs:
+            if _NAME.match(name) and is_agent_package(folder / name):
+                found.setdefault(folder / name, AgentRef(agents_dir=str(folder), name=name))
+                break
+    packages = [p for folder in dirs for p in agent_packages(folder)]
+    if len(packages) == 1:
+        found.setdefault(packages[0], AgentRef(agents_dir=str(packages[0].parent), name=packages[0].name))
+    how.append("the only agent package at the root or under src/" if len(packages) < 2
+               else "the agent packages at the root or under src/ (" + ", ".join(p.name for p in packages) + ")")
+    return list(found.values()), how
+
+
+def all_project_packages(root: Path) -> list[str]:
+    return [p.name for folder in project_dirs(root.resolve()) for p in agent_packages(folder)]

@@ -1,0 +1,147 @@
+"""How a case finds its agent in ADK projects laid out as their authors lay them out: hyphenated
+project folders, `eval/` packages, `src/` layouts, the agent named in the project's own
+`AgentEvaluator` tests, empty `app_name`s, legacy row files, and an error that says how to fix it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentdiff.core.project.agent_hints import calls_in
+from agentdiff.core.project.agent_packages import is_agent_package
+from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.project.config import load_project_config
+from agentdiff.core.project.discovery import discover
+from test_cli import run
+
+ADK_AGENT = "from google.adk.agents import Agent\nroot_agent = Agent(name='x', model='m')\n"
+ECHO_AGENT = "async def run_turn(ctx):\n    return ctx.message\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def eval_set(app_name: str | None = None) -> str:
+    case: dict = {"eval_id": "hello", "conversation": [{"invocation_id": "i1", "user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                                        "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}
+    if app_name is not None:
+        case["session_input"] = {"app_name": app_name, "user_id": "u", "state": {}}
+    return json.dumps({"eval_set_id": "simple", "eval_cases": [case]})
+
+
+def resolved(root: Path, agents_dirs=()) -> dict[str, object]:
+    config, errors = load_project_config(root)
+    assert errors == []
+    found = discover([root], root)
+    assert found.errors == [] and found.cases
+    out = {}
+    for ref in found.cases:
+        resolution = resolve_agent(ref, root, tuple(agents_dirs) + config.agents, config.agent_for)
+        out[ref.source] = resolution.agent.name if resolution.agent else resolution.error
+    return out
+
+
+def test_a_hyphenated_project_folder_names_its_package(tmp_path):
+    root = write(tmp_path / "llm-auditor", {
+        "llm_auditor/__init__.py": "from . import agent\n", "llm_auditor/agent.py": ADK_AGENT,
+        "deployment/deploy.py": "", "eval/data/auditor.test.json": eval_set(),
+    })
+    assert resolved(root) == {"eval/data/auditor.test.json": "llm_auditor"}
+
+
+def test_an_eval_package_is_not_taken_for_the_agent(tmp_path):
+    root = write(tmp_path / "proj", {
+        "eval/__init__.py": "", "eval/test_eval.py": "import pytest\n", "eval/simple.test.json": eval_set(),
+        "my_agent/agent.py": ADK_AGENT, "tests/__init__.py": "",
+    })
+    assert not is_agent_package(root / "eval") and is_agent_package(root / "my_agent")
+    assert resolved(root) == {"eval/simple.test.json": "my_agent"}
+
+
+def test_configuration_overrides_an_agent_package_holding_the_eval_set(tmp_path):
+    root = write(tmp_path / "proj", {
+        "alpha/agent.py": ADK_AGENT, "alpha/evals/simple.test.json": eval_set("alpha"), "beta/agent.py": ADK_AGENT,
+        "pyproject.toml": '[tool.agentdiff.agent_for]\n"alpha/evals" = "beta"\n',
+    })
+    assert resolved(root) == {"alpha/evals/simple.test.json": "beta"}
+
+
+def test_an_agents_dir_given_explicitly_is_tried_before_anything_inferred(tmp_path):
+    root = write(tmp_path / "proj", {"eval/__init__.py": "", "eval/simple.test.json": eval_set("other"),
+                                     "agents/my_agent/agent.py": ADK_AGENT, "other/agent.py": ADK_AGENT})
+    assert resolved(root) == {"eval/simple.test.json": "other"}
+    assert resolved(root, [root / "agents"]) == {"eval/simple.test.json": "my_agent"}
+
+
+def test_a_src_layout_named_by_pyproject(tmp_path):
+    root = write(tmp_path / "checkout", {
+        "pyproject.toml": '[project]\nname = "travel-concierge"\n',
+        "src/travel_concierge/__init__.py": "from .agent import root_agent\n", "src/travel_concierge/agent.py": ADK_AGENT,
+        "src/travel_concierge/tools/__init__.py": "", "src/helpers/agent.py": ADK_AGENT,
+        "eval/simple.test.json": eval_set(),
+    })
+    assert resolved(root) == {"eval/simple.test.json": "travel_concierge"}
+
+
+def test_the_projects_own_agent_evaluator_test_names_the_agent(tmp_path):
+    root = write(tmp_path / "proj", {
+        "customer_service/agent.py": ADK_AGENT, "billing/agent.py": ADK_AGENT,
+        "eval/eval_data/simple.test.json": eval_set(), "eval/other/other.test.json": eval_set(),
+        "tests/test_agent.py": (
+            "from google.adk.evaluation.agent_evaluator import AgentEvaluator\n\n"
+            "async def test_all():\n"
+            '    await AgentEvaluator.evaluate("customer_service", "eval/eval_data/simple.test.json")\n'
+            '    await AgentEvaluator.evaluate(agent_module="billing.agent", eval_dataset_file_path_or_dir="eval/other")\n'
+        ),
+    })
+    assert calls_in((root / "tests/test_agent.py").read_text()) == (
+        ("customer_service", "eval/eval_data/simple.test.json"), ("billing.agent", "eval/other"))
+    assert resolved(root) == {"eval/eval_data/simple.test.json": "customer_service", "eval/other/other.test.json": "billing"}
+
+
+def test_an_empty_app_name_falls_through_to_the_project(tmp_path):
+    root = write(tmp_path / "my-agent", {"my_agent/agent.py": ADK_AGENT, "evals/simple.evalset.json": eval_set("")})
+    assert resolved(root) == {"evals/simple.evalset.json": "my_agent"}
+
+
+def test_an_app_name_that_differs_from_the_package_is_not_an_error(tmp_path):
+    root = write(tmp_path / "proj", {"the_agent/agent.py": ADK_AGENT, "evals/simple.evalset.json": eval_set("Customer Support")})
+    assert resolved(root) == {"evals/simple.evalset.json": "the_agent"}
+
+
+def test_a_legacy_row_file(tmp_path):
+    rows = [{"query": "hi", "expected_tool_use": [], "reference": "hi"}]
+    root = write(tmp_path / "personal-shopper", {"personal_shopper/__init__.py": "from .agent import root_agent\n",
+                                                 "personal_shopper/agent.py": ADK_AGENT, "eval/rows.test.json": json.dumps(rows)})
+    assert resolved(root) == {"eval/rows.test.json": "personal_shopper"}
+
+
+def test_two_agents_and_nothing_to_choose_is_an_error_that_says_how_to_fix_it(tmp_path):
+    root = write(tmp_path / "proj", {"alpha/agent.py": ADK_AGENT, "beta/__init__.py": "from .core import root_agent\n",
+                                     "beta/core.py": ADK_AGENT, "eval/__init__.py": "", "eval/simple.test.json": eval_set()})
+    error = resolved(root)["eval/simple.test.json"]
+    assert error.startswith("no agent found for this case; tried ")
+    assert "none was guessed: alpha, beta" in error
+    assert error.endswith('add to pyproject.toml:\n[tool.agentdiff.agent_for]\n"eval/simple.test.json" = "alpha"  # or "beta"')
+    (root / "pyproject.toml").write_text('[tool.agentdiff.agent_for]\n"eval/simple.test.json" = "beta"\n')
+    assert resolved(root) == {"eval/simple.test.json": "beta"}
+
+
+def test_no_agent_at_all_suggests_a_placeholder(tmp_path):
+    root = write(tmp_path / "proj", {"eval/__init__.py": "", "eval/simple.test.json": eval_set()})
+    error = resolved(root)["eval/simple.test.json"]
+    assert error.endswith('"eval/simple.test.json" = "<your_agent_package>"')
+
+
+def test_agentdiff_run_finds_a_native_agent_beside_an_eval_package(tmp_path, monkeypatch):
+    root = write(tmp_path / "echo-bot", {"echo_bot/agent.py": ECHO_AGENT, "eval/__init__.py": "",
+                                         "eval/test_eval.py": "def test_nothing():\n    pass\n", "eval/simple.test.json": eval_set("")})
+    monkeypatch.chdir(root)
+    code, out, err = run("run", ".", "--json", "--jobs", "1")
+    assert code == 0, err + out
+    (case,) = json.loads(out)["cases"]
+    assert case["agent"] == "echo_bot" and case["status"] == "passed"
