@@ -145,3 +145,69 @@ def test_agentdiff_run_finds_a_native_agent_beside_an_eval_package(tmp_path, mon
     assert code == 0, err + out
     (case,) = json.loads(out)["cases"]
     assert case["agent"] == "echo_bot" and case["status"] == "passed"
+
+
+def test_list_agents_shows_each_files_agent_and_why(tmp_path, monkeypatch):
+    root = write(tmp_path / "proj", {
+        "customer_service/agent.py": ADK_AGENT, "billing/agent.py": ADK_AGENT,
+        "eval/eval_data/simple.test.json": eval_set(), "evals/other.evalset.json": eval_set("billing"),
+        "tests/test_agent.py": 'async def test_all():\n    await AgentEvaluator.evaluate("customer_service", "eval/eval_data/simple.test.json")\n',
+        "orphans/nobody.test.json": eval_set(),
+    })
+    monkeypatch.chdir(root)
+    code, out, err = run("list", "--agents", "--color", "never")
+    assert code == 0, err + out
+    assert "eval/eval_data/simple.test.json  → customer_service  (AgentEvaluator.evaluate in tests/test_agent.py)" in out
+    assert "evals/other.evalset.json  → billing  (session_input.app_name)" in out
+    assert "orphans/nobody.test.json  → no agent" in out and '"orphans/nobody.test.json" = "billing"  # or "customer_service"' in out
+    code, out, err = run("list", "--agents", "--json")
+    items = {item["source"]: item for item in json.loads(out)["cases"]}
+    assert items["evals/other.evalset.json"]["agent"] == "billing"
+    assert items["evals/other.evalset.json"]["agent_reason"] == "session_input.app_name"
+    assert items["eval/eval_data/simple.test.json"]["agent_reason"] == "AgentEvaluator.evaluate in tests/test_agent.py"
+    assert items["orphans/nobody.test.json"]["agent"] is None and "agent_error" in items["orphans/nobody.test.json"]
+
+
+def test_list_agents_gives_a_file_whose_cases_differ_one_line_per_case(tmp_path, monkeypatch):
+    cases = [json.loads(eval_set(name))["eval_cases"][0] | {"eval_id": name} for name in ("alpha", "beta")]
+    root = write(tmp_path / "proj", {"alpha/agent.py": ADK_AGENT, "beta/agent.py": ADK_AGENT,
+                                     "evals/mixed.evalset.json": json.dumps({"eval_set_id": "m", "eval_cases": cases}),
+                                     "pyproject.toml": '[tool.agentdiff.agent_for]\n"evals/mixed.evalset.json::alpha" = "alpha"\n'})
+    monkeypatch.chdir(root)
+    code, out, err = run("list", "--agents", "--color", "never")
+    assert code == 0, err + out
+    assert 'evals/mixed.evalset.json::alpha  → alpha  (agent_for "evals/mixed.evalset.json::alpha")' in out
+    assert "evals/mixed.evalset.json::beta  → beta  (session_input.app_name)" in out
+
+
+def test_eval_files_the_projects_tests_name_are_found_whatever_their_names(tmp_path, monkeypatch):
+    root = write(tmp_path / "proj", {
+        "alpha/agent.py": ECHO_AGENT, "beta/agent.py": ECHO_AGENT,
+        "eval/data/simple_eval.json": eval_set(), "eval/data/test_config.json": json.dumps({"criteria": {"response_match_score": 0.5}}),
+        "tests/fixture/one.json": eval_set(), "tests/fixture/package.json": '{"name": "not an eval set"}',
+        "tests/fixture/old.evalset_result.json": "[]",
+        "tests/test_agent.py": (
+            'async def test_all():\n'
+            '    await AgentEvaluator.evaluate("beta.agent", "eval/data/simple_eval.json")\n'
+            '    await AgentEvaluator.evaluate_eval_set(agent_module="alpha", eval_set_file_path="tests/fixture")\n'
+        ),
+        "elsewhere/unnamed.json": eval_set(),
+    })
+    monkeypatch.chdir(root)
+    code, out, err = run("list", "--json")
+    assert code == 0, err + out
+    assert sorted(item["source"] for item in json.loads(out)["cases"]) == ["eval/data/simple_eval.json", "tests/fixture/one.json"]
+    code, out, err = run("list", "elsewhere", "--json")  # only inside the paths searched
+    assert json.loads(out)["cases"] == []
+    code, out, err = run("run", "eval/data/simple_eval.json", "--json", "--jobs", "1")
+    assert code == 0, err + out
+    (case,) = json.loads(out)["cases"]
+    assert case["agent"] == "beta" and case["status"] == "passed"
+
+
+def test_a_named_eval_file_that_does_not_load_is_a_load_error(tmp_path, monkeypatch):
+    root = write(tmp_path / "proj", {"alpha/agent.py": ECHO_AGENT, "eval/data/broken.json": "{",
+                                     "tests/test_agent.py": 'AgentEvaluator.evaluate("alpha", "eval/data/broken.json")\n'})
+    monkeypatch.chdir(root)
+    code, out, err = run("list")
+    assert code != 0 and "eval/data/broken.json" in err

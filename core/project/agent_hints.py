@@ -69,10 +69,10 @@ def _files(root: Path):
                     yield Path(folder) / file
 
 
-def agent_hints(root: Path) -> tuple[tuple[Path, str], ...]:
-    """(eval file or folder, resolved; top package) for every call found, in file order."""
+def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
+    """(eval file or folder, resolved; top package; the test file naming them) for every call found."""
     root = root.resolve()
-    hints: list[tuple[Path, str]] = []
+    hints: list[tuple[Path, str, Path]] = []
     for file in _files(root):
         try:
             stat = file.stat()
@@ -87,12 +87,31 @@ def agent_hints(root: Path) -> tuple[tuple[Path, str], ...]:
             target = root / path
             if not target.exists() and (file.parent / path).exists():
                 target = file.parent / path
-            hints.append((target.resolve(), module.split(".")[0]))
+            hints.append((target.resolve(), module.split(".")[0], file))
     return tuple(hints)
+
+
+def agent_hints(root: Path) -> tuple[tuple[Path, str], ...]:
+    """(eval file or folder, resolved; top package) for every call found, in file order."""
+    return tuple((path, name) for path, name, _ in _hints(root))
+
+
+def hinted_eval_paths(root: Path) -> list[Path]:
+    """The eval files and folders the project's tests name that exist (resolved, distinct, in file order)."""
+    return list(dict.fromkeys(path for path, _, _ in _hints(root) if path.exists()))
+
+
+def hinted_agents(source: Path, root: Path) -> list[tuple[str, Path]]:
+    """(package, test file naming it) the project's tests name for the eval file `source`, most specific
+    path first; each package once."""
+    source = source.resolve()
+    matches = [(len(path.parts), name, file) for path, name, file in _hints(root) if source == path or path in source.parents]
+    out: dict[str, Path] = {}
+    for _, name, file in sorted(matches, key=lambda m: -m[0]):
+        out.setdefault(name, file)
+    return list(out.items())
 
 
 def hinted_packages(source: Path, root: Path) -> list[str]:
     """The packages the project's tests name for the eval file `source`, most specific path first."""
-    source = source.resolve()
-    matches = [(len(path.parts), name) for path, name in agent_hints(root) if source == path or path in source.parents]
-    return list(dict.fromkeys(name for _, name in sorted(matches, key=lambda m: -m[0])))
+    return [name for name, _ in hinted_agents(source, root)]

@@ -65,6 +65,12 @@ def _pyproject_name(root: Path) -> str:
 
 def project_candidates(root: Path) -> tuple[list[AgentRef], list[str]]:
     """The agents the project itself names (distinct, in order), and how each was looked for."""
+    candidates, how, _ = project_candidates_why(root)
+    return candidates, how
+
+
+def project_candidates_why(root: Path) -> tuple[list[AgentRef], list[str], list[str]]:
+    """`project_candidates`, with the rule that named each candidate (in the candidates' order)."""
     root = root.resolve()
     dirs = project_dirs(root)
     named: list[tuple[str, str]] = []
@@ -73,19 +79,22 @@ def project_candidates(root: Path) -> tuple[list[AgentRef], list[str]]:
         named += [(n, f"pyproject.toml's [project] name {pyname!r}") for n in dict.fromkeys((pyname, pyname.replace("-", "_")))]
     named.append((root.name.replace("-", "_"), f"the project folder's name {root.name!r}"))
     found: dict[Path, AgentRef] = {}
+    why_found: dict[Path, str] = {}
     how: list[str] = []
     for name, why in named:
         how.append(why)
         for folder in dirs:
             if _NAME.match(name) and is_agent_package(folder / name):
                 found.setdefault(folder / name, AgentRef(agents_dir=str(folder), name=name))
+                why_found.setdefault(folder / name, why)
                 break
     packages = [p for folder in dirs for p in agent_packages(folder)]
     if len(packages) == 1:
         found.setdefault(packages[0], AgentRef(agents_dir=str(packages[0].parent), name=packages[0].name))
+        why_found.setdefault(packages[0], "the only agent package at the root or under src/")
     how.append("the only agent package at the root or under src/" if len(packages) < 2
                else "the agent packages at the root or under src/ (" + ", ".join(p.name for p in packages) + ")")
-    return list(found.values()), how
+    return list(found.values()), how, [why_found[path] for path in found]
 
 
 def all_project_packages(root: Path) -> list[str]:

@@ -22,12 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from agentdiff.core.project.agent_hints import hinted_packages
+from agentdiff.core.project.agent_hints import hinted_agents
 from agentdiff.core.project.agent_packages import (
     agent_packages,
     all_project_packages,
     is_agent_package,
-    project_candidates,
+    project_candidates_why,
     project_dirs,
 )
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
@@ -39,6 +39,8 @@ class AgentResolution:
     agent: Optional[AgentRef]
     tried: tuple[str, ...] = ()
     fix: str = ""
+    #: the rule that found `agent` (empty when none was found), e.g. `agent_for "eval"`
+    reason: str = ""
 
     @property
     def error(self) -> Optional[str]:
@@ -97,7 +99,9 @@ def resolve_agent(
         dirs = [*agents_dirs, *_ancestors(ref.case.dir, root)]
         found = _find(name, dirs)
         shown = ", ".join(dict.fromkeys(_show(d, root) for d in dirs))
-        return AgentResolution(found, () if found else (f"agent {name!r} (from spec.yaml) in {shown}",))
+        if found:
+            return AgentResolution(found, reason="spec.yaml agent")
+        return AgentResolution(None, (f"agent {name!r} (from spec.yaml) in {shown}",))
     return _resolve_eval_case(ref, root, agents_dirs, mapping or {})
 
 
@@ -110,37 +114,37 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
         if ref.id.startswith(pattern) or ref.source.startswith(pattern):
             found = _find(name, dirs)
             if found:
-                return AgentResolution(found)
+                return AgentResolution(found, reason=f'agent_for "{pattern}"')
             tried.append(f"the configured agent {name!r} for {pattern!r}")
     for agents_dir in agents_dirs:
-        found = _in_agents_dir(agents_dir, ancestors)
+        found, why = _in_agents_dir(agents_dir, ancestors)
         if found:
-            return AgentResolution(found)
+            return AgentResolution(found, reason=f"{why} in --agents {_show(agents_dir, root)}")
     if agents_dirs:
         tried.append("an agent package holding the eval set, or the only one, in " + ", ".join(_show(d, root) for d in agents_dirs))
-    for name in hinted_packages(source, root):
+    for name, test_file in hinted_agents(source, root):
         found = _find(name, dirs)
         if found:
-            return AgentResolution(found)
+            return AgentResolution(found, reason=f"AgentEvaluator.evaluate in {_show(test_file, root)}")
         tried.append(f"the agent {name!r} the project's AgentEvaluator tests name for it")
     session = ref.case.session_input
     if session is not None and session.app_name:
         found = _find(session.app_name, dirs, strict=True)
         if found:
-            return AgentResolution(found)
+            return AgentResolution(found, reason="session_input.app_name")
         tried.append(f"session_input.app_name {session.app_name!r}")
     for folder in ancestors:
         if is_agent_package(folder):
-            return AgentResolution(AgentRef(agents_dir=str(folder.parent), name=folder.name))
+            return AgentResolution(AgentRef(agents_dir=str(folder.parent), name=folder.name), reason="package holding the eval set")
     tried.append("an agent package holding the eval set")
     for folder in ancestors:
         found = _find(folder.name, [*agents_dirs, *folder.parents], strict=True)
         if found:
-            return AgentResolution(found)
+            return AgentResolution(found, reason=f"parent folder {_show(folder, root)!r} named like an agent")
     tried.append("a parent folder named like an agent in " + (", ".join(_show(d, root) for d in agents_dirs) or "the folders above"))
-    candidates, how = project_candidates(root)
+    candidates, how, whys = project_candidates_why(root)
     if len(candidates) == 1:
-        return AgentResolution(candidates[0])
+        return AgentResolution(candidates[0], reason=whys[0])
     tried.extend(how)
     names = [c.name for c in candidates] or all_project_packages(root)
     if len(names) > 1:
@@ -148,16 +152,17 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     return AgentResolution(None, tuple(tried), _fix(ref.source, names))
 
 
-def _in_agents_dir(agents_dir: Path, ancestors: Sequence[Path]) -> Optional[AgentRef]:
-    """In an agents dir given explicitly: the agent package holding the eval set, else its only one."""
+def _in_agents_dir(agents_dir: Path, ancestors: Sequence[Path]) -> tuple[Optional[AgentRef], str]:
+    """In an agents dir given explicitly: the agent package holding the eval set, else its only one
+    (with which of the two it was)."""
     resolved = agents_dir.resolve()
     for folder in ancestors:
         if folder.parent == resolved and is_agent_package(folder):
-            return AgentRef(agents_dir=str(resolved), name=folder.name)
+            return AgentRef(agents_dir=str(resolved), name=folder.name), "package holding the eval set"
     packages = agent_packages(resolved)
     if len(packages) == 1:
-        return AgentRef(agents_dir=str(resolved), name=packages[0].name)
-    return None
+        return AgentRef(agents_dir=str(resolved), name=packages[0].name), "the only agent package"
+    return None, ""
 
 
 def _fix(source: str, names: Sequence[str]) -> str:

@@ -4,6 +4,10 @@
 * A folder holding `spec.yaml` is a conformance case (`<category>/<name>/spec.yaml`).
 * `*.evalset_result.json` files are results, not cases, and are skipped, as are hidden folders
   (`.git`, `.venv`, `.adk`, `.agentdiff`), `node_modules` and `__pycache__`.
+* Eval files the project's own tests name (`AgentEvaluator.evaluate("pkg", "eval/data/x.json")`, read
+  by `agent_hints`, never run) are eval sets whatever their names, when inside the paths searched: a file
+  named so is loaded (a bad one is a load error); in a folder named so, its `*.json` files that load as
+  an eval set (at most `MAX_HINTED_FILES`; others are skipped silently).
 
 Every file is loaded independently: one bad file becomes a LoadError and hides nothing else.
 Results come back sorted, so the same tree always lists the same way.
@@ -30,10 +34,14 @@ from agentdiff.core.formats.eval_set_files import (
 )
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.project.agent_hints import hinted_eval_paths
 from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+CONFIG_FILE = "test_config.json"
+RESULT_SUFFIX = ".evalset_result.json"
+MAX_HINTED_FILES = 200
 
 
 def is_eval_set_file(name: str) -> bool:
@@ -138,6 +146,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     found = Discovery()
     eval_files: list[Path] = []
     case_dirs: list[Path] = []
+    searched: list[Path] = []
     for path in paths:
         if not path.exists():
             found.errors.append(LoadError(file=display_path(path, root), message="no such file or folder"))
@@ -145,9 +154,14 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
         files, dirs = _walk(path)
         eval_files += files
         case_dirs += dirs
+        searched.append(path.resolve())
+    named, in_named_dirs = _hinted_files(root, searched, {f.resolve() for f in eval_files})
     configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
-    for file in _unique(eval_files):
+    optional = set(in_named_dirs)
+    for file in _unique(eval_files + named + in_named_dirs):
         loaded, errors = load_eval_set(file, display_path(file, root))
+        if file in optional and (errors or loaded is None):
+            continue  # a JSON file in a folder the tests name that is not an eval set: not a case file
         found.errors.extend(errors)
         if loaded is None:
             continue
@@ -171,8 +185,50 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
 def find_eval_sets(root: Path) -> CaseIds:
     """The eval set files under `root` (the project root), for naming stored results by their cases' ids."""
     eval_files, _ = _walk(root)
-    loaded = (load_eval_set(file, display_path(file, root))[0] for file in _unique(eval_files))
+    named, in_named_dirs = _hinted_files(root, [root.resolve()], {f.resolve() for f in eval_files})
+    loaded = (load_eval_set(file, display_path(file, root))[0] for file in _unique(eval_files + named + in_named_dirs))
     return CaseIds(eval_set for eval_set in loaded if eval_set is not None)
+
+
+def _is_candidate(path: Path, root: Path, searched: Sequence[Path], known: set[Path]) -> bool:
+    """A file the usual walk did not find, inside a searched path, not in a skipped folder, and not a
+    config or results file."""
+    name = path.name
+    if path in known or is_eval_set_file(name) or name == CONFIG_FILE or name.endswith(RESULT_SUFFIX):
+        return False
+    inside = [top for top in searched if path == top or top in path.parents]
+    if not inside:
+        return False
+    below = path.relative_to(inside[0]).parts[:-1]
+    return not any(part.startswith(".") or part in SKIPPED_DIRS for part in below)
+
+
+def _hinted_files(root: Path, searched: Sequence[Path], known: set[Path]) -> tuple[list[Path], list[Path]]:
+    """The eval files the project's tests name that the walk missed, and the `*.json` files in the
+    folders they name (loaded only if they turn out to be eval sets), each bounded."""
+    if not searched:
+        return [], []
+    named: list[Path] = []
+    in_dirs: list[Path] = []
+    for path in hinted_eval_paths(root):
+        if path.is_file():
+            if _is_candidate(path, root, searched, known):
+                named.append(path)
+            continue
+        if not path.is_dir():
+            continue
+        seen = 0
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+            seen += len(files)
+            if seen > 20 * MAX_HINTED_FILES or len(in_dirs) >= MAX_HINTED_FILES:
+                break
+            for file in sorted(files):
+                candidate = Path(folder) / file
+                if file.endswith(".json") and len(in_dirs) < MAX_HINTED_FILES and _is_candidate(candidate, root, searched, known):
+                    in_dirs.append(candidate)
+    in_dirs = [f for f in dict.fromkeys(in_dirs) if f not in named]
+    return list(dict.fromkeys(named)), in_dirs
 
 
 def _unique(paths: list[Path]) -> list[Path]:

@@ -1,4 +1,5 @@
-"""`agentdiff list`: the cases found under paths, and every file that failed to load (text or JSON)."""
+"""`agentdiff list`: the cases found under paths, and every file that failed to load (text or JSON);
+with `--agents`, the agent each file's cases resolve to and the rule that chose it."""
 
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ def add_parser(commands) -> None:
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--agents", action="store_true",
+                        help="show the agent each eval set file or conformance case resolves to, and why (or the error and its fix)")
     add_color_option(parser)
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     found = discover(args.paths or [Path(".")], root=Path.cwd())
+    resolutions = _resolve(found, found.errors) if args.agents else {}
     if args.json:
         items = []
         for ref in found.cases:
@@ -38,9 +42,18 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             else:
                 item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id, "eval_id": ref.case.eval_id,
                          "turns": len(ref.case.conversation or []), "config": ref.config.file}
+            if args.agents:
+                resolution = resolutions[id(ref)]
+                item |= {"agent": _agent_name(resolution), "agent_reason": resolution.reason or None}
+                if resolution.error:
+                    item["agent_error"] = resolution.error
             items.append(item)
         json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors]}, out, indent=2)
         out.write("\n")
+    elif args.agents:
+        _print_agents(found, resolutions, wants_color(args.color, out), out)
+        print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
+        print_errors(found.errors, err)
     else:
         color = wants_color(args.color, out)
         current = None
@@ -58,3 +71,43 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
     return EXIT_USAGE if found.errors else EXIT_OK
+
+
+def _resolve(found, errors: list) -> dict:
+    """Each case's `AgentResolution` (by `id(ref)`), with the project configuration `run` uses; a
+    configuration that fails to load adds its errors."""
+    from agentdiff.core.project.agents import resolve_agent
+    from agentdiff.core.project.config import load_project_config
+
+    root = Path.cwd()
+    config, config_errors = load_project_config(root)
+    errors.extend(config_errors)
+    return {id(ref): resolve_agent(ref, root, config.agents, config.agent_for) for ref in found.cases}
+
+
+def _agent_name(resolution) -> str | None:
+    agent = resolution.agent
+    if agent is None:
+        return None
+    return f"{agent.name}/{agent.sub_agent}" if agent.sub_agent else agent.name
+
+
+def _print_agents(found, resolutions: dict, color: bool, out: TextIO) -> None:
+    """One line per eval set file or conformance case folder: `path  → agent  (reason)`; a file whose
+    cases resolve differently gets one line per case; an unresolved one, its error and fix indented."""
+    groups: dict[str, list] = {}
+    for ref in found.cases:
+        groups.setdefault(ref.id if isinstance(ref, ConformanceCaseRef) else ref.source, []).append(ref)
+    for path, refs in groups.items():
+        outcomes = [(_agent_name(r), r.reason, r.error) for r in (resolutions[id(ref)] for ref in refs)]
+        if len(set(outcomes)) == 1:
+            lines = [(path, outcomes[0])]
+        else:
+            lines = [(ref.id, outcome) for ref, outcome in zip(refs, outcomes)]
+        for shown, (agent, reason, error) in lines:
+            if agent is not None:
+                print(f"{shown}  → {paint(agent, BOLD, color)}  " + paint(f"({reason})", DIM, color), file=out)
+            else:
+                print(f"{shown}  → " + paint("no agent", BOLD, color), file=out)
+                for line in (error or "").splitlines():
+                    print(f"    {line}", file=out)
