@@ -55,6 +55,7 @@ def _run_one(ref, args: argparse.Namespace):
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.diff.case import diff_case
+    from agentdiff.core.diff.explain import first_counted, with_lead
     from agentdiff.core.formats.adk_results import load_eval_set_result
     from agentdiff.core.formats.source_file import display_path
     from agentdiff.core.project.discovery import EvalCaseRef
@@ -95,6 +96,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         trace, source = actual
         diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
+        diff = with_lead(diff, first_counted(diff))  # no metrics here: lead with what counts under the criteria
     if args.json:
         case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
         out.write(render_diff_json(diff, case, source))
