@@ -231,6 +231,10 @@ def test_saving_a_known_agents_code_is_an_edit_but_a_package_marker_that_comes_o
     (agents / "newbie" / "__init__.py").write_text("")
     assert agents_may_have_moved([agents / "newbie" / "__init__.py"], wb.index)
     assert agents_may_have_moved([agents / "gone" / "agent.py"], wb.index)
+    # what the project says of its agents: its pyproject and the tests AgentEvaluator calls are read from
+    assert agents_may_have_moved([root / "pyproject.toml"], wb.index, root)
+    assert agents_may_have_moved([root / "tests" / "test_agent.py"], wb.index, root)
+    assert not agents_may_have_moved([agents / "echo" / "tools.py"], wb.index, root)
 
 
 async def test_an_expectation_edited_while_its_case_runs_restarts_the_run_against_it(root, sets, pool):

@@ -20,7 +20,7 @@ MAX_FILES = 300
 MAX_BYTES = 200_000
 _CALLS = {"evaluate", "evaluate_eval_set"}
 _PATH_KEYWORDS = {"eval_dataset_file_path_or_dir", "eval_dataset", "eval_set_file_path"}
-_parsed: dict[tuple[str, int, int], tuple[tuple[str, str], ...]] = {}
+_parsed: dict[str, tuple[tuple[int, int], tuple[tuple[str, str], ...]]] = {}  # path → (mtime, size), calls
 
 
 def _string(node: Optional[ast.AST]) -> Optional[str]:
@@ -78,22 +78,17 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
             stat = file.stat()
             if stat.st_size > MAX_BYTES:
                 continue
-            key = (str(file), stat.st_mtime_ns, stat.st_size)
-            if key not in _parsed:
-                _parsed[key] = calls_in(file.read_text(encoding="utf-8", errors="replace"))
+            seen = (stat.st_mtime_ns, stat.st_size)
+            if _parsed.get(str(file), (None,))[0] != seen:  # read again only when it changed
+                _parsed[str(file)] = (seen, calls_in(file.read_text(encoding="utf-8", errors="replace")))
         except OSError:
             continue
-        for module, path in _parsed[key]:
+        for module, path in _parsed[str(file)][1]:
             target = root / path
             if not target.exists() and (file.parent / path).exists():
                 target = file.parent / path
             hints.append((target.resolve(), module.split(".")[0], file))
     return tuple(hints)
-
-
-def agent_hints(root: Path) -> tuple[tuple[Path, str], ...]:
-    """(eval file or folder, resolved; top package) for every call found, in file order."""
-    return tuple((path, name) for path, name, _ in _hints(root))
 
 
 def hinted_eval_paths(root: Path) -> list[Path]:
@@ -110,8 +105,3 @@ def hinted_agents(source: Path, root: Path) -> list[tuple[str, Path]]:
     for _, name, file in sorted(matches, key=lambda m: -m[0]):
         out.setdefault(name, file)
     return list(out.items())
-
-
-def hinted_packages(source: Path, root: Path) -> list[str]:
-    """The packages the project's tests name for the eval file `source`, most specific path first."""
-    return [name for name, _ in hinted_agents(source, root)]

@@ -63,14 +63,9 @@ def _pyproject_name(root: Path) -> str:
     return name if isinstance(name, str) else ""
 
 
-def project_candidates(root: Path) -> tuple[list[AgentRef], list[str]]:
-    """The agents the project itself names (distinct, in order), and how each was looked for."""
-    candidates, how, _ = project_candidates_why(root)
-    return candidates, how
-
-
 def project_candidates_why(root: Path) -> tuple[list[AgentRef], list[str], list[str]]:
-    """`project_candidates`, with the rule that named each candidate (in the candidates' order)."""
+    """The agents the project itself names (distinct, in order), how each was looked for, and the rule
+    that named each candidate (in the candidates' order)."""
     root = root.resolve()
     dirs = project_dirs(root)
     named: list[tuple[str, str]] = []

@@ -7,7 +7,7 @@ A conformance case: its `agent:`. An eval case, explicit configuration first, th
 4. `session_input.app_name`;
 5. an agent package holding the eval set (`agent_packages.is_agent_package`: read, never imported);
 6. a parent folder named like an agent;
-7. the project's agent (`agent_packages.project_candidates`): its pyproject name, its folder's name,
+7. the project's agent (`agent_packages.project_candidates_why`): its pyproject name, its folder's name,
    its only agent package at the root or under `src/` — when two remain, none is guessed.
 When none is found, the error lists what was tried and the `agent_for` lines that would choose one.
 Names given explicitly (1, 3, conformance) may be any package folder; inferred ones (4-7) must be

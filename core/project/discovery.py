@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from agentdiff.core.formats.adk_results import RESULT_SUFFIX
 from agentdiff.core.formats.conformance import (
     SPEC_FILE,
     ConformanceCase,
@@ -27,6 +28,7 @@ from agentdiff.core.formats.conformance import (
 )
 from agentdiff.core.formats.eval_set import EvalCase
 from agentdiff.core.formats.eval_set_files import (
+    CONFIG_FILE_NAME,
     LoadedConfig,
     LoadedEvalSet,
     load_eval_config,
@@ -39,8 +41,6 @@ from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
-CONFIG_FILE = "test_config.json"
-RESULT_SUFFIX = ".evalset_result.json"
 MAX_HINTED_FILES = 200
 
 
@@ -194,7 +194,7 @@ def _is_candidate(path: Path, root: Path, searched: Sequence[Path], known: set[P
     """A file the usual walk did not find, inside a searched path, not in a skipped folder, and not a
     config or results file."""
     name = path.name
-    if path in known or is_eval_set_file(name) or name == CONFIG_FILE or name.endswith(RESULT_SUFFIX):
+    if path in known or is_eval_set_file(name) or name == CONFIG_FILE_NAME or name.endswith(RESULT_SUFFIX):
         return False
     inside = [top for top in searched if path == top or top in path.parents]
     if not inside:

@@ -13,7 +13,6 @@ from typing import Sequence
 from agentdiff.core.reports.text import case_problem
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
-
 #: Characters XML 1.0 cannot hold (control characters, lone surrogates), shown as `\xNN` instead.
 _NOT_XML = re.compile("[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\ud800-\\udfff\\ufffe\\uffff]")
 

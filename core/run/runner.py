@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import AsyncIterator, Sequence
+from typing import AsyncIterator, Optional, Sequence
 
-from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.conformance import live_conformance, replay_conformance
@@ -20,9 +20,10 @@ def default_mode(ref: CaseRef, options: RunOptions) -> str:
     return options.mode or ("replay" if isinstance(ref, ConformanceCaseRef) else "live")
 
 
-async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> CaseRun:
-    """One case, start to verdict. `pool` is a WorkerPool, or anything with `async run(job, timeout)`."""
-    resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
+async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: Optional[AgentMemo] = None) -> CaseRun:
+    """One case, start to verdict. `pool` is a WorkerPool, or anything with `async run(job, timeout)`;
+    `agents` memoises agent resolution across the cases of a batch."""
+    resolution = (agents or AgentMemo(root)).resolve(ref, options.agents_dirs, options.mapping)
     mode = default_mode(ref, options)
     if resolution.agent is None:
         return unrun(ref, None, mode, CaseStatus.ERROR, resolution.error)
@@ -36,7 +37,8 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> CaseR
 
 async def run_cases(refs: Sequence[CaseRef], pool, options: RunOptions, root: Path) -> AsyncIterator[CaseRun]:
     """Run every case (concurrency is the pool's); yield each as it finishes."""
-    tasks = [asyncio.ensure_future(run_case(ref, pool, options, root)) for ref in refs]
+    agents = AgentMemo(root)
+    tasks = [asyncio.ensure_future(run_case(ref, pool, options, root, agents)) for ref in refs]
     try:
         for next_done in asyncio.as_completed(tasks):
             yield await next_done

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
+from typing import Iterable, Literal, Mapping, Optional
 
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.project.agent_hints import SCANNED
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
 from agentdiff.core.workbench.case_index import CaseIndex
 from agentdiff.core.workbench.watcher import interesting
@@ -73,13 +74,24 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Sele
     return selections
 
 
-def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex) -> bool:
-    """A package marker came or went: which folder is which case's agent may have changed too.
+def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex, root: Optional[Path] = None) -> bool:
+    """Which folder is which case's agent may have changed: a package marker came or went, or (with
+    `root`) the project's `pyproject.toml` or a test file that may name agents (`agent_hints`) changed.
     Saving the `agent.py` of a known agent is an edit, not a move."""
+    top = Path(os.path.abspath(root)) if root is not None else None
     for path in (Path(os.path.abspath(p)) for p in changed):
         if path.name in AGENT_MARKERS and not (path.exists() and index.is_agent_dir(path.parent)):
             return True
+        if top is not None and (path == top / "pyproject.toml" or (path.suffix == ".py" and _scanned(path, top))):
+            return True
     return False
+
+
+def _scanned(path: Path, root: Path) -> bool:
+    try:
+        return path.relative_to(root).parts[0] in SCANNED
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)

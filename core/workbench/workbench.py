@@ -22,12 +22,12 @@ from agentdiff.core.baselines.accept import AcceptPlan, Scope, apply_accept, pla
 from agentdiff.core.baselines.journal import JournalEntry, undo_last
 from agentdiff.core.baselines.record import RecordOutcome, record_case
 from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, discover
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import rescore_case
 from agentdiff.core.run.runner import run_case
-from agentdiff.core.workbench.agent_memo import AgentMemo
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
 from agentdiff.core.workbench.changes import (
     Selection,
@@ -108,7 +108,7 @@ class Workbench:
 
     def _index(self, state: CaseState) -> None:
         run, ref = state.run, state.ref
-        agent = run.agent if run is not None and run.agent is not None else self._agents.resolve(ref, self.options)
+        agent = run.agent if run is not None and run.agent is not None else self._agents.resolve(ref, self.options.agents_dirs, self.options.mapping).agent
         self.index.put(case_files(ref, self.units[ref.id], agent, run.files_read if run else ()))
 
     def _apply(self, reload: Reload) -> bool:
@@ -185,7 +185,7 @@ class Workbench:
             self._slots = asyncio.Semaphore(PREPARING)
         try:
             async with self._slots:  # a few cases at a time prepare their runs: the loop stays responsive
-                run = await run_case(ref, self.pool, self.options, self.root)
+                run = await run_case(ref, self.pool, self.options, self.root, self._agents)
             if state.ref is not ref and run.outputs:  # its expectations changed while it ran
                 run = rescore_case(state.ref, run, self.options)
         except asyncio.CancelledError:
@@ -261,7 +261,7 @@ class Workbench:
             return []
         paths = list(paths)
         async with self._lock():
-            if agents_may_have_moved(paths, self.index):
+            if agents_may_have_moved(paths, self.index, self.root):
                 await self._resolve_agents_again()
             selections = classify(paths, self.index, self.root)
             for selection in [s for s in selections if s.action == "reload"]:
@@ -291,13 +291,13 @@ class Workbench:
         return [s for s in selections if s.action in ("run", "drop")]
 
     async def _resolve_agents_again(self) -> None:
-        """A package marker came or went: resolve every case's agent again (in a thread)."""
+        """Which folder is which case's agent may have changed: resolve every case's agent again (in a thread)."""
         self._agents = AgentMemo(self.root)
         states = list(self.cases.values())
         memo, options = self._agents, self.options
         units = dict(self.units)
         entries = await asyncio.to_thread(
-            lambda: [case_files(s.ref, units[s.ref.id], memo.resolve(s.ref, options), s.run.files_read if s.run else ()) for s in states]
+            lambda: [case_files(s.ref, units[s.ref.id], memo.resolve(s.ref, options.agents_dirs, options.mapping).agent, s.run.files_read if s.run else ()) for s in states]
         )
         for files in entries:
             if files.case_id in self.cases and self.index.get(files.case_id) != files:

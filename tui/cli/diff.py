@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
 from .color import paint_word_diff, wants_color
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
 from .options import add_color_option, add_run_options, run_options, worker_pool
 from .selection import find_case
 

@@ -76,13 +76,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _resolve(found, errors: list) -> dict:
     """Each case's `AgentResolution` (by `id(ref)`), with the project configuration `run` uses; a
     configuration that fails to load adds its errors."""
-    from agentdiff.core.project.agents import resolve_agent
+    from agentdiff.core.project.agent_memo import AgentMemo
     from agentdiff.core.project.config import load_project_config
 
     root = Path.cwd()
     config, config_errors = load_project_config(root)
     errors.extend(config_errors)
-    return {id(ref): resolve_agent(ref, root, config.agents, config.agent_for) for ref in found.cases}
+    agents = AgentMemo(root)
+    return {id(ref): agents.resolve(ref, config.agents, config.agent_for) for ref in found.cases}
 
 
 def _agent_name(resolution) -> str | None:

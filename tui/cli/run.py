@@ -12,10 +12,17 @@ from typing import Optional, TextIO
 
 from agentdiff.core.reports.json_report import render_json
 
-from .errors import EXIT_USAGE, exit_code, print_errors
 from . import options as shared
 from .color import is_terminal, paint_status, wants_color
-from .options import add_color_option, add_report_options, add_run_options, check_reports, run_options, write_reports
+from .errors import EXIT_USAGE, exit_code, print_errors
+from .options import (
+    add_color_option,
+    add_report_options,
+    add_run_options,
+    check_reports,
+    run_options,
+    write_reports,
+)
 from .selection import select_cases
 from .table import GLYPHS, render_case_table
 
@@ -102,14 +109,14 @@ class Progress:
             self._shown = False
 
 
-async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyncio.Semaphore):
+async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyncio.Semaphore, agents):
     """One case (as `run_cases` runs it) with its own clock, from the moment it gets a slot (so a case
     queued behind others is not counted as running), and a heartbeat while it runs long."""
     from agentdiff.core.run.runner import run_case
 
     async with slots:
         began = time.perf_counter()
-        task = asyncio.ensure_future(run_case(ref, pool, options, root))
+        task = asyncio.ensure_future(run_case(ref, pool, options, root, agents))
         try:
             while not (await asyncio.wait({task}, timeout=HEARTBEAT_SECONDS))[0]:
                 progress.heartbeat(ref.id, time.perf_counter() - began)
@@ -119,6 +126,7 @@ async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyn
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.project.agent_memo import AgentMemo
     from agentdiff.core.project.config import load_project_config
 
     if not check_reports(args.report, err):
@@ -147,7 +155,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             # As many cases at once as the pool runs jobs at once, so a case's clock starts when it runs.
             jobs = getattr(pool, "jobs", None)  # WorkerPool's; a test's pool may not say
             slots = asyncio.Semaphore(jobs if isinstance(jobs, int) and jobs > 0 else len(found.cases))
-            tasks = [asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots)) for ref in found.cases]
+            agents = AgentMemo(Path.cwd())  # one resolution per eval set file, not per case
+            tasks = [asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots, agents)) for ref in found.cases]
             for next_done in asyncio.as_completed(tasks):
                 case_run, seconds = await next_done
                 cases.append(case_run.result)

@@ -11,8 +11,8 @@ from agentdiff.core.formats.eval_set_files import load_config_file
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.reports.json_report import render_json
 
-from .errors import EXIT_USAGE, exit_code, print_errors
 from .color import wants_color
+from .errors import EXIT_USAGE, exit_code, print_errors
 from .options import add_color_option, add_report_options, check_reports, write_reports
 from .table import render_case_table
 
