@@ -42,7 +42,7 @@ def key_of(job: Job) -> Key:
 # --- canonical outputs: what a run produced, without what differs from one run to the next -----------
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_VOLATILE = ("seconds", "turn_seconds", "log")  # timings, and what the agent printed
+_VOLATILE = ("seconds", "turn_seconds", "turn_model_seconds", "turn_tool_seconds", "log")  # timings, and what the agent printed
 
 
 def canonical(output: Union[RunOutput, dict], root: Optional[Path] = None) -> dict:

@@ -103,6 +103,29 @@ def test_the_projects_own_agent_evaluator_test_names_the_agent(tmp_path):
     assert resolved(root) == {"eval/eval_data/simple.test.json": "customer_service", "eval/other/other.test.json": "billing"}
 
 
+def test_paths_the_test_builds_from_its_own_file_are_read_statically(tmp_path):
+    test = (
+        "import os, pathlib\nfrom google.adk.evaluation import AgentEvaluator\n\n"
+        'DATA = pathlib.Path(__file__).parent / "data"\n\n'
+        "async def test_inspire():\n"
+        '    await AgentEvaluator.evaluate("travel_concierge", str(pathlib.Path(__file__).parent / "data/inspire.test.json"))\n\n'
+        "async def test_folder():\n"
+        '    agent_name = "billing"\n'
+        '    await AgentEvaluator.evaluate(agent_name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "other"))\n\n'
+        "async def test_unknowable(path):\n"
+        '    await AgentEvaluator.evaluate("billing", path)\n'
+        '    for name in ["a.test.json"]:\n'
+        '        await AgentEvaluator.evaluate("billing", DATA / name)\n'
+    )
+    root = write(tmp_path / "proj", {
+        "travel_concierge/agent.py": ADK_AGENT, "billing/agent.py": ADK_AGENT, "eval/__init__.py": "",
+        "eval/test_eval.py": test, "eval/data/inspire.test.json": eval_set(""), "eval/other/x.evalset.json": eval_set(""),
+    })
+    assert calls_in(test, "/p/eval/test_eval.py") == (
+        ("travel_concierge", "/p/eval/data/inspire.test.json"), ("billing", "/p/eval/other"))
+    assert resolved(root) == {"eval/data/inspire.test.json": "travel_concierge", "eval/other/x.evalset.json": "billing"}
+
+
 def test_an_empty_app_name_falls_through_to_the_project(tmp_path):
     root = write(tmp_path / "my-agent", {"my_agent/agent.py": ADK_AGENT, "evals/simple.evalset.json": eval_set("")})
     assert resolved(root) == {"evals/simple.evalset.json": "my_agent"}

@@ -25,6 +25,7 @@ from test_cli import run
 from workbench_support import EchoPool, case_id, echo_project
 
 ECHO_0 = case_id("echo", "case_0")
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_agents"
 CONFIG = "agents/echo/test_config.json"
 BROKEN_CONFIGS = {
     "invalid_json": ('{"criteria": {"response_match_score": 0.8,\n', f"{CONFIG}:2:"),
@@ -157,6 +158,29 @@ def test_each_actual_invocation_takes_the_duration_measured_for_its_turn():
     assert duration_details(invocations[0]) == {
         "total_seconds": 0.25, "model_seconds": None, "tool_seconds": None, "framework_seconds": None,
     }
+
+
+def test_the_model_and_tool_parts_of_a_turn_split_its_duration_as_adk_does():
+    out = RunOutput(events=_turn("a"), turn_seconds={0: 1.0}, turn_model_seconds={0: 0.6}, turn_tool_seconds={0: 0.25})
+    (inv,) = invocations_from_output(out, _messages("a"))
+    assert (inv.duration, inv.model_duration, inv.tool_duration) == (1.0, 0.6, 0.25)
+    assert duration_details(inv) == {"total_seconds": 1.0, "model_seconds": 0.6, "tool_seconds": 0.25, "framework_seconds": 0.15}
+
+
+def test_a_live_adk_run_reports_model_and_tool_seconds(monkeypatch):
+    """A real ADK agent (the bundled customer service sample: a model call, a tool, a model call)
+    through a worker: every turn's duration is split into model, tool and framework time, as ADK's own
+    evaluation splits it."""
+    monkeypatch.chdir(SAMPLES)
+    code, out, err = run("run", "customer_service/customer_service.evalset.json", "--json", "--jobs", "1")
+    report = json.loads(out)
+    assert report["cases"], err
+    for case in report["cases"]:
+        (duration,) = [m for m in case["metrics"] if m["name"] == "invocation_duration_v1"]
+        details = duration["details"]
+        assert None not in details.values(), (case["id"], details)
+        assert details["model_seconds"] + details["tool_seconds"] + details["framework_seconds"] == pytest.approx(
+            details["total_seconds"], abs=0.003)
 
 
 def test_a_turn_not_measured_has_no_duration_even_with_timestamped_events():

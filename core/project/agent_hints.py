@@ -2,16 +2,19 @@
 
 `*.py` files under `tests/`, `test/`, `eval/` and `evals/` are read with `ast` (never imported;
 at most `MAX_FILES` files, each at most `MAX_BYTES`). A call `AgentEvaluator.evaluate(...)` or
-`AgentEvaluator.evaluate_eval_set(...)` whose agent module (1st positional or `agent_module=`) is a
-string literal, with an eval file or folder as a string literal (2nd positional or
-`eval_dataset_file_path_or_dir=`), maps that path to the module's top package. Paths are taken
-relative to the project root, as pytest runs them from there; else relative to the test file.
+`AgentEvaluator.evaluate_eval_set(...)` names an agent module (1st positional or `agent_module=`) and an
+eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`); the call maps that path to the
+module's top package. Each argument is worked out statically (`_static`): string literals, names assigned
+once in the file, `__file__`, `Path(...)`, `/`, `.parent`, `os.path.join`/`dirname`/`abspath`, `str()`
+and f-strings of those; anything else (a loop variable, a call into the project) is skipped. Relative
+paths are taken from the project root, as pytest runs them from there; else from the test file.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -23,8 +26,65 @@ _PATH_KEYWORDS = {"eval_dataset_file_path_or_dir", "eval_dataset", "eval_set_fil
 _parsed: dict[str, tuple[tuple[int, int], tuple[tuple[str, str], ...]]] = {}  # path → (mtime, size), calls
 
 
-def _string(node: Optional[ast.AST]) -> Optional[str]:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+_PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "fspath", "abspath", "realpath", "normpath", "join", "joinpath"}
+_SAME_PATH_METHODS = {"resolve", "absolute", "expanduser", "as_posix"}
+
+
+def _assigned(tree: ast.AST) -> dict[str, ast.AST]:
+    """Names bound exactly once in the file, by a plain `x = ...`, to what (a name also bound by a loop,
+    a `with`, a parameter or a second assignment has no single value)."""
+    bound = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    bound.update(n.arg for n in ast.walk(tree) if isinstance(n, ast.arg))
+    values: dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            values[node.target.id] = node.value
+    return {name: value for name, value in values.items() if bound[name] == 1}
+
+
+def _static(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth: int = 0) -> Optional[str]:
+    """The string (a path: `/`-joined; absolute when built on `__file__`) `node` always evaluates to,
+    or None when it cannot be known without running the file."""
+    if node is None or depth > 20:
+        return None
+    again = lambda n: _static(n, names, file, depth + 1)  # noqa: E731
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        return file if node.id == "__file__" else again(names.get(node.id))
+    if isinstance(node, ast.JoinedStr):
+        parts = [again(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
+        return None if None in parts else "".join(parts)  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = again(node.left), again(node.right)
+        return None if left is None or right is None else os.path.join(left, right)
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = again(node.value)
+        return None if inner is None else os.path.dirname(inner)
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if isinstance(func, ast.Attribute) and name in _SAME_PATH_METHODS | {"joinpath"} and not _is_module(func.value):
+        base = again(func.value)
+        rest = [again(a) for a in node.args]
+        return None if base is None or None in rest else os.path.join(base, *rest)  # type: ignore[arg-type]
+    args = [again(a) for a in node.args]
+    if not args or None in args:
+        return None
+    if name == "dirname" and len(args) == 1:
+        return os.path.dirname(args[0])  # type: ignore[arg-type]
+    if name in _PATH_CALLS:
+        return os.path.join(*args)  # type: ignore[arg-type]
+    return None
+
+
+def _is_module(node: ast.AST) -> bool:
+    """`os.path` / `pathlib` / `os`: the owner of a function, not a path value."""
+    return (isinstance(node, ast.Name) and node.id in ("os", "pathlib", "posixpath")) or (
+        isinstance(node, ast.Attribute) and node.attr == "path")
 
 
 def _is_evaluator(func: ast.AST) -> bool:
@@ -35,19 +95,21 @@ def _is_evaluator(func: ast.AST) -> bool:
         isinstance(owner, ast.Attribute) and owner.attr == "AgentEvaluator")
 
 
-def calls_in(text: str) -> tuple[tuple[str, str], ...]:
-    """(agent module, eval path) of each AgentEvaluator call with both as string literals."""
+def calls_in(text: str, file: str = "__file__") -> tuple[tuple[str, str], ...]:
+    """(agent module, eval path) of each AgentEvaluator call whose two arguments are known statically;
+    `file` is the test file's own path, for paths built on `__file__`."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return ()
+    names = _assigned(tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not _is_evaluator(node.func):
             continue
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        module = _string(node.args[0] if node.args else keywords.get("agent_module"))
-        path = _string(node.args[1] if len(node.args) > 1 else next((keywords[k] for k in _PATH_KEYWORDS if k in keywords), None))
+        module = _static(node.args[0] if node.args else keywords.get("agent_module"), names, file)
+        path = _static(node.args[1] if len(node.args) > 1 else next((keywords[k] for k in _PATH_KEYWORDS if k in keywords), None), names, file)
         if module and path:
             found.append((module, path))
     return tuple(found)
@@ -80,7 +142,7 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
                 continue
             seen = (stat.st_mtime_ns, stat.st_size)
             if _parsed.get(str(file), (None,))[0] != seen:  # read again only when it changed
-                _parsed[str(file)] = (seen, calls_in(file.read_text(encoding="utf-8", errors="replace")))
+                _parsed[str(file)] = (seen, calls_in(file.read_text(encoding="utf-8", errors="replace"), str(file)))
         except OSError:
             continue
         for module, path in _parsed[str(file)][1]:

@@ -59,7 +59,7 @@ def _final_index(events: Sequence[dict[str, Any]]) -> Optional[int]:
     return candidates[-1] if candidates else None
 
 
-def _invocation(message: Message, events: Sequence[dict[str, Any]], duration: Optional[float] = None) -> Invocation:
+def _invocation(message: Message, events: Sequence[dict[str, Any]], durations: Sequence[Optional[float]] = (None, None, None)) -> Invocation:
     final = _final_index(events)
     intermediate = []
     for i, event in enumerate(events):
@@ -88,7 +88,9 @@ def _invocation(message: Message, events: Sequence[dict[str, Any]], duration: Op
             "user_content": {"role": "user", **message.content},
             "final_response": events[final].get("content") if final is not None else None,
             "intermediate_data": {"invocation_events": intermediate},
-            "duration": duration,
+            "duration": durations[0],
+            "model_duration": durations[1],
+            "tool_duration": durations[2],
         }
     )
 
@@ -98,10 +100,14 @@ def invocations_from_output(out: RunOutput, messages: Sequence[Message]) -> list
 
     Each one's `duration` is the turn's wall-clock time as the worker measured it while the agent ran,
     which is ADK's rule: never rebuilt from the events' timestamps (an event is stamped when it is
-    built, for a model call before the request is sent), so a turn not measured has none. The model
-    and tool parts of it, which ADK measures with its own instrumentation, are left unset."""
+    built, for a model call before the request is sent), so a turn not measured has none. Its model and
+    tool parts are those ADK's own instrumentation collected in the worker, where that ADK has it."""
     turns = split_turns(out.events)
-    return [_invocation(message, turns[i], out.turn_seconds.get(i)) for i, message in enumerate(messages) if i < len(turns)]
+    return [
+        _invocation(message, turns[i], (out.turn_seconds.get(i), out.turn_model_seconds.get(i), out.turn_tool_seconds.get(i)))
+        for i, message in enumerate(messages)
+        if i < len(turns)
+    ]
 
 
 def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:

@@ -14,6 +14,7 @@ the parent process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib
 import inspect
@@ -235,21 +236,26 @@ async def run_adk(job: Job) -> RunOutput:
         runner = InMemoryRunner(agent=agent, app_name=job.app_name, plugins=[plugin])
         app_name = job.app_name
     session = await runner.session_service.create_session(app_name=app_name, user_id=job.user_id, state=dict(job.initial_state))
+    collect_busy = _busy_collector()
     run_config = RunConfig(streaming_mode=StreamingMode.SSE if job.streaming == "sse" else StreamingMode.NONE)
     try:
         for index, message in enumerate(job.messages):
             harness.turn = index
             started = time.monotonic()
             try:
-                async for _ in runner.run_async(
-                    user_id=job.user_id,
-                    session_id=session.id,
-                    new_message=_content(message.content),
-                    state_delta=message.state_delta,
-                    run_config=run_config,
-                ):
-                    pass
+                with collect_busy() as busy:
+                    async for _ in runner.run_async(
+                        user_id=job.user_id,
+                        session_id=session.id,
+                        new_message=_content(message.content),
+                        state_delta=message.state_delta,
+                        run_config=run_config,
+                    ):
+                        pass
                 out.turn_seconds[index] = round(time.monotonic() - started, 3)
+                if busy is not None:
+                    out.turn_model_seconds[index] = round(busy.model_seconds(), 3)
+                    out.turn_tool_seconds[index] = round(busy.tool_seconds(), 3)
             except RanPastRecording as exc:
                 out.turn_errors[index] = str(exc)
                 out.error = str(exc)
@@ -268,6 +274,17 @@ async def run_adk(job: Job) -> RunOutput:
     finally:
         await runner.close()
     return out
+
+
+def _busy_collector() -> Any:
+    """ADK's own collector of the model and tool intervals of a turn, which its evaluation uses for an
+    invocation's `model_duration` and `tool_duration`, where this ADK version has one; else a context
+    that yields None (that ADK reports neither)."""
+    try:
+        from google.adk.telemetry import _instrumentation
+    except ImportError:
+        return contextlib.nullcontext
+    return getattr(_instrumentation, "collect_busy_intervals", contextlib.nullcontext)
 
 
 def _plain(state: dict[str, Any]) -> dict[str, Any]:

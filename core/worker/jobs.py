@@ -79,6 +79,10 @@ class RunOutput(_Model):
     # Wall-clock seconds each turn took, measured as ADK's evaluation generator measures an invocation's
     # `duration` (monotonic, from sending the user message to the turn's last event, rounded to ms).
     turn_seconds: dict[int, float] = {}
+    # Of each turn's seconds, those with a model call in flight and those inside a tool but not awaiting
+    # a model, collected by ADK's own instrumentation where the ADK version has it (else absent).
+    turn_model_seconds: dict[int, float] = {}
+    turn_tool_seconds: dict[int, float] = {}
     error: Optional[str] = None  # the run could not go on (crash, ran past the recording, timeout)
     files_read: list[str] = []  # files the agent opened while it ran (prompts, data): for watch mode
     agent_info: dict[str, Any] = {}  # models, instruction and tool-source hashes: for registration
