@@ -10,6 +10,7 @@ import asyncio
 import io
 import os
 import re
+import sys
 
 import pytest
 from agentdiff.tui.cli import main
@@ -57,7 +58,7 @@ def project(tmp_path, monkeypatch):
 
 
 def use_pool(monkeypatch, pool: FakePool) -> FakePool:
-    monkeypatch.setattr(cli_options, "worker_pool", lambda args, config, options: pool)
+    monkeypatch.setattr(cli_options, "worker_pool", lambda args, config, options, python=None: pool)
     return pool
 
 
@@ -67,7 +68,7 @@ def test_the_first_lines_come_before_any_case_line_and_each_case_has_its_own_tim
     code, out, err = cli("run")
     assert code == 0, err
     lines = err.splitlines()
-    assert lines[:2] == ["starting workers…", "running 2 cases"]
+    assert lines[0].startswith("starting workers: Python ") and lines[0].endswith("…") and lines[1] == "running 2 cases"
     matches = [CASE_LINE.match(line) for line in lines[2:]]
     assert all(matches) and [m.group(1) for m in matches] == ["1", "2"]
     seconds = [float(m.group(5)) for m in matches]
@@ -97,7 +98,7 @@ def test_on_one_terminal_the_progress_is_a_single_updating_line(project, monkeyp
     code, out, err = cli("run", "--color", "never")
     assert code == 0, err
     assert "\n" not in err  # no line per case: the table is the only list
-    assert err.startswith("\r\x1b[2Kstarting workers…") and err.endswith("\r\x1b[2K")
+    assert err.startswith("\r\x1b[2Kstarting workers: Python ") and err.endswith("\r\x1b[2K")
     assert "[2/2] ✓ " in err and "2 cases: 2 passed" in out
 
 
@@ -158,6 +159,7 @@ def test_a_real_run_talks_from_the_start(project):
     code, out, err = cli("run", "--jobs", "2")
     assert code == 0, err
     lines = err.splitlines()
-    assert lines[:2] == ["starting workers…", "running 2 cases"]
+    python = "%d.%d.%d" % sys.version_info[:3]
+    assert lines[0].startswith(f"starting workers: Python {python} (") and ", ADK " in lines[0] and lines[1] == "running 2 cases"
     assert sorted(CASE_LINE.match(line).group(4) for line in lines[2:]) == [case_id("echo", "case_0"), case_id("echo", "case_1")]
     assert "2 cases: 2 passed" in out and not ANSI.search(out)

@@ -8,6 +8,7 @@
     jobs = 4                     # concurrent workers; default: the CPU count
     timeout = 120                # seconds per run
     memory_mb = 4096             # memory a worker may use before allocations fail
+    python = ".venv/bin/python"  # the interpreter that runs the agents; default: found (`interpreter`)
     [tool.agentdiff.agent_for]   # which agent runs the cases under a path
     "evals/support" = "customer_service"
 
@@ -35,10 +36,11 @@ class ProjectConfig:
     jobs: Optional[int] = None
     timeout: float = 120.0
     memory_mb: int = 4096
+    python: Optional[str] = None
     agent_for: dict[str, str] = field(default_factory=dict)
 
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "agent_for"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for"}
 
 
 def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
@@ -77,6 +79,10 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
     if not isinstance(agent_for, dict):
         errors.append(LoadError(file=path.name, message="`agent_for` must be a table of path = agent"))
         agent_for = {}
+    python = data.get("python")
+    if python is not None and not isinstance(python, str):
+        errors.append(LoadError(file=path.name, message="`python` must be the path of an interpreter"))
+        python = None
     config = ProjectConfig(
         root=root,
         file=path,
@@ -87,6 +93,7 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         jobs=int(data["jobs"]) if "jobs" in data else None,
         timeout=float(data.get("timeout", 120.0)),
         memory_mb=int(data.get("memory_mb", 4096)),
+        python=python,
         agent_for={str(k): str(v) for k, v in agent_for.items()},
     )
     return config, errors

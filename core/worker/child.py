@@ -82,7 +82,7 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
 
 
 def main() -> None:
-    """`python -m agentdiff.core.worker.child`: a job on stdin, its result as the last stdout line
+    """`python -m agentdiff_worker.child`: a job on stdin, its result as the last stdout line
     (used where workers cannot be forked from the warm server)."""
     results: list[RunOutput] = []
     execute_batch([Job.model_validate_json(sys.stdin.read())], None, lambda _, out: results.append(out))

@@ -7,7 +7,14 @@
   imports agent code, so every run imports the agent as it is on disk now.
 * Concurrency: at most `jobs` workers at a time.
 
-Where fork and Unix sockets are missing, each run is a fresh `python -m agentdiff.core.worker.child`.
+* The project's Python: the server runs on the interpreter it is given (the project's, with the
+  project's dependencies and ADK version), not necessarily agentdiff's own. This package needs nothing
+  but the standard library and pydantic (which ADK brings) and imports only itself, so it is copied
+  as `agentdiff_worker` beside the server's socket and put on that interpreter's path: agentdiff
+  need not be installed in the project's environment. The server's first line and every batch carry
+  `PROTOCOL`, so a worker of another agentdiff version is a clear error.
+
+Where fork and Unix sockets are missing, each run is a fresh `python -m agentdiff_worker.child`.
 """
 
 from __future__ import annotations
@@ -25,6 +32,10 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .jobs import Job, RunOutput
+from .server import PROTOCOL
+
+#: The name the worker package has on the agents' interpreter.
+WORKER_PACKAGE = "agentdiff_worker"
 
 DEFAULT_TIMEOUT = 120.0
 #: Memory (data segment) a worker process may use before its allocations fail with MemoryError.
@@ -55,11 +66,29 @@ async def _read_frame(reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
     return json.loads(body)
 
 
+def copy_worker_package(into: str) -> dict[str, str]:
+    """Copy this package into `into/agentdiff_worker`; the environment that puts it on a Python's path."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    target = os.path.join(into, WORKER_PACKAGE)
+    os.makedirs(target, exist_ok=True)
+    for name in os.listdir(here):
+        if name.endswith(".py"):
+            shutil.copyfile(os.path.join(here, name), os.path.join(target, name))
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": into + (os.pathsep + path if path else "")}
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
 class WorkerServer:
     """The warm server process and its socket; started on first use, stopped with the pool.
     Not tied to an event loop, so one server can serve an app, a CLI run and a test session."""
 
-    def __init__(self) -> None:
+    def __init__(self, python: Optional[str] = None) -> None:
+        self.python = python or sys.executable
         self._dir = tempfile.mkdtemp(prefix="agentdiff-")
         self.path = os.path.join(self._dir, "workers.sock")
         self._process: Optional[subprocess.Popen] = None
@@ -78,17 +107,27 @@ class WorkerServer:
             if os.path.exists(self.path):
                 os.unlink(self.path)
             log_path = os.path.join(self._dir, "server.log")
-            with open(log_path, "wb") as log:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "agentdiff.core.worker.server", self.path],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                )
+            env = copy_worker_package(self._dir)
+            try:
+                with open(log_path, "wb") as log:
+                    process = subprocess.Popen(
+                        [self.python, "-m", f"{WORKER_PACKAGE}.server", self.path],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env,
+                    )
+            except OSError as exc:
+                raise RuntimeError(f"cannot run {self.python}: {exc.strerror or exc}") from None
             assert process.stdout is not None
-            if process.stdout.readline().strip() != b"ready":
+            first = process.stdout.readline().decode("utf-8", "replace").split(maxsplit=1)
+            if first[:1] != ["ready"]:
                 process.wait()
                 with open(log_path, "rb") as log:
-                    tail = log.read()[-2000:].decode("utf-8", "replace").strip()
-                raise RuntimeError(f"the agentdiff worker server did not start: {tail or 'no output'}")
+                    tail = log.read()[-4000:].decode("utf-8", "replace")
+                raise RuntimeError(f"the worker did not start on {self.python}: {_last_line(tail)}")
+            protocol = json.loads(first[1]).get("protocol") if len(first) > 1 else None
+            if protocol != PROTOCOL:
+                process.terminate()
+                process.wait()
+                raise RuntimeError(f"the worker on {self.python} speaks protocol {protocol}, this agentdiff {PROTOCOL}")
             self._process = process
 
     def close(self) -> None:
@@ -123,15 +162,17 @@ class WorkerPool:
 
     def __init__(
         self, jobs: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT, processes: Optional[int] = None,
-        memory_mb: Optional[int] = DEFAULT_MEMORY_MB,
+        memory_mb: Optional[int] = DEFAULT_MEMORY_MB, python: Optional[str] = None,
     ) -> None:
         cpus = os.cpu_count() or 2
+        self.python = python or sys.executable  # the interpreter the agents run on
         self.memory_mb = memory_mb
         self.jobs = max(1, jobs or DEFAULT_JOBS_PER_CPU * cpus)
         self.processes = max(1, min(self.jobs, processes or cpus))
         self.timeout = timeout
         self._forking = hasattr(os, "fork") and hasattr(__import__("socket"), "AF_UNIX")
-        self._server = WorkerServer() if self._forking else None
+        self._server = WorkerServer(self.python) if self._forking else None
+        self._package_dir: Optional[str] = None  # the worker package, for spawned runs
         self._queue: list[_Pending] = []
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._dispatcher: Optional[asyncio.Task] = None
@@ -146,6 +187,8 @@ class WorkerPool:
     def close(self) -> None:
         if self._server is not None:
             self._server.close()
+        if self._package_dir is not None:
+            shutil.rmtree(self._package_dir, ignore_errors=True)
 
     async def run(self, job: Job, timeout: Optional[float] = None) -> RunOutput:
         loop = asyncio.get_running_loop()
@@ -220,13 +263,14 @@ class WorkerPool:
         reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
         results: dict[int, RunOutput] = {}
         try:
-            message = {"jobs": [json.loads(item.job.model_dump_json()) for item in batch], "timeout": timeout, "memory_mb": self.memory_mb}
+            message = {"protocol": PROTOCOL, "jobs": [json.loads(item.job.model_dump_json()) for item in batch],
+                       "timeout": timeout, "memory_mb": self.memory_mb}
             data = json.dumps(message).encode()
             writer.write(len(data).to_bytes(_HEADER_SIZE, "big") + data)
             await writer.drain()
             hello = await _read_frame(reader)
             if not hello or "pid" not in hello:
-                return results, "the worker server refused the run"
+                return results, (hello or {}).get("error") or "the worker server refused the run"
             pid = hello["pid"]
             deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow async runs itself
             while True:
@@ -256,9 +300,11 @@ class WorkerPool:
             writer.close()
 
     async def _run_spawned(self, job: Job, timeout: float) -> RunOutput:
+        if self._package_dir is None:
+            self._package_dir = tempfile.mkdtemp(prefix="agentdiff-")
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "agentdiff.core.worker.child",
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            self.python, "-m", f"{WORKER_PACKAGE}.child",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=copy_worker_package(self._package_dir),
         )
         try:
             out, _ = await asyncio.wait_for(process.communicate(job.model_dump_json().encode()), timeout)

@@ -1,6 +1,6 @@
 """The worker server: a warm process that forks one fresh worker per job.
 
-    python -m agentdiff.core.worker.server SOCKET_PATH
+    python -m agentdiff_worker.server SOCKET_PATH
 
 It imports google-adk and runs a tiny agent once (`warm`), then listens on a Unix socket. For each
 connection it reads a batch of jobs, forks, and the child runs them and writes each result back on
@@ -9,9 +9,10 @@ its children, and tells each client how its worker ended, so a crash reads as "k
 rather than silence. It exits when its parent does.
 
 Frames on the connection are a 4-byte big-endian length and a JSON object:
-client → server `{"jobs": […], "timeout": seconds, "memory_mb": limit}`; server → client `{"pid": N}`, then the worker's
-`{"index": i, "result": …}` for each job as it finishes (missing ones if it died), then
-`{"exit": code}` (negative: the signal).
+client → server `{"protocol": PROTOCOL, "jobs": […], "timeout": seconds, "memory_mb": limit}`; server → client
+`{"pid": N}` (or `{"error": why}`), then the worker's `{"index": i, "result": …}` for each job as it finishes
+(missing ones if it died), then `{"exit": code}` (negative: the signal). The server's first line on
+stdout is `ready {"protocol": PROTOCOL}`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import tempfile
 from typing import Any, Optional
 
 _HEADER = struct.Struct(">I")
+#: The version of the messages above: bumped whenever they change, so both ends can tell.
+PROTOCOL = 1
 
 
 def send_frame(sock: socket.socket, payload: dict[str, Any]) -> None:
@@ -126,13 +129,18 @@ def serve(path: str) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    print("ready", flush=True)
+    print("ready " + json.dumps({"protocol": PROTOCOL}), flush=True)
     while True:
         for key, _ in selector.select(timeout=0.05):
             conn, _ = listener.accept()
             conn.setblocking(True)
             message = recv_frame(conn)
             if not message or "jobs" not in message:
+                conn.close()
+                continue
+            if message.get("protocol") != PROTOCOL:
+                send_frame(conn, {"error": f"the worker speaks protocol {PROTOCOL}, the app {message.get('protocol')}: "
+                                           "the app and its worker come from different agentdiff versions"})
                 conn.close()
                 continue
             pid = os.fork()

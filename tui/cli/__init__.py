@@ -19,7 +19,7 @@ from typing import Optional, Sequence, TextIO
 from agentdiff.core import __version__
 
 from . import diff, list_cases, record, run, score, watch
-from .errors import EXIT_USAGE
+from .errors import EXIT_USAGE, UsageError
 
 # In the order `agentdiff --help` lists them; each module has NAME, add_parser() and command().
 COMMANDS = {module.NAME: module for module in (score, list_cases, watch, run, record, diff)}
@@ -50,7 +50,11 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     if args.command is None:
         parser.print_help(out)
         return EXIT_USAGE
-    return COMMANDS[args.command].command(args, out, err)
+    try:
+        return COMMANDS[args.command].command(args, out, err)
+    except UsageError as error:
+        print(f"error: {error}", file=err)
+        return EXIT_USAGE
 
 
 def entry() -> None:

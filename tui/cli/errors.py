@@ -11,6 +11,10 @@ from agentdiff.core.scoring.results import CaseResult, summarize
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class UsageError(Exception):
+    """A command cannot start as asked: its one-line message is printed as `error: …`, exit 2."""
+
+
 def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
     for error in errors:
         print(f"error: {error}", file=out)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from agentdiff.core.reports import REPORT_KINDS, write_report
+from .errors import UsageError
 
 
 def positive_int(value: str) -> int:
@@ -110,6 +111,8 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     parser.add_argument("--streaming-mode", choices=("none", "sse"), help="conformance: which recordings (default: every recorded mode; record: none)")
     parser.add_argument("--jobs", type=positive_int, help="concurrent workers (default: the CPU count)")
     parser.add_argument("--timeout", type=positive_float, help="seconds per run before it is stopped (default 120)")
+    parser.add_argument("--python", metavar="PATH",
+                        help="the interpreter (or environment folder) that runs the agents (default: the project's, see README)")
     if repeats:
         parser.add_argument("--num-runs", type=positive_int, help="repeats per case, run concurrently (default 1)")
         parser.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
@@ -134,8 +137,21 @@ def run_options(args: argparse.Namespace, config):
     )
 
 
-def worker_pool(args: argparse.Namespace, config, options):
-    """The pool the runs go to (processes start on its first run; close it when done)."""
+def agents_python(args: argparse.Namespace, config):
+    """The `Interpreter` that runs the project's agents (`--python`, the configuration, else found);
+    `UsageError` when it cannot run them."""
+    from agentdiff.core.project.interpreter import find_interpreter
+
+    found = find_interpreter(Path.cwd(), args.python, config.python)
+    if found.error:
+        raise UsageError(f"the agents' Python, {found.describe(Path.cwd())}")
+    return found
+
+
+def worker_pool(args: argparse.Namespace, config, options, python=None):
+    """The pool the runs go to, on `python` (an `Interpreter`; default: `agents_python`). Processes
+    start on its first run; close it when done."""
     from agentdiff.core.worker.pool import WorkerPool
 
-    return WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0, memory_mb=config.memory_mb)
+    python = python or agents_python(args, config)
+    return WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0, memory_mb=config.memory_mb, python=python.path)

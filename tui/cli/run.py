@@ -137,12 +137,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for query in unknown:
         print(f"error: no case matches {query!r}", file=err)
     options = run_options(args, config)
+    python = shared.agents_python(args, config) if found.cases else None
     cases = []
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
 
     async def go() -> None:
-        progress.say("starting workers…")
-        pool = shared.worker_pool(args, config, options)
+        assert python is not None
+        progress.say(f"starting workers: {python.describe(Path.cwd())}…")
+        pool = shared.worker_pool(args, config, options, python)
         tasks: list[asyncio.Future] = []
         try:
             start = getattr(pool, "start", None)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from .errors import EXIT_OK, EXIT_USAGE, print_errors
-from .options import add_run_options, run_options, worker_pool
+from .options import add_run_options, agents_python, run_options, worker_pool
 
 NAME = "watch"
 NO_TERMINAL = "error: the workbench needs a terminal; use `agentdiff run` for headless runs"
@@ -54,9 +54,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: no such folder: {missing[0]}", file=err)
         return EXIT_USAGE
     options = run_options(args, config)
-    pool = worker_pool(args, config, options)
+    python = agents_python(args, config)
+    pool = worker_pool(args, config, options, python)
     try:
-        create_app(root, [p.resolve() for p in paths], pool=pool, options=options).run()
+        create_app(root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}").run()
     finally:
         pool.close()
     return EXIT_OK
