@@ -199,6 +199,8 @@ def playbook_model(name: str = "demo-playbook") -> Any:
 
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
             request = llm_request.model_dump(mode="json", exclude_none=True)
-            yield LlmResponse.model_validate(respond(request))
+            answer = respond(request)
+            # an older ADK's LlmResponse may lack a field (model_version before 1.16) and forbids extras
+            yield LlmResponse.model_validate({k: v for k, v in answer.items() if k in LlmResponse.model_fields})
 
     return PlaybookModel()

@@ -39,6 +39,7 @@ from agentdiff.core.project.agents import resolve_agent
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
 from agentdiff.core.run.options import RunOptions
+from agentdiff.core.formats.adk_rules import rules_for
 from agentdiff.core.traces.from_run import invocations_from_output
 from agentdiff.core.worker.jobs import Message, RunOutput
 
@@ -66,7 +67,7 @@ def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Messag
             "(AgentEvaluator.migrate_eval_data_to_new_schema) before recording into it"
         )
     index = next(i for i, case in enumerate(loaded.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
-    actual = invocations_from_output(out, messages)
+    actual = invocations_from_output(out, messages, rules_for(out.adk_version))  # in the form that ADK writes
     updated = eval_case_update(loaded.raw, index, actual)
     path = loaded.source.path
     registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)

@@ -8,6 +8,8 @@ from typing import Any, Optional, Union
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
+
 TOOL_TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE_MATCH = "response_match_score"
 
@@ -122,8 +124,8 @@ class EvalMetric(BaseModel):
         raise ValueError(f"Evaluation metric {self.metric_name!r} requires a threshold.")
 
 
-def eval_metrics(config: EvalConfig) -> list[EvalMetric]:
-    """The metrics of a config, in its order, then the efficiency metrics it did not name."""
+def eval_metrics(config: EvalConfig, rules: AdkRules = RULES_NEWEST) -> list[EvalMetric]:
+    """The metrics of a config, in its order, then (from ADK 2.10) the efficiency metrics it did not name."""
     metrics: list[EvalMetric] = []
     for name, criterion in config.criteria.items():
         custom = (config.custom_metrics or {}).get(name)
@@ -147,5 +149,6 @@ def eval_metrics(config: EvalConfig) -> list[EvalMetric]:
                 )
             )
     named = {metric.metric_name for metric in metrics}
-    metrics.extend(EvalMetric(metric_name=name) for name in EFFICIENCY_METRICS if name not in named)
+    if rules.efficiency_metrics:
+        metrics.extend(EvalMetric(metric_name=name) for name in EFFICIENCY_METRICS if name not in named)
     return metrics

@@ -40,6 +40,7 @@ def case_to_dict(case: CaseResult) -> dict[str, Any]:
         ],
         "error": case.error,
         "runs": len(case.runs),
+        "scored_as": case.scored_as,
     }
 
 

@@ -29,7 +29,7 @@ from agentdiff.core.run.expected import (
 )
 from agentdiff.core.run.jobs import conformance_job, messages_for
 from agentdiff.core.run.options import RunOptions, live_config
-from agentdiff.core.run.scored import scored_case_run
+from agentdiff.core.run.scored import rules_of, scored_case_run
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.traces.from_run import trace_from_output
 from agentdiff.core.traces.model import Trace
@@ -104,6 +104,6 @@ def score_live_conformance(
     ref: ConformanceCaseRef, agent: Optional[AgentRef], streaming: StreamingMode, outputs: Sequence[RunOutput], options: RunOptions
 ) -> CaseRun:
     baseline = load_baseline(ref, streaming)
-    metrics = eval_metrics(live_config(options))
+    metrics = eval_metrics(live_config(options), rules_of(outputs))
     criteria = DiffCriteria(options.live_trajectory, response_threshold=options.live_response_threshold)
     return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), expected_invocations(baseline.trace), metrics, criteria)

@@ -12,7 +12,7 @@ from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.expected import load_baseline
 from agentdiff.core.run.jobs import eval_case_job, messages_for
 from agentdiff.core.run.options import RunOptions
-from agentdiff.core.run.scored import scored_case_run
+from agentdiff.core.run.scored import rules_of, scored_case_run
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import AgentRef, RunOutput
 
@@ -52,5 +52,5 @@ def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutp
     if ref.case.conversation is None:
         return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
     baseline = load_baseline(ref)
-    metrics = eval_metrics(ref.config.config)
+    metrics = eval_metrics(ref.config.config, rules_of(outputs))
     return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), list(ref.case.conversation), metrics, baseline.criteria)

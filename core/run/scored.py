@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.explain import explain_scored
 from agentdiff.core.diff.model import DiffCriteria
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules, rules_for
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.project.discovery import CaseRef
@@ -29,12 +30,21 @@ from agentdiff.core.traces.from_run import invocations_from_output, trace_from_o
 from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
 
 
-def score_output(out: RunOutput, messages: Sequence[Message], expected: Sequence[Invocation], metrics: Sequence[EvalMetric]) -> RunRecord:
-    """One repeat scored; its actual invocations are built here, once, and kept on the record."""
-    actual = invocations_from_output(out, messages)
+def rules_of(outputs: Sequence[RunOutput]) -> AdkRules:
+    """The scoring rules of the ADK version the repeats ran on (the newest for agents without ADK)."""
+    return rules_for(next((out.adk_version for out in outputs if out.adk_version), None))
+
+
+def score_output(
+    out: RunOutput, messages: Sequence[Message], expected: Sequence[Invocation], metrics: Sequence[EvalMetric],
+    rules: AdkRules = RULES_NEWEST,
+) -> RunRecord:
+    """One repeat scored as `rules`' ADK version scores; its actual invocations are built here, once,
+    and kept on the record."""
+    actual = invocations_from_output(out, messages, rules)
     if out.error is not None:
         return failed_run(actual, expected, out.error)
-    return score_run(metrics, actual, expected)
+    return score_run(metrics, actual, expected, rules)
 
 
 def scored_case_run(
@@ -47,7 +57,8 @@ def scored_case_run(
     metrics: Sequence[EvalMetric],
     criteria: DiffCriteria,
 ) -> CaseRun:
-    runs = tuple(score_output(out, messages, expected, metrics) for out in outputs)
+    rules = rules_of(outputs)
+    runs = tuple(score_output(out, messages, expected, metrics, rules) for out in outputs)
     results = aggregate(runs)
     status, reason = case_verdict(runs, results)
     shown = shown_index(runs)
@@ -55,5 +66,6 @@ def scored_case_run(
     diff = None
     if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
         diff = explain_scored(diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources), results, runs[shown])
-    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layer_summaries(diff))
+    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layer_summaries(diff),
+                         scored_as=rules.label)
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)

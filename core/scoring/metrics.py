@@ -1,4 +1,5 @@
-"""Computing one metric over one run of a case, as ADK 2.13's evaluators do.
+"""Computing one metric over one run of a case, as ADK's evaluators do (those of the version whose
+`AdkRules` are given; ADK 2.13's by default).
 
 A metric that cannot be computed (unknown name, bad criterion, a threshold on an efficiency
 metric, a judge model needed, no expected invocations) is NOT_EVALUATED with the reason, never
@@ -12,6 +13,7 @@ from enum import Enum
 from typing import Any, Callable, Optional, Sequence
 
 from agentdiff.core.formats import eval_config as names
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_config import EvalMetric, ToolTrajectoryCriterion
 from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
 from agentdiff.core.formats.genai_types import content_text
@@ -56,17 +58,19 @@ class MetricNotEvaluated(Exception):
 
 
 def evaluate_metric(
-    metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]
+    metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]], rules: AdkRules = RULES_NEWEST
 ) -> MetricEvaluation:
     try:
-        return _evaluate(metric, actual, expected)
+        return _evaluate(metric, actual, expected, rules)
     except (MetricNotEvaluated, ValueError) as exc:
         placeholders = tuple(InvocationScore(None, MetricStatus.NOT_EVALUATED) for _ in actual)
         return MetricEvaluation(metric, None, MetricStatus.NOT_EVALUATED, placeholders, reason=str(exc))
 
 
-def _evaluate(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> MetricEvaluation:
+def _evaluate(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]], rules: AdkRules) -> MetricEvaluation:
     name = metric.metric_name
+    if name in names.EFFICIENCY_METRICS and not rules.efficiency_metrics:
+        raise MetricNotEvaluated(f"unknown metric `{name}` (the efficiency metrics arrived in ADK 2.10; this is {rules.label})")
     if name in names.EFFICIENCY_METRICS:
         if metric.threshold is not None or metric.criterion is not None:
             raise MetricNotEvaluated(
@@ -75,9 +79,9 @@ def _evaluate(metric: EvalMetric, actual: Sequence[Invocation], expected: Option
             )
         return _EFFICIENCY[name](metric, actual)
     if name == names.TOOL_TRAJECTORY:
-        return _tool_trajectory(metric, actual, expected)
+        return _tool_trajectory(metric, actual, expected, rules)
     if name == names.RESPONSE_MATCH:
-        return _response_match(metric, actual, expected)
+        return _response_match(metric, actual, expected, rules)
     if metric.custom_function_path:
         raise MetricNotEvaluated(f"custom metric `{name}` ({metric.custom_function_path}) is not run by agentdiff")
     if name in names.JUDGE_METRICS:
@@ -112,18 +116,27 @@ def _scored(metric: EvalMetric, scores: list[float], threshold: float) -> Metric
     return MetricEvaluation(metric, overall, _gate(overall, threshold), per_invocation)
 
 
-def trajectory_criterion(metric: EvalMetric) -> ToolTrajectoryCriterion:
+def trajectory_criterion(metric: EvalMetric, rules: AdkRules = RULES_NEWEST) -> ToolTrajectoryCriterion:
     if metric.criterion is None:
         return ToolTrajectoryCriterion(threshold=metric.criterion_threshold())
+    raw = metric.criterion.get("match_type", metric.criterion.get("matchType"))
+    if isinstance(raw, str) and not rules.match_type_names:
+        raise MetricNotEvaluated(
+            f"`{metric.metric_name}` has an invalid criterion (match_type {raw!r}: {rules.label} takes 0 for EXACT, "
+            "1 for IN_ORDER or 2 for ANY_ORDER; names arrived in ADK 1.22)"
+        )
     try:
-        return ToolTrajectoryCriterion.model_validate(metric.criterion)
+        criterion = ToolTrajectoryCriterion.model_validate(metric.criterion)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
         raise MetricNotEvaluated(f"`{metric.metric_name}` has an invalid criterion ({problems})") from None
+    if not rules.ignore_args and criterion.ignore_args:  # before ADK 2.9 the key was kept and never read
+        criterion = criterion.model_copy(update={"ignore_args": False})
+    return criterion
 
 
-def _tool_trajectory(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> MetricEvaluation:
-    criterion = trajectory_criterion(metric)
+def _tool_trajectory(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]], rules: AdkRules) -> MetricEvaluation:
+    criterion = trajectory_criterion(metric, rules)
     expected = _paired(metric, actual, expected)
     scores = [
         1.0 if trajectory_matches(a.tool_calls(), e.tool_calls(), criterion.match_type, criterion.ignore_args) else 0.0
@@ -132,11 +145,11 @@ def _tool_trajectory(metric: EvalMetric, actual: Sequence[Invocation], expected:
     return _scored(metric, scores, criterion.threshold)
 
 
-def _response_match(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> MetricEvaluation:
+def _response_match(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]], rules: AdkRules) -> MetricEvaluation:
     threshold = metric.criterion_threshold()
     expected = _paired(metric, actual, expected)
     scores = [
-        rouge1(content_text(a.final_response), content_text(e.final_response)).fmeasure
+        rouge1(content_text(a.final_response), content_text(e.final_response), unicode=rules.unicode_tokenizer).fmeasure
         for a, e in zip(actual, expected)
     ]
     return _scored(metric, scores, threshold)

@@ -64,6 +64,8 @@ class CaseResult:
     error: Optional[str] = None
     description: Optional[str] = None
     runs: tuple[RunRecord, ...] = field(default=(), repr=False)
+    #: whose rules scored it, e.g. "ADK 1.19.0" (the version its agent ran on); None when not scored
+    scored_as: Optional[str] = None
 
     @property
     def category(self) -> str:

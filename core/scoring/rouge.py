@@ -7,6 +7,10 @@ rules (Porter stemming from NLTK, only for tokens longer than 3 characters); non
 kept unstemmed. Score: F = 2PR/(P+R) over clipped unigram counts, 0.0 when P+R is 0 (so empty vs
 empty is 0.0).
 
+Before ADK 2.6 the tokenizer was rouge-score's default (`legacy_tokenize`): lowercase, then only
+runs of ASCII `[a-z0-9]` are words (stemmed the same way); other characters separate words, so CJK
+text has no tokens at all.
+
 Stems and whole-text tokenisations are cached: scoring the same reference against many runs, or
 the same common words across a suite, pays for each once. NLTK's stemmer is loaded on first use,
 without the rest of NLTK.
@@ -149,10 +153,19 @@ def tokenize(text: str) -> tuple[str, ...]:
     return tuple(tokens)
 
 
-def rouge1(candidate: str, reference: str) -> RougeScore:
-    """ROUGE-1 of `candidate` (the actual response) against `reference` (the expected one)."""
-    target = Counter(tokenize(reference))
-    prediction = Counter(tokenize(candidate))
+@lru_cache(maxsize=8192)
+def legacy_tokenize(text: str) -> tuple[str, ...]:
+    """The tokens ADK before 2.6 counted: rouge-score's default tokenizer."""
+    stem = _stemmer()
+    return tuple(stem(word) if len(word) > 3 else word for word in _ASCII_WORD.findall(text.lower()))
+
+
+def rouge1(candidate: str, reference: str, unicode: bool = True) -> RougeScore:
+    """ROUGE-1 of `candidate` (the actual response) against `reference` (the expected one); with
+    `unicode` False, tokenised as ADK before 2.6 did."""
+    tokens = tokenize if unicode else legacy_tokenize
+    target = Counter(tokens(reference))
+    prediction = Counter(tokens(candidate))
     overlap = sum(min(count, prediction[token]) for token, count in target.items())
     precision = overlap / max(sum(prediction.values()), 1)
     recall = overlap / max(sum(target.values()), 1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Optional, Sequence
 
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.scoring.metrics import (
@@ -35,9 +36,10 @@ def final_status(statuses: Iterable[MetricStatus]) -> CaseStatus:
 
 
 def score_run(
-    metrics: Sequence[EvalMetric], actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]
+    metrics: Sequence[EvalMetric], actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]],
+    rules: AdkRules = RULES_NEWEST,
 ) -> RunRecord:
-    evaluations = tuple(evaluate_metric(metric, actual, expected) for metric in metrics)
+    evaluations = tuple(evaluate_metric(metric, actual, expected, rules) for metric in metrics)
     return RunRecord(
         actual=tuple(actual),
         expected=tuple(expected) if expected is not None else None,

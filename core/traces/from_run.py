@@ -1,16 +1,20 @@
 """What a worker brought back, as a trace (for the diff) and as ADK invocations (for scoring).
 
 The invocations are built from the session's events the way ADK's evaluation generator builds the
-actual Invocation: the user event, the final response (the last final-response event with parts, a
-text-bearing one preferred), and every other agent event with a function call, function response,
-text or inline data as `invocation_events` (the final event's content left out unless it holds
-function calls).
+actual Invocation, in the version whose `AdkRules` are given (2.13 by default): the user event, the
+final response (the last final-response event with parts; from 2.6 a text-bearing one preferred),
+and every other agent event with a function call, function response, text or (from 1.34) inline data
+as `invocation_events`. Which final events are left out changed: before 1.29 every final event; to
+2.2 the chosen one; from 2.3 the chosen one unless it holds function calls; from 2.10 it stays with
+its content cleared (unless it holds function calls), and grounding-only events, usage and model
+version are kept too.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.formats.genai_types import Content, content_text
 from agentdiff.core.traces.model import (
@@ -39,11 +43,13 @@ def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in content.get("parts") or [] if isinstance(p, dict)]
 
 
-def is_final_response(event: dict[str, Any]) -> bool:
+def is_final_response(event: dict[str, Any], rules: AdkRules = RULES_NEWEST) -> bool:
     actions = event.get("actions") or {}
     if actions.get("skip_summarization") or event.get("long_running_tool_ids"):
         return True
     parts = _parts(event)
+    if rules.at_least(2, 9, 0) and event.get("error_code") and not event.get("partial") and not any(p.get("function_call") for p in parts):
+        return True
     if any(p.get("function_call") or p.get("function_response") for p in parts):
         return False
     if event.get("partial"):
@@ -51,51 +57,72 @@ def is_final_response(event: dict[str, Any]) -> bool:
     return not (parts and parts[-1].get("code_execution_result"))
 
 
-def _final_index(events: Sequence[dict[str, Any]]) -> Optional[int]:
-    candidates = [i for i, e in enumerate(events) if e.get("author") != "user" and is_final_response(e) and _parts(e)]
-    with_text = [i for i in candidates if any(p.get("text") for p in _parts(events[i]))]
+def _final_candidates(events: Sequence[dict[str, Any]], rules: AdkRules) -> list[int]:
+    return [i for i, e in enumerate(events) if e.get("author") != "user" and is_final_response(e, rules) and _parts(e)]
+
+
+def _final_index(events: Sequence[dict[str, Any]], rules: AdkRules = RULES_NEWEST) -> Optional[int]:
+    candidates = _final_candidates(events, rules)
+    with_text = [i for i in candidates if any(p.get("text") for p in _parts(events[i]))] if rules.prefer_text_final else []
     if with_text:
         return with_text[-1]
     return candidates[-1] if candidates else None
 
 
-def _invocation(message: Message, events: Sequence[dict[str, Any]], durations: Sequence[Optional[float]] = (None, None, None)) -> Invocation:
-    final = _final_index(events)
-    intermediate = []
-    for i, event in enumerate(events):
-        if event.get("author") == "user":
-            continue
-        parts = _parts(event)
+def _has_calls(parts: Sequence[dict[str, Any]]) -> bool:
+    return any(p.get("function_call") for p in parts)
+
+
+def _invocation_event(event: dict[str, Any], i: int, final: Optional[int], finals: set[int], rules: AdkRules) -> Optional[dict[str, Any]]:
+    """The `invocation_events` entry an agent event makes, or None when the version leaves it out."""
+    parts = _parts(event)
+    if rules.efficiency_metrics:  # 2.10 on
         relevant = event.get("grounding_metadata") or any(
-            p.get("function_call") or p.get("function_response") or p.get("text") or p.get("inline_data") for p in parts
-        )
+            p.get("function_call") or p.get("function_response") or p.get("text") or p.get("inline_data") for p in parts)
         if not relevant:
-            continue
-        content = event.get("content")
-        if i == final and not any(p.get("function_call") for p in parts):
-            content = None
-        intermediate.append(
-            {
-                "author": event.get("author", ""),
-                "content": content,
-                "usage_metadata": event.get("usage_metadata"),
-                "model_version": event.get("model_version"),
-            }
-        )
+            return None
+        content = None if i == final and not _has_calls(parts) else event.get("content")
+        return {"author": event.get("author", ""), "content": content,
+                "usage_metadata": event.get("usage_metadata"), "model_version": event.get("model_version")}
+    if not any(p.get("function_call") or p.get("function_response") or p.get("text")
+               or (rules.inline_data_events and p.get("inline_data")) for p in parts):
+        return None
+    if not rules.keep_other_final_events:
+        if i in finals:
+            return None
+    elif i == final and not (rules.keep_final_with_calls and _has_calls(parts)):
+        return None
+    return {"author": event.get("author", ""), "content": event.get("content")}
+
+
+def _invocation(
+    message: Message, events: Sequence[dict[str, Any]], durations: Sequence[Optional[float]] = (None, None, None),
+    rules: AdkRules = RULES_NEWEST,
+) -> Invocation:
+    final = _final_index(events, rules)
+    finals = set(_final_candidates(events, rules))
+    intermediate = [
+        entry
+        for i, event in enumerate(events)
+        if event.get("author") != "user"
+        for entry in [_invocation_event(event, i, final, finals, rules)]
+        if entry is not None
+    ]
     return Invocation.model_validate(
         {
             "invocation_id": str(events[0].get("invocation_id", "")) if events else "",
             "user_content": {"role": "user", **message.content},
             "final_response": events[final].get("content") if final is not None else None,
             "intermediate_data": {"invocation_events": intermediate},
-            "duration": durations[0],
-            "model_duration": durations[1],
-            "tool_duration": durations[2],
+            # timings are part of an invocation from ADK 2.10 (its model and tool parts from 2.13)
+            "duration": durations[0] if rules.efficiency_metrics else None,
+            "model_duration": durations[1] if rules.efficiency_metrics else None,
+            "tool_duration": durations[2] if rules.efficiency_metrics else None,
         }
     )
 
 
-def invocations_from_output(out: RunOutput, messages: Sequence[Message]) -> list[Invocation]:
+def invocations_from_output(out: RunOutput, messages: Sequence[Message], rules: AdkRules = RULES_NEWEST) -> list[Invocation]:
     """One actual Invocation per message that was answered (a run that stopped early has fewer).
 
     Each one's `duration` is the turn's wall-clock time as the worker measured it while the agent ran,
@@ -104,7 +131,7 @@ def invocations_from_output(out: RunOutput, messages: Sequence[Message]) -> list
     tool parts are those ADK's own instrumentation collected in the worker, where that ADK has it."""
     turns = split_turns(out.events)
     return [
-        _invocation(message, turns[i], (out.turn_seconds.get(i), out.turn_model_seconds.get(i), out.turn_tool_seconds.get(i)))
+        _invocation(message, turns[i], (out.turn_seconds.get(i), out.turn_model_seconds.get(i), out.turn_tool_seconds.get(i)), rules)
         for i, message in enumerate(messages)
         if i < len(turns)
     ]

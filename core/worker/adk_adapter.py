@@ -24,6 +24,7 @@ from contextvars import ContextVar
 from typing import Any, AsyncGenerator, Optional
 
 from .harness import Harness, RanPastRecording
+from .hints import how_to_fix
 from .jobs import AgentRef, Job, RunOutput
 
 REQUEST_EXCLUDE = {"config": {"http_options"}}
@@ -39,6 +40,7 @@ def load_module(ref: AgentRef) -> Any:
     folder = os.path.realpath(os.path.join(ref.agents_dir, ref.name))
     if not os.path.isdir(folder) or os.path.dirname(folder) != os.path.realpath(ref.agents_dir):
         raise ImportError(f"{ref.name!r} is not an agent folder in {ref.agents_dir}")
+    _load_dotenv(ref)
     if ref.agents_dir not in sys.path:
         sys.path.insert(0, ref.agents_dir)
     package = importlib.import_module(ref.name)
@@ -55,9 +57,23 @@ def load_module(ref: AgentRef) -> Any:
     return module if module is not None else package
 
 
+def _load_dotenv(ref: AgentRef) -> None:
+    """The `.env` nearest the agent's folder (walking up), loaded as `adk eval` loads it, by ADK's own
+    function where this ADK has it (`ADK_DISABLE_LOAD_DOTENV` honoured)."""
+    try:
+        from google.adk.cli.utils.envs import load_dotenv_for_agent
+    except ImportError:
+        return
+    load_dotenv_for_agent(ref.name, ref.agents_dir)
+
+
 async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
-    """(root agent, App or None) as ADK resolves them: `app`, `root_agent`, `get_agent_async()`."""
-    from google.adk.apps.app import App
+    """(root agent, App or None) as ADK resolves them: `app`, `root_agent`, `get_agent_async()`
+    (an ADK without `App`, before 1.14, has no `app`)."""
+    try:
+        from google.adk.apps.app import App
+    except ImportError:
+        App = ()  # noqa: N806 - isinstance(x, ()) is always False
 
     module = load_module(ref)
     app = getattr(module, "app", None)
@@ -118,7 +134,7 @@ def _harness_llm_class() -> type:
             if harness.replay:
                 for response in harness.recorded_responses(exchange):
                     exchange.responses.append(response)
-                    yield LlmResponse.model_validate(response)
+                    yield LlmResponse.model_validate(_known_fields(LlmResponse, response))
                 return
             inner = self._inner
             if inner is None:
@@ -130,6 +146,16 @@ def _harness_llm_class() -> type:
                 yield response
 
     return HarnessLlm
+
+
+def _known_fields(model: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the keys `model` has no field for: a recording made with a newer ADK (say,
+    `model_version`) replays on an older one that forbids unknown fields."""
+    fields = getattr(model, "model_fields", None)
+    if not fields:
+        return data
+    names = set(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
+    return {key: value for key, value in data.items() if key in names}
 
 
 #: The harness of the run in progress. Runs in one worker share the agent objects (as in ADK's
@@ -226,6 +252,7 @@ async def run_adk(job: Job) -> RunOutput:
     harness = Harness(job)
     CURRENT_HARNESS.set(harness)
     out = harness.output
+    out.adk_version = adk_version()
     agent, app = await load_adk_agent(job.agent)
     out.agent_info = install_harness(agent)
     plugin = _plugin(harness)
@@ -264,7 +291,7 @@ async def run_adk(job: Job) -> RunOutput:
                 raise
             except BaseException as exc:  # the agent's own failure, SystemExit included
                 out.turn_errors[index] = f"{type(exc).__name__}: {exc}"
-                out.error = f"turn {index + 1}: {type(exc).__name__}: {exc}"
+                out.error = f"turn {index + 1}: {type(exc).__name__}: {exc}{how_to_fix(exc)}"
                 break
         final = await runner.session_service.get_session(app_name=app_name, user_id=job.user_id, session_id=session.id)
         if final is not None:
@@ -274,6 +301,16 @@ async def run_adk(job: Job) -> RunOutput:
     finally:
         await runner.close()
     return out
+
+
+def adk_version() -> Optional[str]:
+    """The installed google-adk's version, as its package metadata says."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("google-adk")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _busy_collector() -> Any:

@@ -16,6 +16,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional, Sequence
 
+from .hints import how_to_fix
 from .jobs import Job, RunOutput
 
 _IGNORED_PREFIXES = tuple(
@@ -58,7 +59,7 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
     except asyncio.TimeoutError:
         out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped)")
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
-        out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip())
+        out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip() + how_to_fix(exc))
     out.seconds = time.perf_counter() - start
     return out
 

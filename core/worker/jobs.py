@@ -83,6 +83,7 @@ class RunOutput(_Model):
     # a model, collected by ADK's own instrumentation where the ADK version has it (else absent).
     turn_model_seconds: dict[int, float] = {}
     turn_tool_seconds: dict[int, float] = {}
+    adk_version: Optional[str] = None  # the google-adk version the agent ran on (None: no ADK)
     error: Optional[str] = None  # the run could not go on (crash, ran past the recording, timeout)
     files_read: list[str] = []  # files the agent opened while it ran (prompts, data): for watch mode
     agent_info: dict[str, Any] = {}  # models, instruction and tool-source hashes: for registration

@@ -51,8 +51,10 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False) -> str:
                 lines.append(f"    {changed[0]}")
     summary = summarize(cases)
     lines.append("")
+    scored_as = sorted({case.scored_as for case in cases if case.scored_as})
     lines.append(
         f"{summary.total} cases: {summary.passed} passed, {summary.failed} failed, {summary.error} error, "
         f"{summary.not_evaluated} not evaluated, {summary.flaky} flaky"
+        + (f" · scored as {' and '.join(scored_as)} scores" if scored_as else "")
     )
     return "\n".join(lines) + "\n"
