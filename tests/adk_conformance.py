@@ -1,7 +1,13 @@
 """ADK's own conformance record and replay, in process (the recipe of adk-formats.md §8).
 
 The tests use these as the reference: recordings written by ADK's RecordingsPlugin, and the
-verdict of ADK's ReplayPlugin with its event and session validators.
+verdict of ADK's ReplayPlugin with its event and session validators. It imports nothing of
+agentdiff and runs on any ADK from 1.19 (feature-detected), so it also runs as a script in another
+ADK version's environment:
+
+    ENV/bin/python tests/adk_conformance.py record|replay AGENT_FILE CASE_DIR
+
+prints `{"passed": …, "message": …}` for replay.
 """
 
 from __future__ import annotations
@@ -47,7 +53,11 @@ async def _send_messages(runner, session, spec: dict, config_key: str, case_dir:
 async def _record(agent, case_dir: Path, mode: str) -> None:
     from google.adk.cli.plugins.recordings_plugin import RecordingsPlugin
     from google.adk.runners import InMemoryRunner
-    from google.adk.utils.yaml_utils import dump_pydantic_to_yaml
+
+    try:
+        from google.adk.utils.yaml_utils import dump_pydantic_to_yaml
+    except ImportError:  # ADK before 2.x kept it beside the plugins
+        from google.adk.cli.plugins.yaml_utils import dump_pydantic_to_yaml
 
     spec = yaml.safe_load((case_dir / "spec.yaml").read_text())
     suffix = "-sse" if mode == "sse" else ""
@@ -95,7 +105,10 @@ async def _replay(agent, case_dir: Path, mode: str) -> tuple[bool, str]:
         await runner.close()
         return False, f"Replay verification failed: {exc}"
     final = await runner.session_service.get_session(app_name=spec["agent"], user_id=session.user_id, session_id=session.id)
-    recorded = load_recorded_session(case_dir, _streaming(mode))
+    import inspect
+
+    takes_mode = len(inspect.signature(load_recorded_session).parameters) > 1  # recordings per streaming mode
+    recorded = load_recorded_session(case_dir, _streaming(mode)) if takes_mode else load_recorded_session(case_dir)
     await runner.close()
     if recorded is None:
         return False, "No recorded session found for replay comparison"
@@ -112,3 +125,21 @@ async def _replay(agent, case_dir: Path, mode: str) -> tuple[bool, str]:
 def replay_with_adk(agent, case_dir: Path, mode: str = "none") -> tuple[bool, str]:
     """ADK's replay verdict for a recorded case: (passed, error message)."""
     return asyncio.run(_replay(agent, case_dir, mode))
+
+
+if __name__ == "__main__":
+    import importlib.util
+    import json
+    import logging
+    import sys
+
+    logging.disable(logging.CRITICAL)
+    action, agent_file, case = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    spec = importlib.util.spec_from_file_location("reference_agent", agent_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if action == "record":
+        record_with_adk(module.root_agent, case)
+    else:
+        passed, message = replay_with_adk(module.root_agent, case)
+        print(json.dumps({"passed": passed, "message": message}))

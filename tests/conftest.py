@@ -101,3 +101,29 @@ def worker_pool():
     pool = WorkerPool(jobs=4, timeout=60)
     yield pool
     pool.close()
+
+
+_making_env = None  # the background process making the oldest ADK's environment, if one was needed
+
+
+def pytest_sessionstart(session):
+    """Start making the oldest ADK's project environment at once (pip, mostly waiting on the
+    network), so it is ready by the time the tests across versions need it."""
+    global _making_env
+    from adk_envs import OLDEST, ROOT
+
+    if not (ROOT / ".venv-adk" / OLDEST / "ready").exists():
+        import subprocess
+
+        _making_env = subprocess.Popen([sys.executable, str(TESTS / "adk_envs.py"), OLDEST],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="session")
+def oldest_adk_python() -> Path:
+    """The Python of a project environment with the oldest supported ADK (and nothing of agentdiff)."""
+    from adk_envs import OLDEST, ensure_env
+
+    if _making_env is not None:
+        _making_env.wait()
+    return ensure_env(OLDEST)

@@ -22,6 +22,7 @@ from typing import Any, Optional, Sequence
 
 from agentdiff.core import __version__
 from agentdiff.core.baselines.journal import FileWrite, sha256_of
+from agentdiff.core.formats.adk_rules import rules_for
 from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
 from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.worker.jobs import RunOutput
@@ -34,7 +35,9 @@ class RecordError(Exception):
 
 
 def recordings_document(out: RunOutput) -> dict[str, Any]:
-    """The Recordings document of a run: model calls and completed tool calls, in request order."""
+    """The Recordings document of a run: model calls and completed tool calls, in request order, in
+    the form the run's ADK version records (before 1.28: each call's last response only)."""
+    listed = rules_for(out.adk_version).recorded_response_list
     entries: list[tuple[int, int, dict[str, Any]]] = []
     for exchange in out.exchanges:
         if not exchange.responses:
@@ -42,7 +45,8 @@ def recordings_document(out: RunOutput) -> dict[str, Any]:
         recording = {
             "user_message_index": exchange.turn,
             "agent_name": exchange.agent,
-            "llm_recording": {"llm_request": exchange.request, "llm_responses": exchange.responses},
+            "llm_recording": {"llm_request": exchange.request, "llm_responses": exchange.responses} if listed
+            else {"llm_request": exchange.request, "llm_response": exchange.responses[-1]},
         }
         entries.append((exchange.turn, exchange.seq, recording))
     for tool in out.tools:

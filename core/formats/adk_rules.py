@@ -1,5 +1,6 @@
-"""How each supported ADK version scores: the rules that changed between 1.19 and 2.13, keyed by the
-version each one arrived in, so a project is scored as its own ADK version scores it.
+"""How each supported ADK version scores and records: the rules that changed between 1.19 and 2.13,
+keyed by the version each one arrived in, so a project is scored (and its baselines written) as its
+own ADK version does.
 
 Measured by reading each release's `google/adk/evaluation` (the version given is the first release
 with the rule):
@@ -7,6 +8,7 @@ with the rule):
 | rule | from | before it |
 |---|---|---|
 | `match_type` by name (`"IN_ORDER"`, `"in-order"`) | 1.22.0 | only 0, 1, 2: a name is an invalid criterion |
+| conformance recordings: every response of a model call (`llm_responses`) | 1.28.0 | the last one (`llm_response`) |
 | actual invocation: only the chosen final event left out of `invocation_events` | 1.29.0 | every final-response event left out |
 | `inline_data` parts make an event an invocation event | 1.34.0 | function call, function response or text only |
 | the chosen final event kept when it holds function calls | 2.3.0 | left out |
@@ -57,6 +59,10 @@ class AdkRules:
     @property
     def match_type_names(self) -> bool:
         return self.at_least(1, 22, 0)
+
+    @property
+    def recorded_response_list(self) -> bool:
+        return self.at_least(1, 28, 0)
 
     @property
     def keep_other_final_events(self) -> bool:

@@ -19,7 +19,7 @@ from agentdiff.core.formats.source_file import (
     parse_source,
     read_source,
 )
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 SPEC_FILE = "spec.yaml"
@@ -64,6 +64,15 @@ class LlmRecording(_Forbid):
     # LlmRequest/LlmResponse carry the whole genai config surface.
     llm_request: Optional[dict[str, Any]] = None
     llm_responses: Optional[list[dict[str, Any]]] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_response(cls, data: Any) -> Any:
+        """ADK before 1.28 recorded one `llm_response` (the call's last); read it as a list of one."""
+        if isinstance(data, dict) and "llm_response" in data and "llm_responses" not in data:
+            data = {**data, "llm_responses": None if data["llm_response"] is None else [data["llm_response"]]}
+            del data["llm_response"]
+        return data
 
 
 class ToolRecording(_Forbid):
