@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+OWN_PYTHON = "agentdiff's own"
 #: What the worker needs of the interpreter beyond the standard library (ADK brings it).
 NEEDS = "pydantic>=2"
 _PROBE = r"""
@@ -92,7 +93,7 @@ def choose_interpreter(root: Path, explicit: Optional[str] = None, configured: O
     found = _poetry_python(root)
     if found:
         return found, "the project's Poetry environment"
-    return sys.executable, "agentdiff's own"
+    return sys.executable, OWN_PYTHON
 
 
 _probed: dict[tuple[str, int], Interpreter] = {}

@@ -94,7 +94,8 @@ async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
     return agent, app
 
 
-def _llm_agents(agent: Any) -> list[Any]:
+def llm_agents(agent: Any) -> list[Any]:
+    """Every LlmAgent in the tree under `agent`."""
     from google.adk.agents.llm_agent import LlmAgent
 
     found, stack = [], [agent]
@@ -104,6 +105,19 @@ def _llm_agents(agent: Any) -> list[Any]:
             found.append(node)
         stack.extend(getattr(node, "sub_agents", []) or [])
     return found
+
+
+def model_names(module: Any) -> list[str]:
+    """The model of each LlmAgent of an agent module (`root_agent` or `app`): a name, or the model
+    class and its name for a model object (`Gemini:gemini-2.5-flash`)."""
+    agent = getattr(module, "root_agent", None) or getattr(getattr(module, "app", None), "root_agent", None)
+    if agent is None:
+        return []
+    names = []
+    for node in llm_agents(agent):
+        model = node.model or getattr(node.canonical_model, "model", "")
+        names.append(model if isinstance(model, str) else f"{type(model).__name__}:{getattr(model, 'model', '')}")
+    return names
 
 
 def _source_hash(obj: Any) -> Optional[str]:
@@ -178,7 +192,7 @@ def install_harness(agent: Any) -> dict[str, Any]:
     from google.adk.models.base_llm import BaseLlm
 
     info: dict[str, Any] = {"models": {}, "instructions": {}, "tools": {}}
-    agents = _llm_agents(agent)
+    agents = llm_agents(agent)
     resolved = []
     for node in agents:
         if isinstance(node.model, harness_llm):

@@ -128,6 +128,8 @@ async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyn
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.agent_memo import AgentMemo
     from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.project.doctor import declares_dependencies
+    from agentdiff.core.project.interpreter import OWN_PYTHON
 
     if not check_reports(args.report, err):
         return EXIT_USAGE
@@ -144,6 +146,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     async def go() -> None:
         assert python is not None
         progress.say(f"starting workers: {python.describe(Path.cwd())}…")
+        if python.why == OWN_PYTHON and declares_dependencies(Path.cwd()):
+            progress.say("note: the project has no environment of its own here, so its agents import what agentdiff's "
+                         "environment has; `agentdiff doctor` checks, --python chooses")
         pool = shared.worker_pool(args, config, options, python)
         tasks: list[asyncio.Future] = []
         try:

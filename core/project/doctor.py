@@ -1,0 +1,283 @@
+"""`agentdiff doctor`: what agents of this project need in order to run, checked one by one, each
+problem with what to do about it.
+
+* the agents' Python (`interpreter`): which one and why, its ADK version, whether agentdiff scores
+  that version exactly, and whether it is the version the project asks for;
+* each agent the project's eval files resolve to, imported in that Python (a fresh process per
+  agent, with the `.env` ADK would load), or why none was found;
+* the model credentials present, by name only (never a value): in the environment, or in the `.env`
+  files ADK loads for the agents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from agentdiff.core.formats.adk_rules import parse_version, support_note
+from agentdiff.core.project.agent_memo import AgentMemo
+from agentdiff.core.project.discovery import ConformanceCaseRef, Discovery
+from agentdiff.core.project.interpreter import OWN_PYTHON, Interpreter
+from agentdiff.core.worker.jobs import AgentRef
+from agentdiff.core.worker.pool import WORKER_PACKAGE, copy_worker_package
+
+#: Names ADK's model clients read; any one of the groups is enough for Gemini.
+GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+VERTEX_KEYS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
+OTHER_KEYS = ("GOOGLE_APPLICATION_CREDENTIALS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+IMPORT_TIMEOUT = 60.0
+_IMPORT = """
+import json, sys
+from {package}.adk_adapter import load_module, model_names
+from {package}.hints import how_to_fix
+from {package}.jobs import AgentRef
+try:
+    module = load_module(AgentRef.model_validate_json(sys.argv[1]))
+    try:
+        models = model_names(module)
+    except Exception:
+        models = None
+    print(json.dumps({{"ok": True, "models": models}}))
+except BaseException as exc:
+    print(json.dumps({{"ok": False, "error": f"{{type(exc).__name__}}: {{exc}}{{how_to_fix(exc)}}"}}))
+""".format(package=WORKER_PACKAGE)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An agent imported in the agents' Python: its models (None when unknown), or why it failed."""
+
+    error: Optional[str] = None
+    models: Optional[tuple[str, ...]] = None
+
+    @property
+    def needs_gemini(self) -> bool:
+        """Whether a live run may call Gemini: a model named gemini-…, a Gemini model object, or unknown."""
+        if self.models is None:
+            return True
+        return any(m.lower().startswith("gemini") or m.lower().startswith(("gemini:", "apigeellm:")) for m in self.models)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: `ok` True (fine), False (a problem), None (for information)."""
+
+    section: str
+    ok: Optional[bool]
+    text: str
+    fix: str = ""
+
+
+def python_checks(python: Interpreter, root: Path) -> list[Check]:
+    checks = [Check("python", None if not python.error else False, f"agents run on {python.describe(root)}",
+                    "" if not python.error else "choose the project's interpreter with --python PATH or python = \"…\"")]
+    if python.error:
+        return checks
+    if python.why == OWN_PYTHON and declares_dependencies(root):
+        checks.append(Check("python", False, "the project has no environment of its own here (no .venv, venv, active "
+                            "virtualenv, uv or Poetry environment), so its dependencies may be missing",
+                            "create one (python -m venv .venv && .venv/bin/pip install -e .), or pass --python PATH"))
+    if python.adk is None:
+        checks.append(Check("python", None, "no google-adk in that Python: only native agents can run"))
+        return checks
+    note = support_note(python.adk)
+    checks.append(Check("python", note is None, note or f"ADK {python.adk} is supported: scored as ADK {python.adk} scores"))
+    wanted = _adk_requirement(root)
+    if wanted is not None:
+        fits = requirement_allows(wanted, python.adk)
+        checks.append(Check("python", fits is not False, f"the project asks for google-adk{wanted} "
+                            f"({'met' if fits else 'not met' if fits is False else 'cannot tell'} by {python.adk})",
+                            "" if fits is not False else "install the project's own dependencies into that Python, or pass --python"))
+    return checks
+
+
+def agent_checks(
+    found: Discovery, root: Path, agents_dirs: Sequence[Path], mapping: dict[str, str], python: Interpreter,
+) -> tuple[list[Check], dict[Path, Imported]]:
+    """A line per agent (imported or not) and per eval file with no agent; and each imported agent's
+    folder with what its import said."""
+    memo = AgentMemo(root)
+    imported: dict[Path, Imported] = {}
+    agents: dict[tuple[str, str], list[str]] = {}
+    checks: list[Check] = []
+    for ref in found.cases:
+        resolution = memo.resolve(ref, agents_dirs, mapping)
+        where = ref.id if isinstance(ref, ConformanceCaseRef) else ref.source
+        if resolution.agent is None:
+            first, _, fix = (resolution.error or "").partition("\nto choose it, ")
+            if not any(c.text.startswith(where + ":") for c in checks):
+                checks.append(Check("agents", False, f"{where}: {first}", fix.replace("\n", " ")))
+            continue
+        key = (resolution.agent.agents_dir, resolution.agent.name)
+        if where not in agents.setdefault(key, []):
+            agents[key].append(where)
+    if not python.error:
+        for (agents_dir, name), sources in agents.items():
+            result = import_agent(python.path, AgentRef(agents_dir=agents_dir, name=name))
+            imported[Path(agents_dir) / name] = result
+            shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+            if result.error is None:
+                models = f"; models {', '.join(dict.fromkeys(result.models))}" if result.models else ""
+                checks.append(Check("agents", True, f"{name} imports  (for {shown}{models})"))
+            else:
+                checks.append(Check("agents", False, f"{name} does not import: {result.error}"))
+    return checks, imported
+
+
+def import_agent(python: str, agent: AgentRef) -> Imported:
+    """Import the agent in `python` as a run would (a fresh process): its models, or why it failed."""
+    with tempfile.TemporaryDirectory(prefix="agentdiff-doctor-") as folder:
+        env = copy_worker_package(folder)
+        try:
+            done = subprocess.run([python, "-c", _IMPORT, agent.model_dump_json()], capture_output=True, text=True,
+                                  timeout=IMPORT_TIMEOUT, env=env, stdin=subprocess.DEVNULL, cwd=agent.agents_dir)
+        except subprocess.TimeoutExpired:
+            return Imported(f"importing it took over {IMPORT_TIMEOUT:g} s")
+        except OSError as exc:
+            return Imported(f"cannot run {python}: {exc.strerror or exc}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return Imported(f"the import process ended with code {done.returncode}: {tail}")
+    result = json.loads(lines[-1])
+    if not result.get("ok"):
+        return Imported(result.get("error", "unknown error"))
+    models = result.get("models")
+    return Imported(models=None if models is None else tuple(models))
+
+
+def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str, str]] = None) -> list[Check]:
+    """Which credential names are set, and where (the environment, or a `.env` ADK would load for an
+    agent); missing Gemini credentials are a problem when an agent may call Gemini."""
+    agent_dirs = sorted(imported)
+    environ = dict(os.environ if environ is None else environ)
+    where: dict[str, str] = {name: "the environment" for name in (*GEMINI_KEYS, *VERTEX_KEYS, *OTHER_KEYS) if environ.get(name)}
+    for folder in agent_dirs:
+        dotenv = nearest_dotenv(folder)
+        if dotenv is None:
+            continue
+        for name in dotenv_names(dotenv):
+            if name in (*GEMINI_KEYS, *VERTEX_KEYS, *OTHER_KEYS):
+                where.setdefault(name, str(dotenv))
+    checks = [Check("credentials", True, f"{name} is set ({source})") for name, source in where.items()]
+    gemini = any(name in where for name in GEMINI_KEYS)
+    vertex = all(name in where for name in VERTEX_KEYS)
+    needing = [folder.name for folder, result in sorted(imported.items()) if result.needs_gemini]
+    if not gemini and not vertex and not needing:
+        checks.append(Check("credentials", None, "no Gemini credentials, and no agent here needs them"))
+    elif not gemini and not vertex:
+        checks.append(Check("credentials", False, f"no Gemini credentials: live runs of {', '.join(needing)} will fail "
+                            "(replayed conformance cases need none)",
+                            "set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with GOOGLE_CLOUD_PROJECT and "
+                            "GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent"))
+    return checks
+
+
+def nearest_dotenv(folder: Path) -> Optional[Path]:
+    """The `.env` ADK loads for an agent: the first found walking up from its folder."""
+    for parent in [folder.resolve(), *folder.resolve().parents]:
+        if (parent / ".env").is_file():
+            return parent / ".env"
+    return None
+
+
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+
+
+def dotenv_names(path: Path) -> list[str]:
+    """The names a `.env` file sets to a non-empty value (values are never kept)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    names = []
+    for line in text.splitlines():
+        match = _ASSIGNMENT.match(line)
+        if match and match.group(2).strip().strip("'\"") and not line.lstrip().startswith("#"):
+            names.append(match.group(1))
+    return names
+
+
+# --- the ADK version the project asks for ------------------------------------------------------
+
+_REQUIREMENT = re.compile(r"^\s*google[-_.]adk(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
+
+
+def _adk_requirement(root: Path) -> Optional[str]:
+    """The version specifier of google-adk in the project's pyproject or requirements.txt ("" when
+    unpinned), or None when it names none."""
+    sources: list[str] = []
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        sources += list(data.get("project", {}).get("dependencies", []) or [])
+        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {}) or {}
+        for name, spec in poetry.items():
+            if name.lower().replace("_", "-") == "google-adk":
+                sources.append(f"google-adk{_poetry_spec(spec)}")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        pass
+    try:
+        sources += (root / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        pass
+    for line in sources:
+        match = _REQUIREMENT.match(str(line))
+        if match:
+            return match.group("spec").strip().replace(" ", "")
+    return None
+
+
+def _poetry_spec(spec: object) -> str:
+    version = spec.get("version", "") if isinstance(spec, dict) else str(spec)
+    if version.startswith("^"):
+        low = parse_version(version[1:])
+        return f">={version[1:]},<{low[0] + 1}.0.0" if low and low[0] else f">={version[1:]}"
+    if version.startswith("~") and not version.startswith("~="):
+        low = parse_version(version[1:])
+        return f">={version[1:]},<{low[0]}.{low[1] + 1}.0" if low else f">={version[1:]}"
+    return version if version[:1] in "<>=!~" else (f"=={version}" if version and version != "*" else "")
+
+
+def _release(text: str) -> Optional[tuple[int, ...]]:
+    """`"2"` → (2, 0, 0), `"1.19"` → (1, 19, 0); None for anything but dotted numbers."""
+    parts = text.split(".")
+    if not all(part.isdigit() for part in parts) or len(parts) > 3:
+        return None
+    return tuple(int(part) for part in parts) + (0,) * (3 - len(parts))
+
+
+def requirement_allows(spec: str, version: str) -> Optional[bool]:
+    """Whether `version` meets a specifier like `>=1.19,<2` (None when it cannot be read)."""
+    have = parse_version(version)
+    if have is None:
+        return None
+    for clause in filter(None, spec.split(",")):
+        match = re.match(r"^(==|!=|>=|<=|~=|>|<)\s*([0-9][0-9.]*)(\.\*)?$", clause.strip())
+        if not match:
+            return None
+        op, text, star = match.groups()
+        want = _release(text.rstrip("."))
+        if want is None:
+            return None
+        depth = len(text.split("."))
+        if op in ("==", "!=") and star:
+            same = have[:depth] == want[:depth]
+            ok = same if op == "==" else not same
+        elif op == "~=":
+            ok = have >= want and have[: max(depth - 1, 1)] == want[: max(depth - 1, 1)]
+        else:
+            ok = {"==": have == want, "!=": have != want, ">=": have >= want, "<=": have <= want, ">": have > want, "<": have < want}[op]
+        if not ok:
+            return False
+    return True
+
+
+def declares_dependencies(root: Path) -> bool:
+    return any((root / name).is_file() for name in ("pyproject.toml", "requirements.txt", "setup.py", "uv.lock", "poetry.lock"))

@@ -1,0 +1,95 @@
+"""`agentdiff doctor`: the agents' Python and ADK, each agent imported there, credentials by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from agentdiff.core.project.doctor import Imported, _adk_requirement, credential_checks, dotenv_names, requirement_allows
+from test_cli import run
+from workbench_support import echo_project
+
+
+@pytest.mark.parametrize("spec, version, allowed", [
+    ("", "2.13.0", True),
+    ("==1.19.0", "1.19.0", True),
+    ("==1.19.0", "1.19.1", False),
+    ("==1.19.*", "1.19.4", True),
+    (">=1.19,<2", "2.13.0", False),
+    (">=1.19,<2", "1.26.0", True),
+    ("~=1.19", "1.30.0", True),
+    ("~=1.19.0", "1.20.0", False),
+    ("!=2.0.0", "2.0.0", False),
+    (">=1.0.0rc1", "1.2.0", None),
+])
+def test_whether_a_version_meets_the_projects_requirement(spec, version, allowed):
+    assert requirement_allows(spec, version) is allowed
+
+
+def test_the_adk_requirement_is_read_from_pyproject_poetry_or_requirements(tmp_path):
+    assert _adk_requirement(tmp_path) is None
+    (tmp_path / "requirements.txt").write_text("requests\ngoogle-adk[eval] >= 1.19 ; python_version >= '3.10'\n")
+    assert _adk_requirement(tmp_path) == ">=1.19"
+    (tmp_path / "pyproject.toml").write_text('[tool.poetry.dependencies]\npython = "^3.11"\ngoogle-adk = "^1.26.0"\n')
+    assert _adk_requirement(tmp_path) == ">=1.26.0,<2.0.0"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["google_adk==1.2.1"]\n')
+    assert _adk_requirement(tmp_path) == "==1.2.1"
+
+
+def test_credentials_are_named_never_shown(tmp_path):
+    agent = tmp_path / "proj" / "my_agent"
+    agent.mkdir(parents=True)
+    (tmp_path / "proj" / ".env").write_text("# keys\nexport GOOGLE_API_KEY='sk-secret'\nEMPTY=\nOTHER=1\n")
+    assert dotenv_names(tmp_path / "proj" / ".env") == ["GOOGLE_API_KEY", "OTHER"]
+    checks = credential_checks({agent: Imported(models=("gemini-2.5-flash",))}, environ={"OPENAI_API_KEY": "sk-other"})
+    assert [(c.ok, c.text) for c in checks] == [
+        (True, "OPENAI_API_KEY is set (the environment)"),
+        (True, f"GOOGLE_API_KEY is set ({tmp_path / 'proj' / '.env'})"),
+    ]
+    assert "secret" not in repr(checks) and "sk-other" not in repr(checks)
+    (tmp_path / "proj" / ".env").unlink()
+    (problem,) = credential_checks({agent: Imported(models=("Gemini:gemini-2.5-flash",))}, environ={})
+    assert problem.ok is False and problem.text.startswith("no Gemini credentials: live runs of my_agent will fail")
+    (fine,) = credential_checks({agent: Imported(models=("PlaybookModel:demo",))}, environ={})
+    assert fine.ok is None
+
+
+def test_doctor_on_a_project_whose_agents_import(tmp_path, monkeypatch):
+    echo_project(tmp_path, {"echo": ["hi"]})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GOOGLE_API_KEY", "value-never-printed")
+    code, out, err = run("doctor", "--python", sys.executable)
+    assert (code, err) == (0, ""), out
+    assert ", --python), ADK " in out and "✓ echo imports  (for agents/echo/echo.evalset.json)" in out
+    assert "GOOGLE_API_KEY is set (the environment)" in out and "value-never-printed" not in out
+    assert out.endswith("1 cases; no problems\n")
+
+
+def test_doctor_names_each_problem_and_its_fix(tmp_path, monkeypatch):
+    echo_project(tmp_path, {"echo": ["hi"], "broken": ["hi"]})
+    (tmp_path / "agents" / "broken" / "agent.py").write_text("import not_installed_anywhere\n")
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "x.evalset.json").write_text((tmp_path / "agents" / "echo" / "echo.evalset.json").read_text())
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["google-adk<2"]\n')
+    monkeypatch.chdir(tmp_path)
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, _ = run("doctor")
+    assert code == 1
+    assert "✗ broken does not import: ModuleNotFoundError: No module named 'not_installed_anywhere' (not installed for " in out
+    assert "✗ the project asks for google-adk<2 (not met by 2.13.0)" in out
+    assert "✗ the project has no environment of its own here" in out
+    assert "✗ loose/x.evalset.json: no agent found for this case; tried " in out
+    assert "→ add to pyproject.toml: [tool.agentdiff.agent_for] \"loose/x.evalset.json\" = \"<your_agent_package>\"" in out
+    assert out.splitlines()[-1] == "3 cases; 5 problems"
+
+
+def test_doctor_with_an_interpreter_that_cannot_run_agents(tmp_path, monkeypatch):
+    echo_project(tmp_path, {"echo": ["hi"]})
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("doctor", "--python", str(tmp_path / "nope"))
+    assert code == 1
+    assert "✗ agents run on nope (--python): no such interpreter" in out
+    assert "imports" not in out
+    assert Path(tmp_path / "nope").exists() is False
