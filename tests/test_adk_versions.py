@@ -220,3 +220,19 @@ def test_what_agentdiff_records_on_the_oldest_adk_it_replays(replay_on_oldest, t
     done = subprocess.run([str(python), str(TESTS / "adk_conformance.py"), "replay", str(agents / "ref_agent" / "agent.py"), str(case)],
                           check=True, capture_output=True, text=True, timeout=300)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"passed": True, "message": ""}
+
+
+@pytest.mark.adk
+def test_score_rescores_stored_results_as_the_version_asked(adk_reference_runs, monkeypatch, tmp_path):
+    results, _ = adk_reference_runs["exact"]
+    monkeypatch.chdir(tmp_path)
+    scored = {}
+    for version in ("1.19.0", "2.13.0"):
+        code, out, err = run("score", str(results), "--json", "--adk-version", version)
+        cases = {c["eval_id"]: c for c in json.loads(out)["cases"]}
+        assert {c["scored_as"] for c in cases.values()} == {f"ADK {version}"}, err
+        scored[version] = {m["name"]: m["score"] for m in cases["cjk"]["metrics"]}
+    assert scored["1.19.0"] == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.0}  # no CJK tokens before 2.6
+    assert scored["2.13.0"]["response_match_score"] == pytest.approx(0.857142857) and "token_usage_v1" in scored["2.13.0"]
+    code, out, err = run("score", str(results), "--adk-version", "one")
+    assert (code, err) == (2, "error: --adk-version 'one' is not a version (say 1.19.0)\n")

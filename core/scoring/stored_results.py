@@ -13,6 +13,7 @@ from agentdiff.core.formats.adk_results import (
     LoadedResults,
     load_eval_set_result,
 )
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_config import (
     EFFICIENCY_METRICS,
     EvalConfig,
@@ -31,8 +32,9 @@ from agentdiff.core.scoring.verdicts import (
 )
 
 
-def stored_metrics(case: EvalCaseResult) -> list[EvalMetric]:
-    """The metrics a stored result was scored with, in its order (the efficiency ones always added)."""
+def stored_metrics(case: EvalCaseResult, rules: AdkRules = RULES_NEWEST) -> list[EvalMetric]:
+    """The metrics a stored result was scored with, in its order (from ADK 2.10, the efficiency ones
+    always added)."""
     metrics = [
         EvalMetric(
             metric_name=m.metric_name,
@@ -41,20 +43,22 @@ def stored_metrics(case: EvalCaseResult) -> list[EvalMetric]:
             custom_function_path=m.custom_function_path,
         )
         for m in case.overall_eval_metric_results
+        if rules.efficiency_metrics or m.metric_name not in EFFICIENCY_METRICS  # ADK 2.10+ added them, not the config
     ]
     named = {m.metric_name for m in metrics}
-    metrics.extend(EvalMetric(metric_name=name) for name in EFFICIENCY_METRICS if name not in named)
+    if rules.efficiency_metrics:
+        metrics.extend(EvalMetric(metric_name=name) for name in EFFICIENCY_METRICS if name not in named)
     return metrics
 
 
-def _run(case: EvalCaseResult, metrics: Sequence[EvalMetric]) -> RunRecord:
+def _run(case: EvalCaseResult, metrics: Sequence[EvalMetric], rules: AdkRules) -> RunRecord:
     pairs = case.eval_metric_result_per_invocation
     actual = [p.actual_invocation for p in pairs]
     expected_items = [p.expected_invocation for p in pairs]
     expected = None if any(e is None for e in expected_items) else expected_items
     if not pairs and not case.overall_eval_metric_results and case.final_eval_status is EvalStatus.FAILED:
         return failed_run(actual, expected, "inference failed: ADK recorded the run as failed with no metric results")
-    return score_run(metrics, actual, expected)
+    return score_run(metrics, actual, expected, rules)
 
 
 def app_name_of(loaded: LoadedResults) -> Optional[str]:
@@ -67,19 +71,22 @@ def app_name_of(loaded: LoadedResults) -> Optional[str]:
     return match.group(1) if match else None
 
 
-def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None, case_ids: Optional[CaseIds] = None) -> list[CaseResult]:
-    """Score every eval case of one results file; the runs of one eval_id are grouped.
+def rescore_result(
+    loaded: LoadedResults, config: Optional[EvalConfig] = None, case_ids: Optional[CaseIds] = None, rules: AdkRules = RULES_NEWEST,
+) -> list[CaseResult]:
+    """Score every eval case of one results file as `rules`' ADK version scores; the runs of one
+    eval_id are grouped.
 
     A case is named as `run` names it when `case_ids` knows its eval set file; else `<eval_set_id>::<eval_id>`."""
     result: EvalSetResult = loaded.result
     groups: dict[str, list[EvalCaseResult]] = {}
     for case in result.eval_case_results:
         groups.setdefault(case.eval_id, []).append(case)
-    configured = eval_metrics(config) if config is not None else None
+    configured = eval_metrics(config, rules) if config is not None else None
     app = app_name_of(loaded)
     cases: list[CaseResult] = []
     for eval_id, stored_runs in groups.items():
-        runs = tuple(_run(case, configured or stored_metrics(case)) for case in stored_runs)
+        runs = tuple(_run(case, configured or stored_metrics(case, rules), rules) for case in stored_runs)
         metrics = aggregate(runs)
         status, error = case_verdict(runs, metrics)
         set_id = stored_runs[0].eval_set_id or result.eval_set_id
@@ -95,13 +102,15 @@ def rescore_result(loaded: LoadedResults, config: Optional[EvalConfig] = None, c
                 metrics=metrics,
                 error=error,
                 runs=runs,
+                scored_as=rules.label,
             )
         )
     return cases
 
 
 def rescore_files(
-    paths: Sequence[Path], config: Optional[EvalConfig] = None, root: Optional[Path] = None, case_ids: Optional[CaseIds] = None
+    paths: Sequence[Path], config: Optional[EvalConfig] = None, root: Optional[Path] = None, case_ids: Optional[CaseIds] = None,
+    rules: AdkRules = RULES_NEWEST,
 ) -> tuple[list[CaseResult], list[LoadError]]:
     cases: list[CaseResult] = []
     errors: list[LoadError] = []
@@ -109,6 +118,6 @@ def rescore_files(
         loaded, load_errors = load_eval_set_result(path, display_path(path, root))
         errors.extend(load_errors)
         if loaded is not None:
-            cases.extend(rescore_result(loaded, config, case_ids))
+            cases.extend(rescore_result(loaded, config, case_ids, rules))
     return cases, errors
 

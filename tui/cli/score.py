@@ -12,7 +12,7 @@ from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.reports.json_report import render_json
 
 from .color import wants_color
-from .errors import EXIT_USAGE, exit_code, print_errors
+from .errors import EXIT_USAGE, UsageError, exit_code, print_errors
 from .options import add_color_option, add_report_options, check_reports, write_reports
 from .table import render_case_table
 
@@ -29,6 +29,9 @@ def add_parser(commands) -> None:
     )
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files or folders")
     parser.add_argument("--config", type=Path, help="a test_config.json whose criteria replace the stored ones")
+    parser.add_argument("--adk-version", metavar="X.Y.Z",
+                        help="score as this ADK version scores (default: the version in the project's Python, see doctor)")
+    parser.add_argument("--python", metavar="PATH", help="the project's interpreter, whose ADK version scores (default: found)")
     add_report_options(parser)
     add_color_option(parser)
 
@@ -49,6 +52,20 @@ def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
     return files, errors
 
 
+def _rules(args: argparse.Namespace):
+    """The scoring rules: of `--adk-version`, else of the ADK in the project's Python, else the newest."""
+    from agentdiff.core.formats.adk_rules import parse_version, rules_for
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.project.interpreter import find_interpreter
+
+    if args.adk_version is not None:
+        if parse_version(args.adk_version) is None:
+            raise UsageError(f"--adk-version {args.adk_version!r} is not a version (say 1.19.0)")
+        return rules_for(args.adk_version)
+    config, _ = load_project_config(Path.cwd())
+    return rules_for(find_interpreter(Path.cwd(), args.python, config.python).adk)
+
+
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.discovery import find_eval_sets
     from agentdiff.core.scoring.stored_results import rescore_files
@@ -65,9 +82,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print_errors(config_errors, err)
             return EXIT_USAGE
         config = loaded.config
+    rules = _rules(args)
     files, errors = _result_files(args.results)
     case_ids = find_eval_sets(Path.cwd()) if files else None  # to name each case as `run` does
-    cases, load_errors = rescore_files(files, config, root=Path.cwd(), case_ids=case_ids)
+    cases, load_errors = rescore_files(files, config, root=Path.cwd(), case_ids=case_ids, rules=rules)
     errors += load_errors
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err)
