@@ -126,6 +126,26 @@ def test_paths_the_test_builds_from_its_own_file_are_read_statically(tmp_path):
     assert resolved(root) == {"eval/data/inspire.test.json": "travel_concierge", "eval/other/x.evalset.json": "billing"}
 
 
+def test_a_sub_agent_and_tests_inside_the_package_are_read(tmp_path):
+    root = write(tmp_path / "proj", {
+        "trip_planner/__init__.py": "from . import agent\n", "trip_planner/agent.py": ADK_AGENT,
+        "trip_planner/eval/__init__.py": "", "trip_planner/eval/inquiry.test.json": eval_set(""),
+        "trip_planner/eval/test_inquiry.py": (
+            "from google.adk.evaluation.agent_evaluator import AgentEvaluator\n\n"
+            "async def test_inquiry():\n"
+            '    await AgentEvaluator.evaluate("trip_planner", "trip_planner/eval/inquiry.test.json", agent_name="identify_agent")\n'
+        ),
+        "evals/whole.evalset.json": eval_set(""),
+        "eval_all.py": 'from google.adk.evaluation import AgentEvaluator\nAgentEvaluator.evaluate("trip_planner", "evals/whole.evalset.json", 1, "booker")\n',
+    })
+    found = discover([root], root)
+    agents = {ref.source: resolve_agent(ref, root, (), {}) for ref in found.cases}
+    assert {source: (r.agent.name, r.agent.sub_agent, r.reason) for source, r in agents.items()} == {
+        "trip_planner/eval/inquiry.test.json": ("trip_planner", "identify_agent", "AgentEvaluator.evaluate in trip_planner/eval/test_inquiry.py"),
+        "evals/whole.evalset.json": ("trip_planner", "booker", "AgentEvaluator.evaluate in eval_all.py"),
+    }
+
+
 def test_an_empty_app_name_falls_through_to_the_project(tmp_path):
     root = write(tmp_path / "my-agent", {"my_agent/agent.py": ADK_AGENT, "evals/simple.evalset.json": eval_set("")})
     assert resolved(root) == {"evals/simple.evalset.json": "my_agent"}

@@ -93,3 +93,19 @@ def test_doctor_with_an_interpreter_that_cannot_run_agents(tmp_path, monkeypatch
     assert "✗ agents run on nope (--python): no such interpreter" in out
     assert "imports" not in out
     assert Path(tmp_path / "nope").exists() is False
+
+
+def test_what_to_do_about_an_import_that_failed(tmp_path, monkeypatch):
+    from agentdiff.core.worker.hints import how_to_fix
+
+    (tmp_path / "own_pkg").mkdir()
+    (tmp_path / "own_pkg" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    missing_file = ModuleNotFoundError("No module named 'own_pkg.tools'", name="own_pkg.tools")
+    assert how_to_fix(missing_file) == " (the project's own module own_pkg.tools is not there: a file missing from the checkout?)"
+    not_installed = ModuleNotFoundError("No module named 'mcp'", name="mcp")
+    assert how_to_fix(not_installed).startswith(f" (not installed for {sys.executable}: install the project's dependencies there")
+    namespace = ImportError("cannot import name 'prompt' from 'oprina' (unknown location)", name="oprina")
+    assert how_to_fix(namespace) == " (oprina has no __init__.py and no such module in its folder: a file missing from the checkout?)"
+    assert how_to_fix(ValueError("No API key was provided. Please pass a valid API key.")).startswith(" (no model credentials: set GOOGLE_API_KEY")
+    assert how_to_fix(RuntimeError("boom")) == ""

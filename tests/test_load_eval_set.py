@@ -164,6 +164,21 @@ def test_legacy_row_without_query_is_an_error(tmp_path):
     assert "query" in error.message
 
 
+@pytest.mark.parametrize("rows, path, message", [
+    ([{"query": "q", "expected_tool_use": ["get_weather"]}], "[0].expected_tool_use[0]",
+     "each `expected_tool_use` entry must be an object with `tool_name` and `tool_input` (ADK cannot read this row)"),
+    ([{"query": "q", "expected_tool_use": [{"tool_name": "f"}]}], "[0].expected_tool_use[0]",
+     "each `expected_tool_use` entry must be an object with `tool_name` and `tool_input` (ADK cannot read this row)"),
+    ([{"query": "q", "expected_tool_use": "f"}], "[0].expected_tool_use", "`expected_tool_use` must be a list"),
+    ([{"query": "q", "expected_intermediate_agent_responses": [{"text": "x"}]}], "[0].expected_intermediate_agent_responses[0]",
+     "each `expected_intermediate_agent_responses` entry must be an object with `author` and `text` (ADK cannot read this row)"),
+])
+def test_a_legacy_row_adk_cannot_read_is_an_error_not_a_shorter_trajectory(tmp_path, rows, path, message):
+    _, [error] = load_eval_set(write(tmp_path, rows, "bad.test.json"))
+    assert (error.path, error.message) == (path, message)
+    assert error.line is not None
+
+
 @pytest.mark.adk
 def test_files_written_by_adk_load_and_round_trip_byte_for_byte(tmp_path):
     pytest.importorskip("google.adk.evaluation.local_eval_sets_manager")

@@ -155,15 +155,24 @@ def _row_to_invocation(source: SourceText, row: Any, loc: tuple, errors: list[Lo
             )
         )
         return {"user_content": {"parts": [{"text": ""}], "role": "user"}}
-    tool_uses = [
-        {"name": use.get("tool_name"), "args": use.get("tool_input")}
-        for use in row.get("expected_tool_use") or []
-        if isinstance(use, dict)
-    ]
+    def entries(key: str, needs: tuple[str, ...]) -> list[dict]:
+        """The row's `key` list, each entry an object with `needs` (ADK fails on the file otherwise)."""
+        value = row.get(key) or []
+        bad = [] if isinstance(value, list) else [(loc + (key,), f"`{key}` must be a list")]
+        for i, entry in enumerate(value if isinstance(value, list) else []):
+            if not isinstance(entry, dict) or any(k not in entry for k in needs):
+                keys = " and ".join(f"`{k}`" for k in needs)
+                bad.append((loc + (key, i), f"each `{key}` entry must be an object with {keys} (ADK cannot read this row)"))
+        for where, message in bad[:1]:  # the first problem of the row says enough
+            position = locate(source.text, list(where), "json")
+            errors.append(LoadError(file=source.display, message=message, path=format_path(where),
+                                    line=position[0] if position else None, column=position[1] if position else None))
+        return value if not bad else []
+
+    tool_uses = [{"name": use["tool_name"], "args": use["tool_input"]} for use in entries("expected_tool_use", ("tool_name", "tool_input"))]
     responses = [
-        [resp.get("author", ""), [{"text": resp.get("text", "")}]]
-        for resp in row.get("expected_intermediate_agent_responses") or []
-        if isinstance(resp, dict)
+        [resp["author"], [{"text": resp["text"]}]]
+        for resp in entries("expected_intermediate_agent_responses", ("author", "text"))
     ]
     return {
         "user_content": {"parts": [{"text": row["query"]}], "role": "user"},

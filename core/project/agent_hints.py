@@ -1,10 +1,12 @@
 """The agent a project's own tests name: `AgentEvaluator.evaluate("pkg", "eval/x.test.json")`.
 
-`*.py` files under `tests/`, `test/`, `eval/` and `evals/` are read with `ast` (never imported;
+`*.py` files under `tests/`, `test/`, `eval/` and `evals/` (at the root, or in a package at the
+root), and the root's own `test_*.py`, `*_test.py` and `eval*.py`, are read with `ast` (never imported;
 at most `MAX_FILES` files, each at most `MAX_BYTES`). A call `AgentEvaluator.evaluate(...)` or
 `AgentEvaluator.evaluate_eval_set(...)` names an agent module (1st positional or `agent_module=`) and an
-eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`); the call maps that path to the
-module's top package. Each argument is worked out statically (`_static`): string literals, names assigned
+eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`), and maybe a sub-agent
+(`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module's top package
+(with the sub-agent: `package/sub_agent`). Each argument is worked out statically (`_static`): string literals, names assigned
 once in the file, `__file__`, `Path(...)`, `/`, `.parent`, `os.path.join`/`dirname`/`abspath`, `str()`
 and f-strings of those; anything else (a loop variable, a call into the project) is skipped. Relative
 paths are taken from the project root, as pytest runs them from there; else from the test file.
@@ -13,6 +15,7 @@ paths are taken from the project root, as pytest runs them from there; else from
 from __future__ import annotations
 
 import ast
+import fnmatch
 import os
 from collections import Counter
 from pathlib import Path
@@ -110,15 +113,47 @@ def calls_in(text: str, file: str = "__file__") -> tuple[tuple[str, str], ...]:
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         module = _static(node.args[0] if node.args else keywords.get("agent_module"), names, file)
         path = _static(node.args[1] if len(node.args) > 1 else next((keywords[k] for k in _PATH_KEYWORDS if k in keywords), None), names, file)
+        sub = keywords.get("agent_name", node.args[3] if node.func.attr == "evaluate" and len(node.args) > 3 else None)
+        sub_name = _static(sub, names, file) if sub is not None else None
         if module and path:
-            found.append((module, path))
+            found.append((f"{module.split('.')[0]}/{sub_name}" if sub_name else module, path))
     return tuple(found)
+
+
+_ROOT_SCRIPTS = ("test_*.py", "*_test.py", "eval*.py")
+
+
+def _tops(root: Path) -> list[Path]:
+    """The folders read: each of `SCANNED` at the root and inside each package at the root."""
+    tops = [root / name for name in SCANNED]
+    try:
+        packages = sorted(p for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file() and p.name not in SCANNED)
+    except OSError:
+        packages = []
+    return tops + [package / name for package in packages for name in SCANNED]
+
+
+def may_name_agents(path: Path, root: Path) -> bool:
+    """Whether a `.py` file at `path` is one this module reads (so editing it may move an agent)."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    if path.suffix != ".py" or not parts:
+        return False
+    if len(parts) == 1:
+        return any(fnmatch.fnmatch(parts[0], pattern) for pattern in _ROOT_SCRIPTS)
+    return parts[0] in SCANNED or (len(parts) > 2 and parts[1] in SCANNED)
 
 
 def _files(root: Path):
     count = 0
-    for name in SCANNED:
-        top = root / name
+    for pattern in _ROOT_SCRIPTS:
+        for file in sorted(root.glob(pattern)):
+            if file.is_file():
+                count += 1
+                yield file
+    for top in _tops(root):
         if not top.is_dir():
             continue
         for folder, dirs, files in os.walk(top):
@@ -149,7 +184,8 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
             target = root / path
             if not target.exists() and (file.parent / path).exists():
                 target = file.parent / path
-            hints.append((target.resolve(), module.split(".")[0], file))
+            package, _, sub = module.partition("/")
+            hints.append((target.resolve(), package.split(".")[0] + (f"/{sub}" if sub else ""), file))
     return tuple(hints)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable, Literal, Mapping, Optional
 
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
-from agentdiff.core.project.agent_hints import SCANNED
+from agentdiff.core.project.agent_hints import may_name_agents
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
 from agentdiff.core.workbench.case_index import CaseIndex
 from agentdiff.core.workbench.watcher import interesting
@@ -82,16 +82,9 @@ def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex, root: Optio
     for path in (Path(os.path.abspath(p)) for p in changed):
         if path.name in AGENT_MARKERS and not (path.exists() and index.is_agent_dir(path.parent)):
             return True
-        if top is not None and (path == top / "pyproject.toml" or (path.suffix == ".py" and _scanned(path, top))):
+        if top is not None and (path == top / "pyproject.toml" or may_name_agents(path, top)):
             return True
     return False
-
-
-def _scanned(path: Path, root: Path) -> bool:
-    try:
-        return path.relative_to(root).parts[0] in SCANNED
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

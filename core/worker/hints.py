@@ -12,11 +12,30 @@ _CREDENTIAL_MESSAGES = ("No API key was provided", "Missing key inputs argument"
 def how_to_fix(exc: BaseException) -> str:
     """What to do about the usual reasons an agent cannot run here, as a clause to add to its error."""
     if isinstance(exc, ModuleNotFoundError) and exc.name:
+        if _is_projects_own(exc.name.rpartition(".")[0]):
+            return f" (the project's own module {exc.name} is not there: a file missing from the checkout?)"
         return (f" (not installed for {sys.executable}: install the project's dependencies there, "
                 "or run agentdiff with --python set to the project's interpreter)")
+    if isinstance(exc, ImportError) and "(unknown location)" in str(exc):
+        return f" ({exc.name or 'that package'} has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     text = str(exc)
     if any(message in text for message in _CREDENTIAL_MESSAGES) or type(exc).__name__ == "DefaultCredentialsError":
         return (" (no model credentials: set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with "
                 "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent; "
                 "`agentdiff doctor` shows which are set)")
     return ""
+
+
+def _is_projects_own(package: str) -> bool:
+    """Whether the top package of `package` is the project's (found outside the interpreter's own and
+    installed packages); looked up, never imported."""
+    import importlib.util
+
+    if not package:
+        return False
+    try:
+        spec = importlib.util.find_spec(package.split(".")[0])
+    except (ImportError, ValueError):
+        return False
+    where = (spec.origin if spec and spec.origin not in (None, "namespace") else next(iter(spec.submodule_search_locations or []), "")) if spec else ""
+    return bool(where) and not any(part in where for part in ("site-packages", "dist-packages", sys.base_prefix + "/lib"))
