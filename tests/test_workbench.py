@@ -208,6 +208,31 @@ async def test_a_test_config_change_rescores_the_cases_beside_it_and_no_other(ro
     assert wb.cases[OTHER_0].run is other_run and wb.cases[OTHER_0].reason == "first run"
 
 
+async def test_an_eval_config_json_above_scores_the_eval_sets_without_a_test_config(root, sets, pool):
+    """`eval_config.json` (what projects pass to `adk eval --config_file_path`) scores the eval sets at or
+    below its folder that have no test_config.json of their own; saving it re-scores them."""
+    sets["echo"]["eval_cases"][0] = eval_case("case_0", "hello world")
+    write_set(root, "echo", sets["echo"])
+    pool.answers[ECHO_0] = "hello there"  # ROUGE-1 0.5
+    config = root / "agents" / "eval_config.json"
+    config.write_text(json.dumps({"criteria": {"response_match_score": 0.4}}))
+    wb, _ = await start(root, pool)
+    assert wb.cases[ECHO_0].status is CaseStatus.PASSED
+    assert wb.cases[ECHO_0].ref.config.file == "agents/eval_config.json"
+    config.write_text(json.dumps({"criteria": {"response_match_score": 0.6}}))
+    runs_before = len(pool.jobs)
+    await wb.on_changes([config])
+    await wb.wait()
+    assert len(pool.jobs) == runs_before  # re-scored from the cached run
+    assert wb.cases[ECHO_0].status is CaseStatus.FAILED
+    assert wb.cases[ECHO_0].reason == "re-score: agents/eval_config.json changed"
+    beside = root / "agents" / "echo" / "test_config.json"  # the one ADK reads wins
+    beside.write_text(json.dumps({"criteria": {"response_match_score": 0.5}}))
+    await wb.on_changes([beside])
+    await wb.wait()
+    assert wb.cases[ECHO_0].status is CaseStatus.PASSED and wb.cases[ECHO_0].ref.config.file == "agents/echo/test_config.json"
+
+
 async def test_saving_agent_py_reruns_that_agents_cases_with_the_file_as_reason(root, sets, pool):
     wb, _ = await start(root, pool)
     agent = root / "agents" / "echo" / "agent.py"

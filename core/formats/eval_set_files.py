@@ -31,6 +31,8 @@ from agentdiff.core.formats.source_file import (
 from pydantic import ValidationError
 
 CONFIG_FILE_NAME = "test_config.json"
+#: Read when no test_config.json is beside an eval file (see `config_path`).
+FALLBACK_CONFIG_NAME = "eval_config.json"
 
 Legacy = Optional[Literal["rows", "named"]]
 
@@ -47,6 +49,7 @@ class LoadedEvalSet:
 class LoadedConfig:
     config: EvalConfig
     file: Optional[str]  # None when ADK's default criteria apply
+    path: Optional[Path] = None  # the file read (None when ADK's default criteria apply)
 
 
 def load_eval_set(path: Path, display: Optional[str] = None) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
@@ -181,9 +184,27 @@ def _row_to_invocation(source: SourceText, row: Any, loc: tuple, errors: list[Lo
     }
 
 
+def config_path(eval_file: Path, project_root: Optional[Path] = None) -> Path:
+    """The config an eval file is scored with: the `test_config.json` beside it, as ADK reads it; else
+    the nearest `eval_config.json` in its folder or above (up to the project root), the file projects
+    hand to `adk eval --config_file_path`; else the `test_config.json` path, which does not exist
+    (ADK's default criteria)."""
+    beside = eval_file.parent / CONFIG_FILE_NAME
+    if beside.is_file():
+        return beside
+    top = (project_root or eval_file.parent).resolve()
+    folder = eval_file.parent.resolve()
+    for candidate in [folder, *folder.parents]:
+        if (candidate / FALLBACK_CONFIG_NAME).is_file():
+            return candidate / FALLBACK_CONFIG_NAME
+        if candidate == top or top not in candidate.parents:
+            break
+    return beside
+
+
 def load_eval_config(eval_file: Path, project_root: Optional[Path] = None) -> tuple[LoadedConfig, list[LoadError]]:
-    """The `test_config.json` beside an eval file (no parent lookup), or ADK's default criteria."""
-    return load_config_file(eval_file.parent / CONFIG_FILE_NAME, project_root)
+    """The config an eval file is scored with (`config_path`), or ADK's default criteria."""
+    return load_config_file(config_path(eval_file, project_root), project_root)
 
 
 def load_config_file(path: Path, project_root: Optional[Path] = None) -> tuple[LoadedConfig, list[LoadError]]:
@@ -194,12 +215,12 @@ def load_config_file(path: Path, project_root: Optional[Path] = None) -> tuple[L
         source = read_source(path, display)
         data = parse_source(source, "json")
     except SourceFileError as exc:
-        return LoadedConfig(config=default_eval_config(), file=display), [exc.error]
+        return LoadedConfig(config=default_eval_config(), file=display, path=path), [exc.error]
     try:
         config = EvalConfig.model_validate(data)
     except ValidationError as exc:
-        return LoadedConfig(config=default_eval_config(), file=display), validation_errors(
+        return LoadedConfig(config=default_eval_config(), file=display, path=path), validation_errors(
             display, source.text, data, exc, "json"
         )
-    return LoadedConfig(config=config, file=display), []
+    return LoadedConfig(config=config, file=display, path=path), []
 

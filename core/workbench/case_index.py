@@ -21,7 +21,7 @@ class CaseFiles:
 
     case_id: str
     sources: frozenset[Path]  # its eval set file, or its spec / recordings / session files
-    config: Optional[Path] = None  # the test_config.json it is scored with
+    config: Optional[Path] = None  # the test_config.json (or eval_config.json) it is scored with
     agent_dir: Optional[Path] = None  # its agent's package folder
     files_read: frozenset[Path] = frozenset()  # what its agent read during its last run
 
@@ -45,7 +45,7 @@ def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
 
 def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
     if isinstance(ref, EvalCaseRef):
-        sources, config = frozenset({unit}), unit.parent / CONFIG_FILE_NAME
+        sources, config = frozenset({unit}), ref.config.path or unit.parent / CONFIG_FILE_NAME
     else:
         sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None
     agent_dir = (Path(agent.agents_dir) / agent.name).resolve() if agent and agent.agents_dir else None

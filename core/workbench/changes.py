@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping, Optional
 
-from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.project.agent_hints import may_name_agents
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
 from agentdiff.core.workbench.case_index import CaseIndex
@@ -46,7 +46,7 @@ def shown(path: Path, root: Path) -> str:
 
 def is_case_file(path: Path) -> bool:
     name = path.name
-    return name in ("spec.yaml", CONFIG_FILE_NAME) or is_eval_set_file(name) or (name.startswith("generated-") and name.endswith(".yaml"))
+    return name in ("spec.yaml", CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME) or is_eval_set_file(name) or (name.startswith("generated-") and name.endswith(".yaml"))
 
 
 def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from agentdiff.core.formats.conformance import SPEC_FILE
-from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import (
@@ -49,6 +49,8 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
             units |= {u for u in known if u.parent == path.parent}
             if path.parent.is_dir():
                 units |= {p.resolve() for p in path.parent.iterdir() if is_eval_set_file(p.name)}
+        elif path.name == FALLBACK_CONFIG_NAME:  # it may score every eval set at or below its folder
+            units |= {u for u in known if is_eval_set_file(u.name) and (u.parent == path.parent or path.parent in u.parents)}
         elif is_eval_set_file(path.name):
             units.add(path)
         elif path.name == SPEC_FILE or path.name.startswith("generated-") or path.parent in known:
