@@ -146,6 +146,24 @@ def test_a_sub_agent_and_tests_inside_the_package_are_read(tmp_path):
     }
 
 
+def test_a_dotted_agent_module_is_a_folder_from_the_project_root(tmp_path):
+    root = write(tmp_path / "proj", {
+        "main_agent/agent.py": ADK_AGENT,
+        "tests/integration/fixture/trip_agent/__init__.py": "from . import agent\n",
+        "tests/integration/fixture/trip_agent/agent.py": ADK_AGENT,
+        "tests/integration/fixture/trip_agent/inquiry.test.json": eval_set(""),
+        "tests/integration/test_sub_agent.py": (
+            "from google.adk.evaluation.agent_evaluator import AgentEvaluator\n\n"
+            "async def test_sub():\n"
+            '    await AgentEvaluator.evaluate(agent_module="tests.integration.fixture.trip_agent",\n'
+            '        eval_dataset_file_path_or_dir="tests/integration/fixture/trip_agent/inquiry.test.json", agent_name="identify")\n'
+        ),
+    })
+    (ref,) = discover([root], root).cases
+    agent = resolve_agent(ref, root, (), {}).agent
+    assert (Path(agent.agents_dir), agent.name, agent.sub_agent) == (root / "tests/integration/fixture", "trip_agent", "identify")
+
+
 def test_an_empty_app_name_falls_through_to_the_project(tmp_path):
     root = write(tmp_path / "my-agent", {"my_agent/agent.py": ADK_AGENT, "evals/simple.evalset.json": eval_set("")})
     assert resolved(root) == {"evals/simple.evalset.json": "my_agent"}

@@ -5,8 +5,9 @@ root), and the root's own `test_*.py`, `*_test.py` and `eval*.py`, are read with
 at most `MAX_FILES` files, each at most `MAX_BYTES`). A call `AgentEvaluator.evaluate(...)` or
 `AgentEvaluator.evaluate_eval_set(...)` names an agent module (1st positional or `agent_module=`) and an
 eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`), and maybe a sub-agent
-(`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module's top package
-(with the sub-agent: `package/sub_agent`). Each argument is worked out statically (`_static`): string literals, names assigned
+(`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module as written
+(with the sub-agent: `module/sub_agent`), which `agents` finds as a folder from the project root (a
+dotted module) or as a package. Each argument is worked out statically (`_static`): string literals, names assigned
 once in the file, `__file__`, `Path(...)`, `/`, `.parent`, `os.path.join`/`dirname`/`abspath`, `str()`
 and f-strings of those; anything else (a loop variable, a call into the project) is skipped. Relative
 paths are taken from the project root, as pytest runs them from there; else from the test file.
@@ -116,7 +117,7 @@ def calls_in(text: str, file: str = "__file__") -> tuple[tuple[str, str], ...]:
         sub = keywords.get("agent_name", node.args[3] if node.func.attr == "evaluate" and len(node.args) > 3 else None)
         sub_name = _static(sub, names, file) if sub is not None else None
         if module and path:
-            found.append((f"{module.split('.')[0]}/{sub_name}" if sub_name else module, path))
+            found.append((f"{module}/{sub_name}" if sub_name else module, path))
     return tuple(found)
 
 
@@ -124,10 +125,11 @@ _ROOT_SCRIPTS = ("test_*.py", "*_test.py", "eval*.py")
 
 
 def _tops(root: Path) -> list[Path]:
-    """The folders read: each of `SCANNED` at the root and inside each package at the root."""
+    """The folders read: each of `SCANNED` at the root and inside each package (or agent folder) at the root."""
     tops = [root / name for name in SCANNED]
     try:
-        packages = sorted(p for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file() and p.name not in SCANNED)
+        packages = sorted(p for p in root.iterdir() if p.is_dir() and p.name not in SCANNED
+                          and ((p / "__init__.py").is_file() or (p / "agent.py").is_file()))
     except OSError:
         packages = []
     return tops + [package / name for package in packages for name in SCANNED]
@@ -184,8 +186,7 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
             target = root / path
             if not target.exists() and (file.parent / path).exists():
                 target = file.parent / path
-            package, _, sub = module.partition("/")
-            hints.append((target.resolve(), package.split(".")[0] + (f"/{sub}" if sub else ""), file))
+            hints.append((target.resolve(), module, file))
     return tuple(hints)
 
 
@@ -195,8 +196,9 @@ def hinted_eval_paths(root: Path) -> list[Path]:
 
 
 def hinted_agents(source: Path, root: Path) -> list[tuple[str, Path]]:
-    """(package, test file naming it) the project's tests name for the eval file `source`, most specific
-    path first; each package once."""
+    """(agent module, test file naming it) the project's tests name for the eval file `source`, most
+    specific path first; each once. A module is dotted as written (`tests.fixture.my_agent`), with
+    `/sub_agent` when the call names one."""
     source = source.resolve()
     matches = [(len(path.parts), name, file) for path, name, file in _hints(root) if source == path or path in source.parents]
     out: dict[str, Path] = {}

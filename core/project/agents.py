@@ -86,6 +86,18 @@ def _find(name: str, dirs: Sequence[Path], strict: bool = False) -> Optional[Age
     return None
 
 
+def _find_module(name: str, dirs: Sequence[Path], root: Path) -> Optional[AgentRef]:
+    """An agent module as an `AgentEvaluator` call names it: dotted from the project root
+    (`tests.fixture.my_agent`: the folder `tests/fixture/my_agent`), else its top package in `dirs`."""
+    module, _, sub = name.partition("/")
+    parts = module.split(".")
+    if len(parts) > 1 and all(_AGENT_NAME.match(part) for part in parts):
+        folder = root.joinpath(*parts)
+        if is_agent_dir(folder) and (not sub or valid_agent_name(sub)):
+            return AgentRef(agents_dir=str(folder.parent.resolve()), name=parts[-1], sub_agent=sub or None)
+    return _find(parts[0] + (f"/{sub}" if sub else ""), dirs)
+
+
 def resolve_agent(
     ref: CaseRef,
     root: Path,
@@ -123,7 +135,7 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     if agents_dirs:
         tried.append("an agent package holding the eval set, or the only one, in " + ", ".join(_show(d, root) for d in agents_dirs))
     for name, test_file in hinted_agents(source, root):
-        found = _find(name, dirs)
+        found = _find_module(name, dirs, root)
         if found:
             return AgentResolution(found, reason=f"AgentEvaluator.evaluate in {_show(test_file, root)}")
         tried.append(f"the agent {name!r} the project's AgentEvaluator tests name for it")
