@@ -77,7 +77,7 @@ def test_doctor_names_each_problem_and_its_fix(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     code, out, _ = run("doctor")
     assert code == 1
-    assert "✗ broken does not import: ModuleNotFoundError: No module named 'not_installed_anywhere' (not installed for " in out
+    assert "✗ broken does not import: ModuleNotFoundError: No module named 'not_installed_anywhere' (it is not installed for " in out
     assert "✗ the project asks for google-adk<2 (not met by 2.13.0)" in out
     assert "✗ the project has no environment of its own here" in out
     assert "✗ loose/x.evalset.json: no agent found for this case; tried " in out
@@ -88,11 +88,14 @@ def test_doctor_names_each_problem_and_its_fix(tmp_path, monkeypatch):
 def test_doctor_with_an_interpreter_that_cannot_run_agents(tmp_path, monkeypatch):
     echo_project(tmp_path, {"echo": ["hi"]})
     monkeypatch.chdir(tmp_path)
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
     code, out, _ = run("doctor", "--python", str(tmp_path / "nope"))
     assert code == 1
     assert "✗ agents run on nope (--python): no such interpreter" in out
-    assert "imports" not in out
-    assert Path(tmp_path / "nope").exists() is False
+    assert "✓ echo imports" not in out
+    assert "· echo (for agents/echo/echo.evalset.json): not imported, the agents' Python cannot run" in out
+    assert "✗ no Gemini credentials: live runs of echo will fail" in out  # its models cannot be known
 
 
 def test_what_to_do_about_an_import_that_failed(tmp_path, monkeypatch):
@@ -104,8 +107,11 @@ def test_what_to_do_about_an_import_that_failed(tmp_path, monkeypatch):
     missing_file = ModuleNotFoundError("No module named 'own_pkg.tools'", name="own_pkg.tools")
     assert how_to_fix(missing_file) == " (the project's own module own_pkg.tools is not there: a file missing from the checkout?)"
     not_installed = ModuleNotFoundError("No module named 'mcp'", name="mcp")
-    assert how_to_fix(not_installed).startswith(f" (not installed for {sys.executable}: install the project's dependencies there")
+    assert how_to_fix(not_installed).startswith(f" (it is not installed for {sys.executable}: install the project's dependencies into that Python")
     namespace = ImportError("cannot import name 'prompt' from 'oprina' (unknown location)", name="oprina")
     assert how_to_fix(namespace) == " (oprina has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     assert how_to_fix(ValueError("No API key was provided. Please pass a valid API key.")).startswith(" (no model credentials: set GOOGLE_API_KEY")
+    assert how_to_fix(ModuleNotFoundError("No module named 'google'", name="google")).startswith(" (google-adk is not installed for ")
+    offline = OSError("Cannot connect to host generativelanguage.googleapis.com:443 ssl:default [Name or service not known]")
+    assert how_to_fix(offline) == " (the model's API could not be reached from here: check the network connection, a proxy, or the API host)"
     assert how_to_fix(RuntimeError("boom")) == ""

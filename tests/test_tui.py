@@ -15,6 +15,7 @@ import pytest
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import RunOutput
+from agentdiff.tui.app import create_app
 from fake_pool import CannedPool, Hanging, RecordingPool, assert_canned
 from tui_support import (
     FakeEditor,
@@ -65,6 +66,22 @@ async def test_first_paint_runs_every_case_and_counts_them(tmp_path):
         assert len(pool.jobs) == 12 and set(ran) == set(app.workbench.cases)  # one run each
         assert {i for i, mode in ran.items() if mode == "replay"} == CONFORMANCE  # the rest live
         assert all(job.recordings for job in pool.jobs if job.mode == "replay")
+
+
+async def test_the_header_names_the_agents_adk_and_keeps_the_counts_on_a_narrow_terminal(tmp_path):
+    copy_samples(tmp_path)
+    app = create_app(tmp_path, [tmp_path / "sample_agents"], pool=CannedPool(tmp_path), watch=False,
+                     project="weather-bot · ADK 1.22.0 · .venv")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        assert str(app.query_one("#header").render()).startswith(" agentdiff · weather-bot · ADK 1.22.0 · .venv · mode replay/live ")
+    app = create_app(tmp_path, [tmp_path / "sample_agents"], pool=CannedPool(tmp_path), watch=False,
+                     project="weather-bot · ADK 1.22.0 · .venv")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        header = str(app.query_one("#header").render())
+        assert header.startswith(" weather-bot · ADK 1.22.0") and header.rstrip().endswith("⟳ 0"), header
+        assert len(header.rstrip()) <= 80
 
 
 async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_path):

@@ -83,7 +83,7 @@ def python_checks(python: Interpreter, root: Path) -> list[Check]:
     if python.why == OWN_PYTHON and declares_dependencies(root):
         checks.append(Check("python", False, "the project has no environment of its own here (no .venv, venv, active "
                             "virtualenv, uv or Poetry environment), so its dependencies may be missing",
-                            "create one (python -m venv .venv && .venv/bin/pip install -e .), or pass --python PATH"))
+                            f"create one: {environment_recipe(root)}; or pass --python PATH"))
     if python.adk is None:
         checks.append(Check("python", None, "no google-adk in that Python: only native agents can run"))
         return checks
@@ -118,16 +118,19 @@ def agent_checks(
         key = (resolution.agent.agents_dir, resolution.agent.name)
         if where not in agents.setdefault(key, []):
             agents[key].append(where)
-    if not python.error:
-        for (agents_dir, name), sources in agents.items():
-            result = import_agent(python.path, AgentRef(agents_dir=agents_dir, name=name))
-            imported[Path(agents_dir) / name] = result
-            shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
-            if result.error is None:
-                models = f"; models {', '.join(dict.fromkeys(result.models))}" if result.models else ""
-                checks.append(Check("agents", True, f"{name} imports  (for {shown}{models})"))
-            else:
-                checks.append(Check("agents", False, f"{name} does not import: {result.error}"))
+    for (agents_dir, name), sources in agents.items():
+        if python.error:  # nothing can be imported; the agents are still named, their models unknown
+            imported[Path(agents_dir) / name] = Imported("not imported")
+            checks.append(Check("agents", None, f"{name} (for {', '.join(sources[:3])}): not imported, the agents' Python cannot run"))
+            continue
+        result = import_agent(python.path, AgentRef(agents_dir=agents_dir, name=name))
+        imported[Path(agents_dir) / name] = result
+        shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+        if result.error is None:
+            models = f"; models {', '.join(dict.fromkeys(result.models))}" if result.models else ""
+            checks.append(Check("agents", True, f"{name} imports  (for {shown}{models})"))
+        else:
+            checks.append(Check("agents", False, f"{name} does not import: {result.error}"))
     return checks, imported
 
 
@@ -277,6 +280,24 @@ def requirement_allows(spec: str, version: str) -> Optional[bool]:
         if not ok:
             return False
     return True
+
+
+def environment_recipe(root: Path) -> str:
+    """The commands that make the project's environment, from what the project declares."""
+    if (root / "uv.lock").is_file():
+        return "uv sync"
+    if (root / "poetry.lock").is_file() or "[tool.poetry" in _read(root / "pyproject.toml"):
+        return "poetry config virtualenvs.in-project true && poetry install"
+    if (root / "requirements.txt").is_file():
+        return "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt"
+    return "python3 -m venv .venv && .venv/bin/pip install <the dependencies pyproject.toml lists>"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def declares_dependencies(root: Path) -> bool:

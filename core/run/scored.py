@@ -67,5 +67,5 @@ def scored_case_run(
     if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
         diff = explain_scored(diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources), results, runs[shown])
     result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layer_summaries(diff),
-                         scored_as=rules.label)
+                         scored_as=None if status is CaseStatus.ERROR else rules.label)  # an error was not scored
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)

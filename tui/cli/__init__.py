@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        argv = [watch.NAME, *argv]  # `agentdiff --python PATH` is the TUI with that option
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         if argv and not Path(argv[0]).exists():
             names = ", ".join([name for name in COMMANDS if name != watch.NAME] + [watch.NAME])

@@ -15,6 +15,21 @@ SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAK
 
 
 class HeaderBar(Static):
+    def _fitted(self, project: str, mode: str, tail_width: int) -> tuple[str, str]:
+        """The project part and the mode, shortened when the line would not fit: the counts come first.
+        `project` may carry the agents' runtime after ` · ` (`proj · ADK 1.22.0 · .venv`)."""
+        width = self.size.width or (self.app.size.width if self.is_attached else 0)
+        name, _, runtime = project.partition(" · ")
+        for head, shown_mode in (
+            (f" agentdiff · {project} · ", f"mode {mode}"),
+            (f" {project} · ", mode),
+            (f" {name} · {runtime.partition(' · ')[0]} · " if runtime else f" {name} · ", mode),
+            (f" {name} · ", mode),
+        ):
+            if not width or len(head) + len(shown_mode) + tail_width <= width:
+                return head, shown_mode
+        return head, shown_mode
+
     def show(self, project: str, mode: str, states: Iterable[CaseState], paused: bool, filter_text: str, failures_only: bool, errors: int) -> None:
         counts = {status: 0 for status in CaseStatus}
         running = stale = not_run = 0
@@ -27,19 +42,22 @@ class HeaderBar(Static):
                 not_run += 1
             else:
                 counts[state.status] += 1
-        text = Text()
-        text.append(f" agentdiff · {project} · ", style="bold")
-        text.append(f"mode {mode}")
-        text.append("  ")
+        tail = Text()
         for status in SHOWN:
-            text.append(f" {GLYPH[status]} {counts[status]}")
-        text.append(f"  {STALE} {stale}  {RUNNING} {running}")
+            tail.append(f" {GLYPH[status]} {counts[status]}")
+        tail.append(f"  {STALE} {stale}  {RUNNING} {running}")
         if not_run:
-            text.append(f"  {NOT_RUN} {not_run}")
+            tail.append(f"  {NOT_RUN} {not_run}")
         if paused:
-            text.append("  watch paused", style="yellow")
+            tail.append("  watch paused", style="yellow")
         if filter_text or failures_only:
-            text.append(f"  filter: {filter_text}{' failures only' if failures_only else ''}", style="cyan")
+            tail.append(f"  filter: {filter_text}{' failures only' if failures_only else ''}", style="cyan")
         if errors:
-            text.append(f"  {errors} load error(s)", style="red")
+            tail.append(f"  {errors} load error(s)", style="red")
+        head, shown_mode = self._fitted(project, mode, tail_width=len(tail.plain) + 2)
+        text = Text()
+        text.append(head, style="bold")
+        text.append(shown_mode)
+        text.append("  ")
+        text.append_text(tail)
         self.update(text)
