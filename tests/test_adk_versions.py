@@ -236,3 +236,13 @@ def test_score_rescores_stored_results_as_the_version_asked(adk_reference_runs, 
     assert scored["2.13.0"]["response_match_score"] == pytest.approx(0.857142857) and "token_usage_v1" in scored["2.13.0"]
     code, out, err = run("score", str(results), "--adk-version", "one")
     assert (code, err) == (2, "error: --adk-version 'one' is not a version (say 1.19.0)\n")
+
+
+@pytest.mark.adk
+def test_the_table_says_why_a_metric_was_not_evaluated(adk_reference_runs, monkeypatch, tmp_path):
+    results, _ = adk_reference_runs["any_order"]
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("score", str(results), "--adk-version", "1.21.0", "--color", "never")
+    assert ("    tool_trajectory_avg_score not evaluated: `tool_trajectory_avg_score` has an invalid criterion "
+            "(match_type 'any-order': ADK 1.21.0 takes 0 for EXACT, 1 for IN_ORDER or 2 for ANY_ORDER; names arrived in ADK 1.22)") in out
+    assert out.rstrip().endswith("· scored as ADK 1.21.0 scores")

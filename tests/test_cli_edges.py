@@ -166,3 +166,9 @@ def test_a_write_error_from_the_writer_is_one_line_not_a_traceback(tmp_path, mon
     code, _, err = run("score", str(SAMPLE_RESULTS), "--report", "markdown=report.md")
     assert code == 2
     assert err.splitlines() == ["error: cannot write the markdown report to report.md: No space left on device"]
+
+
+def test_options_before_the_command_say_where_they_go(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("--python", "/nonexistent", "run")
+    assert (code, out, err) == (2, "", "error: options go after the command: agentdiff run --python /nonexistent\n")

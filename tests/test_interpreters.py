@@ -120,5 +120,8 @@ def test_agents_run_on_the_projects_environment_without_agentdiff_in_it(clean_en
     code, out, err = run("run", "--json")
     first = err.splitlines()[0]
     assert first.startswith("starting workers: Python ") and "(.venv/bin/python, the project's .venv)" in first, err
-    (case,) = json.loads(out)["cases"]
+    report = json.loads(out)
+    (case,) = report["cases"]
     assert (case["id"], case["status"], code) == (case_id("echo", "case_0"), "passed", 0), case
+    assert report["agents_python"] == {"python": "%d.%d.%d" % sys.version_info[:3], "interpreter": str(root / ".venv" / "bin" / "python"),
+                                       "chosen_by": "the project's .venv", "adk": report["agents_python"]["adk"]}

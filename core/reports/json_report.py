@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from agentdiff.core import __version__
 from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
@@ -44,11 +44,13 @@ def case_to_dict(case: CaseResult) -> dict[str, Any]:
     }
 
 
-def report_dict(cases: Sequence[CaseResult]) -> dict[str, Any]:
+def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """The report; `agents_python` (what ran the agents: python, interpreter, chosen_by, adk) when known."""
     summary = summarize(cases)
     return {
         "schema_version": SCHEMA_VERSION,
         "agentdiff_version": __version__,
+        **({"agents_python": agents_python} if agents_python is not None else {}),
         "cases": [case_to_dict(case) for case in cases],
         "summary": {
             "passed": summary.passed,
@@ -61,5 +63,5 @@ def report_dict(cases: Sequence[CaseResult]) -> dict[str, Any]:
     }
 
 
-def render_json(cases: Sequence[CaseResult]) -> str:
-    return json.dumps(report_dict(cases), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def render_json(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None) -> str:
+    return json.dumps(report_dict(cases, agents_python), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

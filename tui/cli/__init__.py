@@ -41,6 +41,10 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        named = [arg for arg in argv if arg in COMMANDS and not Path(arg).exists()]
+        if named:
+            print(f"error: options go after the command: agentdiff {named[0]} {' '.join(a for a in argv if a != named[0])}", file=err)
+            return EXIT_USAGE
         argv = [watch.NAME, *argv]  # `agentdiff --python PATH` is the TUI with that option
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         if argv and not Path(argv[0]).exists():

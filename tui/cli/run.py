@@ -180,7 +180,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err)
-    out.write(render_json(cases) if args.json else render_case_table(cases, color=wants_color(args.color, out)))
+    runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
+    out.write(render_json(cases, runtime) if args.json else render_case_table(cases, color=wants_color(args.color, out)))
     if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
             print("error: no cases found", file=err)

@@ -49,6 +49,8 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False) -> str:
             changed = [layer.first_divergence for layer in case.layers if layer.status == "changed" and layer.first_divergence]
             if changed:
                 lines.append(f"    {changed[0]}")
+        if not case.error:
+            lines += [f"    {m.name} not evaluated: {m.reason}" for m in case.metrics if m.status is MetricStatus.NOT_EVALUATED and m.reason]
     summary = summarize(cases)
     lines.append("")
     scored_as = sorted({case.scored_as for case in cases if case.scored_as})
