@@ -195,10 +195,10 @@ def test_a_failed_write_says_why_and_leaves_every_file_as_it_was(tmp_path, monke
     second.write_text("old two\n")
     real = baseline_writer._stage
 
-    def full_disk(path, text, *rest):
+    def full_disk(path, text, *rest, **named):
         if path == second:
             raise OSError(28, "No space left on device", str(path))
-        return real(path, text, *rest)
+        return real(path, text, *rest, **named)
 
     monkeypatch.setattr(baseline_writer, "_stage", full_disk)
     writes = [FileWrite(first, "new one\n", sha256_of(first)), FileWrite(second, "new two\n", sha256_of(second))]

@@ -1,25 +1,39 @@
-"""Writing baselines: only on an explicit accept or record, atomically, journaled for undo.
+"""Writing baselines: only on an explicit accept or record, as one transaction, journaled for undo and redo.
 
-Each write is all-or-nothing over its files: every file is checked against the digest it had when
-it was read (a file changed on disk since is refused, never overwritten), the previous versions are
-saved in the journal under `.agentdiff/journal/`, then each file is written to a temporary file,
-fsynced and renamed over the old one. `undo_last` puts the previous versions back, refusing in
-turn if a file changed since the write.
+* **One writer per project.** Every write, undo and redo holds `.agentdiff/lock` (an advisory lock);
+  another process waits up to `LOCK_WAIT` seconds, then is refused with a clear message.
+* **Checked.** Every file is compared with the digest it had when it was read: a file changed on disk
+  since is refused, never overwritten.
+* **A transaction.** The entry is journaled first (`pending`, with the old and new text of every file),
+  then each new text is staged beside its file and renamed into place, then the entry says `applied`.
+  After a crash at any point, the next journal operation rolls a `pending` entry back (files put back
+  as they were, staged files removed) and an `undoing`/`redoing` one forward: every file is old or new
+  as one set, and a journal entry exists only for a write that happened.
+* **Ordered.** Entries are numbered (`seq`), one per user action (a batch accept is one entry). Undo
+  takes the newest applied entry; redo the most recently undone one; a new write forgets what could
+  be redone. An entry that cannot be undone (a file changed after it) can be dropped, so older ones
+  can be undone.
+
+`AGENTDIFF_FAULT=<step>` ends the process at that step (for the crash tests): `intent`, `staged`,
+`renamed-1` (after the first rename), `undoing`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 JOURNAL_DIR = Path(".agentdiff") / "journal"
+LOCK_FILE = Path(".agentdiff") / "lock"
+LOCK_WAIT = 5.0
 
 
 class BaselineConflict(Exception):
@@ -27,7 +41,11 @@ class BaselineConflict(Exception):
 
 
 class BaselineWriteError(Exception):
-    """The files could not be written (a full disk, no permission); nothing was written."""
+    """The files could not be written (a full disk, no permission, another writer); nothing was written."""
+
+
+class UndoBlocked(BaselineConflict):
+    """The newest entry cannot be undone: a file changed after it. `drop_last` lets older ones be undone."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +60,9 @@ class JournalEntry:
     id: str
     reason: str
     time: float
-    files: tuple[dict, ...]  # {"path", "before": sha or None, "after": sha, "backup": name or None}
+    files: tuple[dict, ...]  # {"path", "before": sha or None, "after": sha or None, "backup", "new"}
+    seq: int = 0
+    state: str = "applied"  # pending | applied | undoing | undone | redoing | dropped
 
 
 def sha256_of(path: Path) -> Optional[str]:
@@ -50,6 +70,15 @@ def sha256_of(path: Path) -> Optional[str]:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except FileNotFoundError:
         return None
+
+
+def _sha(text: Optional[str]) -> Optional[str]:
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _fault(step: str) -> None:
+    if os.environ.get("AGENTDIFF_FAULT") == step:
+        os._exit(137)
 
 
 def atomic_write(path: Path, text: str, durable: bool = True) -> None:
@@ -72,11 +101,15 @@ def _display(path: Path, root: Path) -> str:
         return str(path.resolve())
 
 
-def _stage(path: Path, text: str, durable: bool = True) -> str:
-    """Write `text` to a temporary file beside `path` (on disk, with `durable`); returns its name.
+def _stage(path: Path, text: str, durable: bool = True, name: Optional[str] = None) -> str:
+    """Write `text` to a temporary file beside `path` (`name`, else a fresh one); returns its path.
     It gets the file's permissions, or the usual ones for a new file (mkstemp makes it private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if name is None:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    else:
+        temp = str(path.parent / name)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -98,55 +131,6 @@ def _umask() -> int:
     return umask
 
 
-def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> JournalEntry:
-    """Write all `writes` or none; returns the journal entry that can undo them.
-
-    Every new text is first staged on disk beside its file; only when all are staged (and the
-    journal holds the previous versions) are they renamed into place. A failure before that (a full
-    disk, a read-only folder) leaves every baseline as it was and says why; a kill at any moment
-    leaves each file whole, old or new."""
-    for write in writes:
-        current = sha256_of(write.path)
-        if current != write.expected_sha256:
-            what = "was created" if write.expected_sha256 is None else "changed on disk"
-            raise BaselineConflict(f"{_display(write.path, root)} {what} since it was read; nothing was written")
-    entry_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 1_000_000:06d}"
-    folder = root / JOURNAL_DIR / entry_id
-    staged: list[tuple[str, Path]] = []
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        files = []
-        for index, write in enumerate(writes):
-            backup = None
-            if write.path.exists():
-                backup = f"{index}-{write.path.name}"
-                atomic_write(folder / backup, write.path.read_text(encoding="utf-8"))
-            files.append(
-                {
-                    "path": _display(write.path, root),
-                    "before": write.expected_sha256,
-                    "after": hashlib.sha256(write.text.encode("utf-8")).hexdigest(),
-                    "backup": backup,
-                }
-            )
-        for write in writes:
-            staged.append((_stage(write.path, write.text), write.path))
-        entry = JournalEntry(entry_id, reason, time.time(), tuple(files))
-        atomic_write(folder / "entry.json", json.dumps(entry.__dict__, indent=2))
-    except OSError as exc:
-        for temp, _ in staged:
-            if os.path.exists(temp):
-                os.unlink(temp)
-        shutil.rmtree(folder, ignore_errors=True)
-        where = getattr(exc, "filename", None) or ""
-        raise BaselineWriteError(f"nothing was written: {exc.strerror or exc}{f' ({where})' if where else ''}") from exc
-    for temp, path in staged:
-        os.replace(temp, path)
-    for directory in {path.parent for _, path in staged}:
-        _sync_dir(directory)
-    return entry
-
-
 def _sync_dir(directory: Path) -> None:
     try:
         dir_fd = os.open(directory, os.O_RDONLY)
@@ -158,34 +142,221 @@ def _sync_dir(directory: Path) -> None:
         pass
 
 
-def journal_entries(root: Path) -> list[JournalEntry]:
+@contextmanager
+def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
+    """The project's one-writer lock; `BaselineWriteError` when another process holds it past `wait`."""
+    path = root / LOCK_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError as exc:
+        raise BaselineWriteError(f"nothing was written: {exc.strerror or exc} ({path})") from exc
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    handle.seek(0)
+                    holder = handle.read().strip() or "another process"
+                    raise BaselineWriteError(f"another agentdiff ({holder}) is writing to this project; nothing was written, try again") from None
+                time.sleep(0.05)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # closing releases the lock
+
+
+# --- the entries ---------------------------------------------------------------------------------
+
+
+def _folder(root: Path, entry: JournalEntry) -> Path:
+    return root / JOURNAL_DIR / entry.id
+
+
+def _save(root: Path, entry: JournalEntry) -> None:
+    atomic_write(_folder(root, entry) / "entry.json", json.dumps(entry.__dict__, indent=2))
+
+
+def _with(entry: JournalEntry, state: str) -> JournalEntry:
+    return JournalEntry(entry.id, entry.reason, entry.time, entry.files, entry.seq, state)
+
+
+def journal_entries(root: Path, states: Optional[Sequence[str]] = None) -> list[JournalEntry]:
+    """Every entry, oldest first (by `seq`); with `states`, only those in them. Entries of the first
+    journal (named by time, `undone` flag) are read in their time order, before the numbered ones."""
     folder = root / JOURNAL_DIR
     entries = []
-    for item in sorted(folder.glob("*/entry.json")) if folder.is_dir() else []:
-        data = json.loads(item.read_text(encoding="utf-8"))
-        if not data.get("undone"):
-            entries.append(JournalEntry(data["id"], data["reason"], data["time"], tuple(data["files"])))
-    return entries
+    for item in folder.glob("*/entry.json") if folder.is_dir() else []:
+        try:
+            data = json.loads(item.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        state = data.get("state") or ("undone" if data.get("undone") else "applied")
+        entries.append(JournalEntry(item.parent.name, data["reason"], data["time"], tuple(data["files"]), int(data.get("seq", 0)), state))
+    entries.sort(key=lambda e: (e.seq, e.time, e.id))
+    return [e for e in entries if states is None or e.state in states]
+
+
+def _next_seq(root: Path) -> int:
+    return max((e.seq for e in journal_entries(root)), default=0) + 1
+
+
+def _text(folder: Path, name: Optional[str]) -> Optional[str]:
+    return None if name is None else (folder / name).read_text(encoding="utf-8")
+
+
+def _put(root: Path, entry: JournalEntry, side: str) -> None:
+    """Make every file of `entry` its `side` ("backup": before, "new": after) version."""
+    folder = _folder(root, entry)
+    for file in entry.files:
+        path = root / file["path"]
+        text = _text(folder, file.get(side))
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, text)
+
+
+def recover(root: Path) -> list[str]:
+    """Finish what a crash interrupted: a `pending` write is rolled back (files put back, staged files
+    removed, the entry deleted), an `undoing`/`redoing` one rolled forward. Call with the lock held."""
+    said = []
+    for entry in journal_entries(root, ("pending", "undoing", "redoing")):
+        folder = _folder(root, entry)
+        if entry.state == "pending":
+            for file in entry.files:
+                path = root / file["path"]
+                if file.get("staged"):
+                    (path.parent / file["staged"]).unlink(missing_ok=True)
+                if sha256_of(path) == file["after"] and file["after"] != file["before"]:
+                    text = _text(folder, file.get("backup"))
+                    if text is None:
+                        path.unlink(missing_ok=True)
+                    else:
+                        atomic_write(path, text)
+            for item in sorted(folder.iterdir(), reverse=True):
+                item.unlink()
+            folder.rmdir()
+            said.append(f"an interrupted write was rolled back: {entry.reason}")
+        else:
+            done = "undone" if entry.state == "undoing" else "applied"
+            _put(root, entry, "backup" if entry.state == "undoing" else "new")
+            _save(root, _with(entry, done))
+            said.append(f"an interrupted {entry.state[:-3]} was finished: {entry.reason}")
+    return said
+
+
+def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> JournalEntry:
+    """Write all `writes` or none, as one journal entry (which undo reverts as one)."""
+    with project_lock(root):
+        recover(root)
+        for write in writes:
+            current = sha256_of(write.path)
+            if current != write.expected_sha256:
+                what = "was created" if write.expected_sha256 is None else "changed on disk"
+                raise BaselineConflict(f"{_display(write.path, root)} {what} since it was read; nothing was written")
+        seq = _next_seq(root)
+        entry = JournalEntry(f"{seq:08d}", reason, time.time(), (), seq, "pending")
+        folder = _folder(root, entry)
+        staged: list[tuple[str, Path]] = []
+        try:
+            folder.mkdir(parents=True, exist_ok=False)
+            files = []
+            for index, write in enumerate(writes):
+                backup = f"{index}-before" if write.path.exists() else None
+                if backup:
+                    atomic_write(folder / backup, write.path.read_text(encoding="utf-8"))
+                atomic_write(folder / f"{index}-after", write.text)
+                files.append({"path": _display(write.path, root), "before": write.expected_sha256, "after": _sha(write.text),
+                              "backup": backup, "new": f"{index}-after", "staged": f".{write.path.name}.agentdiff-{seq}.tmp"})
+            entry = JournalEntry(entry.id, reason, entry.time, tuple(files), seq, "pending")
+            _save(root, entry)  # the intent, before any file changes
+            _fault("intent")
+            for write, file in zip(writes, files):
+                staged.append((_stage(write.path, write.text, name=file["staged"]), write.path))
+            _fault("staged")
+        except OSError as exc:
+            for temp, _ in staged:
+                Path(temp).unlink(missing_ok=True)
+            for item in folder.iterdir() if folder.is_dir() else []:
+                item.unlink()
+            if folder.is_dir():
+                folder.rmdir()
+            where = getattr(exc, "filename", None) or ""
+            raise BaselineWriteError(f"nothing was written: {exc.strerror or exc}{f' ({where})' if where else ''}") from exc
+        for count, (temp, path) in enumerate(staged, 1):
+            os.replace(temp, path)
+            _fault(f"renamed-{count}")
+        for directory in {path.parent for _, path in staged}:
+            _sync_dir(directory)
+        for undone in journal_entries(root, ("undone",)):  # a new write: what was undone can no longer be redone
+            _save(root, _with(undone, "dropped"))
+        entry = _with(entry, "applied")
+        _save(root, entry)
+        return entry
+
+
+def _check(root: Path, entry: JournalEntry, key: str, doing: str) -> None:
+    for file in entry.files:
+        if sha256_of(root / file["path"]) != file[key]:
+            raise UndoBlocked(
+                f"cannot {doing} {entry.reason!r}: {file['path']} changed since it was written; {doing} would lose that change. "
+                f"Drop that entry (`agentdiff undo --drop`, D in the workbench) to {doing} older ones"
+            )
 
 
 def undo_last(root: Path) -> Optional[JournalEntry]:
-    """Put back what the newest journaled write replaced; None when there is nothing to undo."""
-    entries = journal_entries(root)
-    if not entries:
-        return None
-    entry = entries[-1]
-    folder = root / JOURNAL_DIR / entry.id
-    for file in entry.files:
-        path = root / file["path"]
-        if sha256_of(path) != file["after"]:
-            raise BaselineConflict(f"{file['path']} changed since it was written; undo would lose that change")
-    for file in entry.files:
-        path = root / file["path"]
-        if file["backup"] is None:
-            path.unlink(missing_ok=True)
-        else:
-            atomic_write(path, (folder / file["backup"]).read_text(encoding="utf-8"))
-    data = json.loads((folder / "entry.json").read_text(encoding="utf-8"))
-    data["undone"] = True
-    atomic_write(folder / "entry.json", json.dumps(data, indent=2))
-    return entry
+    """Put back what the newest applied entry replaced, byte for byte (a file it created is removed);
+    None when there is nothing to undo; `UndoBlocked` when a file changed after it."""
+    with project_lock(root):
+        recover(root)
+        applied = journal_entries(root, ("applied",))
+        if not applied:
+            return None
+        entry = applied[-1]
+        _check(root, entry, "after", "undo")
+        entry = _with(entry, "undoing")
+        _save(root, entry)
+        _fault("undoing")
+        _put(root, entry, "backup")
+        entry = _with(entry, "undone")
+        _save(root, entry)
+        return entry
+
+
+def redo_last(root: Path) -> Optional[JournalEntry]:
+    """Apply again the most recently undone entry; None when there is nothing to redo."""
+    with project_lock(root):
+        recover(root)
+        entries = journal_entries(root, ("applied", "undone"))
+        newest_applied = max((e.seq for e in entries if e.state == "applied"), default=0)
+        undone = [e for e in entries if e.state == "undone" and e.seq > newest_applied
+                  and all(file.get("new") for file in e.files)]  # the first journal kept no new texts
+        if not undone:
+            return None
+        entry = undone[0]
+        _check(root, entry, "before", "redo")
+        entry = _with(entry, "redoing")
+        _save(root, entry)
+        _put(root, entry, "new")
+        entry = _with(entry, "applied")
+        _save(root, entry)
+        return entry
+
+
+def drop_last(root: Path) -> Optional[JournalEntry]:
+    """Forget the newest applied entry (its files stay as they are), so older ones can be undone."""
+    with project_lock(root):
+        recover(root)
+        applied = journal_entries(root, ("applied",))
+        if not applied:
+            return None
+        entry = _with(applied[-1], "dropped")
+        _save(root, entry)
+        return entry
