@@ -106,17 +106,24 @@ def worker_pool():
 _making_env = None  # the background process making the oldest ADK's environment, if one was needed
 
 
-def pytest_sessionstart(session):
-    """Start making the oldest ADK's project environment at once (pip, mostly waiting on the
-    network), so it is ready by the time the tests across versions need it."""
+def pytest_collection_finish(session):
+    """When a collected test needs the oldest ADK's project environment, start making it at once
+    (pip, mostly waiting on the network), so it is ready by the time that test runs."""
     global _making_env
     from adk_envs import OLDEST, ROOT
 
-    if not (ROOT / ".venv-adk" / OLDEST / "ready").exists():
+    needed = any("oldest_adk_python" in getattr(item, "fixturenames", ()) for item in session.items)
+    if needed and not (ROOT / ".venv-adk" / OLDEST / "ready").exists():
         import subprocess
 
         _making_env = subprocess.Popen([sys.executable, str(TESTS / "adk_envs.py"), OLDEST],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _making_env is not None and _making_env.poll() is None:  # never outlive the session
+        _making_env.terminate()
+        _making_env.wait()
 
 
 @pytest.fixture(scope="session")

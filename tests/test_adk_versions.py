@@ -49,6 +49,7 @@ def metric(criteria: dict, name: str, rules):
 
 def test_versions_are_read_and_ordered():
     assert rules_for("1.19.0").version == (1, 19, 0) and rules_for("2.13.0rc1").version == (2, 13, 0)
+    assert rules_for("1.9.0").version < rules_for("1.19.0").version < rules_for("2.2.1").version  # numbers, not text
     assert rules_for(None) is RULES_NEWEST and rules_for("garbage") is RULES_NEWEST
     assert support_note("2.13.4") is None and support_note("1.19.0") is None
     assert support_note("1.2.1") == ("ADK 1.2.1 is older than the oldest version agentdiff scores exactly (1.19.0 to 2.13.x); "
@@ -119,6 +120,24 @@ def test_the_final_response_prefers_text_from_2_6():
     events = _events(TEXT_FINAL, IMAGE_FINAL)
     assert _built(events, V259).final_response.parts[0].inline_data is not None
     assert _built(events, V260).final_response.parts[0].text == "done"
+
+
+def test_inline_data_events_count_from_1_34_and_grounding_from_2_8():
+    image = {"author": "a", "content": {"role": "model", "parts": [{"inline_data": {"mime_type": "image/png", "data": "AA=="}}]}}
+    grounded = {"author": "a", "grounding_metadata": {"web_search_queries": ["q"]}}
+    events = _events(image, grounded, TEXT_FINAL)
+    shown = {r.label: [(e.author, e.grounding_metadata is not None) for e in _built(events, r).intermediate_data.invocation_events]
+             for r in (rules_for("1.33.0"), rules_for("1.34.0"), rules_for("2.8.0"), V2100)}
+    assert shown == {"ADK 1.33.0": [], "ADK 1.34.0": [("a", False)], "ADK 2.8.0": [("a", False), ("a", True)],
+                     "ADK 2.10.0": [("a", False), ("a", True), ("a", False)]}
+
+
+def test_an_error_code_event_is_a_final_response_from_2_9():
+    failed = {"author": "a", "error_code": "MALFORMED", "content": {"role": "model", "parts": [
+        {"function_response": {"name": "f", "response": {}}}, {"text": "the model failed"}]}}
+    events = _events(TEXT_FINAL, failed)
+    assert _built(events, rules_for("2.8.0")).final_response.parts[0].text == "done"
+    assert _built(events, rules_for("2.9.0")).final_response.parts[-1].text == "the model failed"
 
 
 # --- real project environments -----------------------------------------------------------------

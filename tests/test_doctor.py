@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 from agentdiff.core.project.doctor import Imported, _adk_requirement, credential_checks, dotenv_names, requirement_allows
@@ -33,7 +32,7 @@ def test_the_adk_requirement_is_read_from_pyproject_poetry_or_requirements(tmp_p
     assert _adk_requirement(tmp_path) == ">=1.19"
     (tmp_path / "pyproject.toml").write_text('[tool.poetry.dependencies]\npython = "^3.11"\ngoogle-adk = "^1.26.0"\n')
     assert _adk_requirement(tmp_path) == ">=1.26.0,<2.0.0"
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["google_adk==1.2.1"]\n')
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["google-adk-community>=0.2", "google_adk==1.2.1"]\n')
     assert _adk_requirement(tmp_path) == "==1.2.1"
 
 

@@ -50,6 +50,11 @@ def test_the_order_an_interpreter_is_chosen_in(clean_env, monkeypatch):
     assert choose_interpreter(root) == (str(active), "the active virtual environment")
     assert choose_interpreter(root, configured="venv") == (str(venv), "python in the project configuration")
     assert choose_interpreter(root, explicit=str(dot_venv), configured="venv") == (str(dot_venv), "--python")
+    monkeypatch.delenv("VIRTUAL_ENV")
+    dot_venv.unlink()  # an environment whose Python is gone is reported, not skipped for another
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /gone\n")
+    assert choose_interpreter(root) == (str(dot_venv), "the project's .venv")
+    assert probe(str(dot_venv), "the project's .venv").error == "no such interpreter"
 
 
 def test_uv_and_poetry_environments_outside_the_project(clean_env, monkeypatch):
@@ -123,5 +128,7 @@ def test_agents_run_on_the_projects_environment_without_agentdiff_in_it(clean_en
     report = json.loads(out)
     (case,) = report["cases"]
     assert (case["id"], case["status"], code) == (case_id("echo", "case_0"), "passed", 0), case
+    from importlib.metadata import version
+
     assert report["agents_python"] == {"python": "%d.%d.%d" % sys.version_info[:3], "interpreter": str(root / ".venv" / "bin" / "python"),
-                                       "chosen_by": "the project's .venv", "adk": report["agents_python"]["adk"]}
+                                       "chosen_by": "the project's .venv", "adk": version("google-adk")}  # through the path file

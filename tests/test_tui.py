@@ -236,11 +236,22 @@ async def test_accept_all_visible_failures_needs_a_confirmation(tmp_path):
         pool.take_jobs()
         await pilot.press("A")
         await until(pilot, lambda: modal(app) == "AcceptModal")
-        assert app.screen.description == "accept 3 failing case(s)"
+        assert app.screen.description == "accept 3 cases (one undo)"
+        before = {p: p.read_text() for p in (tmp_path / "sample_agents").rglob("*") if p.is_file()}
         await pilot.press("y")
         await settle(app, pilot)
         assert {i: s.status.value for i, s in app.workbench.cases.items() if s.status is not CaseStatus.PASSED} == {}
+        assert {s.reason for s in app.workbench.cases.values() if s.ref.id in FAILING} == {"re-score: accepted"}
         assert pool.take_jobs() == []  # re-scored, not run again
+        await pilot.press("z")  # one undo takes back the whole batch, byte for byte
+        await settle(app, pilot)
+        after = {p: p.read_text() for p in (tmp_path / "sample_agents").rglob("*") if p.is_file()}
+        assert after == before
+        assert {i for i, s in app.workbench.cases.items() if s.status is not CaseStatus.PASSED} == FAILING
+        await pilot.press("Z")
+        await settle(app, pilot)
+        assert all(s.status is CaseStatus.PASSED for s in app.workbench.cases.values())
+        assert pool.take_jobs() == []
 
 
 async def test_e_opens_the_expected_value_at_its_line(tmp_path):

@@ -129,7 +129,7 @@ async def test_first_run_sends_one_job_per_case_and_every_echo_case_passes(root,
 
 async def test_plan_accept_refuses_a_case_that_has_not_run(root, sets, pool):
     wb = Workbench(root, [root / "agents"], pool)
-    with pytest.raises(ValueError, match="this case has not run yet"):
+    with pytest.raises(ValueError, match="has not run yet"):
         await wb.plan_accept(ECHO_0)
 
 
@@ -289,14 +289,22 @@ async def test_editor_litter_and_agentdiffs_own_files_change_nothing(root, sets,
     assert (pool.jobs, events) == ([], [])
 
 
-async def test_while_paused_changes_do_nothing(root, sets, pool):
+async def test_while_paused_changes_are_kept_and_shown_stale_then_applied_on_resume(root, sets, pool):
     wb, events = await start(root, pool)
-    wb.paused = True
+    await wb.set_paused(True)
     agent = root / "agents" / "echo" / "agent.py"
-    assert await wb.on_changes([agent, expect(sets, root, "echo", 0, "goodbye")]) == []
+    agent.write_text(agent.read_text() + "# edited\n")
+    assert await wb.on_changes([agent]) == []
     await wb.wait()
-    assert (pool.jobs, events) == ([], [])
-    assert statuses(wb) == {ECHO_0: CaseStatus.PASSED, ECHO_1: CaseStatus.PASSED, OTHER_0: CaseStatus.PASSED}
+    assert pool.jobs == [] and wb.held_changes == 1
+    assert [(wb.cases[i].stale, wb.cases[i].reason) for i in (ECHO_0, ECHO_1)] == [
+        (True, "stale: agents/echo/agent.py changed while watching was paused")] * 2
+    assert not wb.cases[OTHER_0].stale
+    selections = await wb.set_paused(False)
+    await wb.wait()
+    assert [(s.action, sorted(s.case_ids)) for s in selections] == [("run", [ECHO_0, ECHO_1])]
+    assert sorted(job.case_id for job in pool.jobs) == [ECHO_0, ECHO_1] and wb.held_changes == 0
+    assert not wb.cases[ECHO_0].stale and wb.cases[ECHO_0].reason == "re-run: agents/echo/agent.py changed"
 
 
 # --- load errors ------------------------------------------------------------------------------
@@ -345,7 +353,10 @@ async def test_accept_rewrites_the_expectation_and_the_case_passes_without_a_run
     assert saved["eval_cases"][0]["conversation"][0]["final_response"]["parts"] == [{"text": "hello"}]
     assert saved["eval_cases"][1] == sets["echo"]["eval_cases"][1]
     assert pool.jobs == []
-    assert (wb.cases[ECHO_0].status, wb.cases[ECHO_0].reason) == (CaseStatus.PASSED, f"re-score: accepted: {plan.description}")
+    assert (wb.cases[ECHO_0].status, wb.cases[ECHO_0].reason) == (CaseStatus.PASSED, "re-score: accepted")
+    await wb.on_changes([set_path(root, "echo"), record])  # the watcher then reports agentdiff's own writes
+    await wb.wait()
+    assert pool.jobs == [] and wb.cases[ECHO_0].reason == "re-score: accepted"  # not changes: nothing again
 
 
 async def test_undo_puts_the_file_back_byte_for_byte_and_the_case_fails_again(root, sets, pool):

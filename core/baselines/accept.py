@@ -1,13 +1,19 @@
-"""Accepting an actual run as the baseline: the whole case, one turn, or one layer — planned first
-(the exact file change, for a preview), then written atomically and journaled for undo."""
+"""Accepting actual runs as the baseline: whole cases, one turn, or one layer — planned first (the
+exact file change, for a preview), then written as one journaled transaction for undo.
+
+Several accepts (`A`, `agentdiff accept --all-failed`) make one plan, and so one journal entry: the
+cases of one eval set file are applied to it one after another, then the file is written once.
+Eval set files are edited in place (`json_edit`): only the values accepted change, the rest of the
+file keeps its bytes. A plan that would change nothing raises `NothingToAccept`.
+"""
 
 from __future__ import annotations
 
 import copy
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 from agentdiff.core.baselines.documents import (
     REGISTRATION_FILE,
@@ -25,7 +31,8 @@ from agentdiff.core.baselines.journal import (
     write_baseline,
 )
 from agentdiff.core.formats.conformance import recordings_file, session_file
-from agentdiff.core.formats.json_text import dumps_like
+from agentdiff.core.formats.eval_set_files import LoadedEvalSet
+from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.formats.yaml_writer import dump_yaml
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
@@ -36,27 +43,53 @@ Scope = Literal["case", "turn", "layer"]
 _TOOL_KEYS = ("tool_uses", "toolUses", "tool_responses", "toolResponses", "invocation_events", "invocationEvents")
 
 
+class NothingToAccept(RecordError):
+    """The baseline already says what the run did: nothing would be written."""
+
+
+@dataclass(frozen=True)
+class AcceptRequest:
+    run: CaseRun
+    scope: Scope = "case"
+    turn: Optional[int] = None
+    layer: Optional[str] = None
+
+
 @dataclass(frozen=True)
 class AcceptPlan:
-    case_id: str
+    case_ids: tuple[str, ...]
     description: str  # "accept turn 2 (tool_calls) of …"
     writes: tuple[FileWrite, ...]
     preview: str  # unified diff of every file the accept changes
 
+    @property
+    def case_id(self) -> str:
+        return self.case_ids[0]
 
-def _preview(writes: tuple[FileWrite, ...], root: Path) -> str:
-    out = []
+
+@dataclass
+class _EvalFile:
+    loaded: LoadedEvalSet
+    data: Any
+    sidecar: dict[str, dict] = field(default_factory=dict)  # eval_id → registration
+
+
+def _preview(writes: Sequence[FileWrite], root: Path) -> str:
+    """A unified diff of every baseline file; each registration file named in one line (its records
+    say who accepted what, when: they differ every time and decide nothing)."""
+    out, registrations = [], []
     for write in writes:
         try:
             shown = write.path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             shown = str(write.path)
+        if write.path.name.endswith(REGISTRATION_FILE):
+            registrations.append(shown)
+            continue
         before = write.path.read_text(encoding="utf-8") if write.path.exists() else ""
-        out += difflib.unified_diff(
-            before.splitlines(keepends=True), write.text.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
-        )
-    text = "".join(out)
-    return text if text else "(no change: the baseline already says this)\n"
+        out += difflib.unified_diff(before.splitlines(keepends=True), write.text.splitlines(keepends=True), f"a/{shown}", f"b/{shown}")
+    out += [f"(and the registration in {shown}: who accepted it, when, the agent's models and the files it read)\n" for shown in registrations]
+    return "".join(out)
 
 
 def _shown_output(run: CaseRun) -> RunOutput:
@@ -68,64 +101,117 @@ def _shown_output(run: CaseRun) -> RunOutput:
     return out
 
 
+def _describe(request: AcceptRequest) -> str:
+    if isinstance(request.run.ref, ConformanceCaseRef) or request.scope == "case" or request.turn is None and request.scope == "turn":
+        return "the whole case"
+    if request.scope == "turn":
+        return f"turn {request.turn + 1}"
+    return f"the {request.layer} layer" + (f" of turn {request.turn + 1}" if request.turn is not None else "")
+
+
 def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None) -> AcceptPlan:
-    out = _shown_output(run)
+    return plan_accepts([AcceptRequest(run, scope, turn, layer)], root)
+
+
+def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
+    """One plan for every request; `NothingToAccept` when none of them would change a file."""
+    eval_files: dict[Path, _EvalFile] = {}
+    writes: list[FileWrite] = []
+    accepted: list[AcceptRequest] = []
+    for request in requests:
+        out = _shown_output(request.run)
+        ref = request.run.ref
+        if isinstance(ref, ConformanceCaseRef):
+            conformance = _conformance_writes(request.run, out, root)
+            if conformance:
+                writes += conformance
+                accepted.append(request)
+            continue
+        assert isinstance(ref, EvalCaseRef)
+        loaded = ref.eval_set
+        if loaded.legacy:
+            raise RecordError(f"{loaded.source.display} is in ADK's legacy format; migrate it before accepting into it")
+        file = eval_files.setdefault(loaded.source.path, _EvalFile(loaded, copy.deepcopy(loaded.raw)))
+        before = copy.deepcopy(file.data)
+        _apply(request, file.data)
+        if file.data != before:
+            file.sidecar[ref.case.eval_id] = registration(out, request.run.agent.label if request.run.agent else "", root)
+            accepted.append(request)
+    for path, file in eval_files.items():
+        if file.data == file.loaded.raw:
+            continue
+        try:
+            text = edit_json(file.loaded.source.text, file.data)
+        except ValueError as exc:  # say, a key written twice: the file cannot be edited in place
+            raise RecordError(f"{file.loaded.source.display} cannot be edited in place: {exc}") from None
+        writes.append(FileWrite(path, text, file.loaded.source.sha256))
+        sidecar = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
+        for eval_id, record in file.sidecar.items():
+            writes = [w for w in writes if w.path != sidecar] + [registration_write(sidecar, eval_id, record, base=_pending(writes, sidecar))]
+    if not accepted or not writes:
+        what = "these cases" if len(requests) > 1 else _describe(requests[0]) if requests else "it"
+        raise NothingToAccept(f"nothing to accept: the baseline already says what the run did ({what})")
+    ids = tuple(dict.fromkeys(r.run.ref.id for r in accepted))
+    description = f"accept {_describe(accepted[0])}: {ids[0]}" if len(ids) == 1 else f"accept {len(ids)} cases"
+    return AcceptPlan(ids, description, tuple(writes), _preview(writes, root))
+
+
+def _pending(writes: Sequence[FileWrite], path: Path) -> Optional[str]:
+    """The text already planned for `path` in this plan (so registrations of one file accumulate)."""
+    return next((w.text for w in writes if w.path == path), None)
+
+
+def _conformance_writes(run: CaseRun, out: RunOutput, root: Path) -> list[FileWrite]:
+    """The recordings, session and registration of a conformance case; none when the run matched."""
+    if run.diff is not None and run.diff.same:
+        return []
     ref = run.ref
-    if isinstance(ref, ConformanceCaseRef):
-        mode = run.baseline.mode if run.baseline and run.baseline.mode else "none"
-        case_dir = ref.case.dir
-        rec, ses = case_dir / recordings_file(mode), case_dir / session_file(mode)
-        writes = (
-            FileWrite(rec, dump_yaml(recordings_document(out)), sha256_of(rec)),
-            FileWrite(ses, dump_yaml(session_document(out)), sha256_of(ses)),
-            registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
-        )
-        what = "the whole case" if scope == "case" else "the whole case (a conformance recording is accepted as a whole)"
-        return AcceptPlan(ref.id, f"accept {what}: {ref.id} ({mode})", writes, _preview(writes[:2], root))
+    assert isinstance(ref, ConformanceCaseRef)
+    mode = run.baseline.mode if run.baseline and run.baseline.mode else "none"
+    case_dir = ref.case.dir
+    rec, ses = case_dir / recordings_file(mode), case_dir / session_file(mode)
+    return [
+        FileWrite(rec, dump_yaml(recordings_document(out)), sha256_of(rec)),
+        FileWrite(ses, dump_yaml(session_document(out)), sha256_of(ses)),
+        registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
+    ]
+
+
+def _apply(request: AcceptRequest, data: Any) -> None:
+    """Put the run's turns (or one turn, or one layer of it) into the eval set document `data`."""
+    ref, run = request.run.ref, request.run
     assert isinstance(ref, EvalCaseRef)
-    loaded = ref.eval_set
-    if loaded.legacy:
-        raise RecordError(f"{loaded.source.display} is in ADK's legacy format; migrate it before accepting into it")
     record = run.shown_record
     if record is None:
         raise RecordError("the run was not scored; there is nothing to accept")
     actual = record.actual
-    index = next(i for i, case in enumerate(loaded.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
-    data = copy.deepcopy(loaded.raw)
+    index = next(i for i, case in enumerate(ref.eval_set.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
     case = data["eval_cases"][index]
     conversation = case[child_key(case, "conversation") or "conversation"]
-    turns = range(len(conversation)) if scope == "case" or turn is None else [turn]
+    turns = range(len(conversation)) if request.scope == "case" or request.turn is None else [request.turn]
     for t in turns:
         if t >= len(actual):
             raise RecordError(f"the run did not reach turn {t + 1}")
         expected, invocation = conversation[t], actual[t]
-        if scope != "layer" or layer == "response":
+        if request.scope != "layer" or request.layer == "response":
             key = child_key(expected, "final_response") or "final_response"
             if invocation.final_response is not None:
                 expected[key] = invocation.final_response.model_dump(mode="json", exclude_none=True)
             else:
                 expected.pop(key, None)
-        if scope != "layer" or layer == "tool_calls":
+        if request.scope != "layer" or request.layer == "tool_calls":
             key = child_key(expected, "intermediate_data") or "intermediate_data"
+            previous = expected.get(key) if isinstance(expected.get(key), dict) else {}
             static = static_intermediate(invocation)
-            if scope == "layer":  # only the calls and their responses; intermediate texts stay
-                previous = expected.get(key) if isinstance(expected.get(key), dict) else {}
+            if request.scope == "layer":  # only the calls and their responses; intermediate texts stay
+                static = {k: v for k, v in static.items() if k in _TOOL_KEYS}
                 kept = {k: v for k, v in previous.items() if k not in _TOOL_KEYS}
-                static = {**kept, "tool_uses": static["tool_uses"], "tool_responses": static["tool_responses"]}
-            expected[key] = static
-    path = loaded.source.path
-    registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
-    writes = (
-        FileWrite(path, dumps_like(data, loaded.source.text), loaded.source.sha256),
-        registration_write(registration_path, ref.case.eval_id, registration(out, run.agent.label if run.agent else "", root)),
-    )
-    if scope == "case":
-        what = "the whole case"
-    elif scope == "turn":
-        what = f"turn {turn + 1}" if turn is not None else "the whole case"
-    else:
-        what = f"the {layer} layer" + (f" of turn {turn + 1}" if turn is not None else "")
-    return AcceptPlan(ref.id, f"accept {what}: {ref.id}", writes, _preview(writes[:1], root))
+            else:
+                kept = {}
+            # the calls always; responses and intermediate texts only where the file keeps them (ADK's
+            # scores read neither, so a file without them gets none)
+            updated = {k: v for k, v in static.items() if k == "tool_uses" or child_key(previous, k) is not None}
+            expected[key] = {**kept, **{child_key(previous, k) or k: v for k, v in updated.items()}}
 
 
 def apply_accept(plan: AcceptPlan, root: Path) -> JournalEntry:

@@ -104,12 +104,15 @@ def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = N
     return record
 
 
-def registration_write(path: Path, key: str, record: dict[str, Any]) -> FileWrite:
+def registration_write(path: Path, key: str, record: dict[str, Any], base: Optional[str] = None) -> FileWrite:
+    """The registration file with `key`'s record set; `base` is its text as already planned (else
+    the file's own), so several records of one file accumulate."""
     before = sha256_of(path)
     existing: dict[str, Any] = {}
-    if path.exists():
+    text = base if base is not None else (path.read_text(encoding="utf-8") if path.exists() else None)
+    if text is not None:
         try:
-            existing = json.loads(path.read_text(encoding="utf-8"))
+            existing = json.loads(text)
         except ValueError:
             existing = {}
     existing[key] = record

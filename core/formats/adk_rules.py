@@ -14,7 +14,9 @@ with the rule):
 | the chosen final event kept when it holds function calls | 2.3.0 | left out |
 | the final response: a text-bearing final event preferred | 2.6.0 | the last final event with parts |
 | ROUGE tokenizer: NFKC, CJK per character, Unicode letters | 2.6.0 | rouge_score's default (ASCII `[a-z0-9]` words) |
+| grounding-only events count, with their grounding; the final event stays (content cleared) when it has grounding | 2.8.0 | no grounding kept |
 | `ignore_args` on `tool_trajectory_avg_score` | 2.9.0 | ignored: arguments always compared |
+| an event with an `error_code` (not partial, no function call) is a final response | 2.9.0 | only by its parts |
 | efficiency metrics (`tool_call_count_v1`, …) always reported; the final event kept with its content cleared, usage and model version copied | 2.10.0 | no such metrics (naming one: unknown metric) |
 """
 
@@ -83,6 +85,14 @@ class AdkRules:
     @property
     def unicode_tokenizer(self) -> bool:
         return self.at_least(2, 6, 0)
+
+    @property
+    def grounding_events(self) -> bool:
+        return self.at_least(2, 8, 0)
+
+    @property
+    def error_code_final(self) -> bool:
+        return self.at_least(2, 9, 0)
 
     @property
     def ignore_args(self) -> bool:

@@ -1,21 +1,17 @@
-"""Editing a hand-maintained JSON file in place: when a new baseline is accepted only the bytes of the values
-that change differ, so indentation, key order, inline arrays, line endings, escapes and the final newline stay
-as the user wrote them, and editing back to the old data restores the file byte for byte (undo).
+"""Editing a hand-maintained JSON file in place: accepting a new baseline changes only the bytes of the values
+that differ, and editing back to the old data (undo) restores the file byte for byte.
 
-Rules:
-- Existing keys keep their positions. A new key goes right after the key that precedes it in `new_data`
-  (before the first kept key if none does): keys added to a loaded dict are appended, and an undo puts a
-  deleted key back where it was.
-- Deleting a member removes its text, one adjacent comma and the whitespace that separated it, exactly what
-  inserting it would have added; deleting every member keeps the whitespace before the closing bracket
-  (`{\\n  }`), so that re-inserting renders the member on its own line again.
-- A list that grows by appending, or shrinks by dropping its tail, is edited like members; any other change
-  of length replaces the whole list. An object that keeps none of its keys is replaced whole.
-- New text is rendered in the style of its surroundings: on one line if the value it replaces (or the
-  container it joins, or the nearest sibling that is a non-empty container) was on one line, else expanded
-  with the file's indent unit, its line ending and the indentation of the line it starts on; separators,
-  and escaping of non-ASCII text, follow the file. So undo is byte-exact where the old values were written
-  in that style; a value written otherwise (say `[1,2]` in a file that writes `[1, 2]`) comes back restyled.
+- Existing keys keep their positions; a new key goes right after the key before it in `new_data` (first if
+  none), so keys added to a loaded dict are appended and an undo puts a deleted key back where it was.
+- Deleting a member removes it with one comma and the whitespace inserting it adds; deleting every member
+  keeps the whitespace before the closing bracket (`{\\n  }`), so a re-inserted member gets its line back.
+- A list grown or cut at the end is edited member-wise; any other change of length replaces it whole, as
+  does an object that keeps none of its keys.
+- New text follows its surroundings: on one line if the value it replaces was; a new member, or a container
+  replacing a scalar, on one line if its container is, or else its container's nearest non-empty container
+  member is. Otherwise expanded, with the file's indent unit, line ending and the indentation of its line.
+  Separators and \\u escapes of non-ASCII follow the file. So undo is byte-exact where old values were
+  written in that style; one written otherwise (`[1,2]` in a file of `[1, 2]`) comes back restyled.
 """
 
 from __future__ import annotations
@@ -23,17 +19,21 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from itertools import groupby
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Optional
 
 from json_source_map import calculate
 
 _ESCAPED_NON_ASCII = re.compile(r"(?<!\\)(?:\\\\)*\\u(?!00[0-7])[0-9a-fA-F]{4}")
+_INDENT = re.compile(r"[ \t]*")
 
 
 def edit_json(text: str, new_data: Any) -> str:
-    """`text` (a JSON document) changed so that it parses to `new_data`, touching only what differs."""
+    """`text` (a JSON document) changed so that it parses to `new_data`, touching only what differs.
+
+    ValueError if `text` is not JSON, or cannot be edited in place (a repeated key, or keys with '/' that
+    json-source-map cannot tell apart)."""
     try:
         old = json.loads(text)
     except json.JSONDecodeError as error:
@@ -41,10 +41,14 @@ def edit_json(text: str, new_data: Any) -> str:
     new = json.loads(json.dumps(new_data))  # the types JSON gives back: tuples become lists, keys strings
     if _same(old, new):
         return text
-    editor = _Editor(text, _source_tree(text, old))
-    editor.walk(editor.root, old, new)
+    editor = _Editor(text, root := _source_tree(text, old))
+    editor.walk(root, old, new)
     result = editor.apply()
-    if not _same(json.loads(result), new):
+    try:
+        parsed = json.loads(result)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"edit_json produced invalid JSON ({error}); this is a bug") from error
+    if not _same(parsed, new):
         raise ValueError("edit_json produced text that does not parse to the new data; this is a bug")
     return result
 
@@ -72,39 +76,42 @@ class _Node:
     key: Optional[str] = None
     key_end: int = -1
     children: list[_Node] = field(default_factory=list)
+    parent: Optional[_Node] = field(default=None, repr=False)
 
 
 def _source_tree(text: str, data: Any) -> _Node:
     """The value spans of `text` as a tree, built from positions (json-source-map's pointers leave keys raw)."""
-    entries = sorted(calculate(text).values(), key=lambda entry: entry.value_start.position)
+    json.loads(text, object_pairs_hook=_unique)
+    source_map = calculate(text)
+    if len(source_map) != _count(data):  # pointers collided and entries were lost
+        raise ValueError("cannot edit in place: keys containing '/' make the JSON source map ambiguous")
+    entries = sorted(source_map.values(), key=lambda entry: entry.value_start.position)
     stack: list[_Node] = []
     for entry in entries:
         node = _Node(entry.value_start.position, entry.value_end.position, entry.value_start.position)
         if entry.key_start is not None:
             node.head, node.key_end = entry.key_start.position, entry.key_end.position
-            node.key = json.loads(text[node.head : node.key_end])
+            raw = text[node.head : node.key_end]
+            node.key = json.loads(raw) if "\\" in raw else raw[1:-1]
         while stack and stack[-1].end <= node.start:
             stack.pop()
         if stack:
+            node.parent = stack[-1]
             stack[-1].children.append(node)
         stack.append(node)
-    if not stack or not _matches(stack[0], data):
-        raise ValueError("cannot edit in place: duplicate keys, or keys containing '/', confuse the source map")
     return stack[0]
 
 
-def _matches(node: _Node, data: Any) -> bool:
-    children = node.children
-    if isinstance(data, dict):
-        keys = [child.key for child in children]
-        return len(keys) == len(data) == len(set(keys) & data.keys()) and all(
-            _matches(child, data[child.key]) for child in children
-        )
-    if isinstance(data, list):
-        return len(children) == len(data) and all(
-            child.key is None and _matches(child, item) for child, item in zip(children, data)
-        )
-    return not children
+def _unique(pairs: list[tuple[str, Any]]) -> dict:
+    repeated = [key for key, times in Counter(key for key, _ in pairs).items() if times > 1]
+    if repeated:
+        raise ValueError(f"cannot edit in place: an object repeats the key {repeated[0]!r}")
+    return dict(pairs)
+
+
+def _count(data: Any) -> int:
+    children = data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()
+    return 1 + sum(map(_count, children))
 
 
 @dataclass(frozen=True)
@@ -128,30 +135,25 @@ def _detect_style(text: str, root: _Node) -> _Style:
             key_seps[text[node.key_end : node.start]] += 1
         for before, after in zip(node.children, node.children[1:]):
             item_seps[text[before.end : after.head]] += 1
-    indents = [re.match(r"[ \t]*", line).group() for line in text.split("\n") if line.strip()]
+    indents = [_INDENT.match(line).group() for line in text.split("\n") if line.strip()]
     widths = [len(indent) for indent in indents]
     steps = [after - before for before, after in zip(widths, widths[1:]) if after > before]
     unit = "\t" if any(indent.startswith("\t") for indent in indents) else " " * min(steps, default=2)
-    raw_non_ascii = any(ord(char) > 127 for char in text)
+    item_sep, key_sep = (next((sep for sep, _ in seps.most_common() if "\n" not in sep), "") for seps in (item_seps, key_seps))
     return _Style(
         newline="\r\n" if "\r\n" in text else "\n",
         unit=unit,
-        item_sep=_most_common(item_seps, ", "),
-        key_sep=_most_common(key_seps, ": "),
-        ascii_only=not raw_non_ascii and _ESCAPED_NON_ASCII.search(text) is not None,
+        item_sep=item_sep or ("," if key_sep == ":" else ", "),  # either one tells if the file is compact
+        key_sep=key_sep or (":" if item_sep == "," else ": "),
+        ascii_only=text.isascii() and _ESCAPED_NON_ASCII.search(text) is not None,
     )
-
-
-def _most_common(counts: Counter[str], default: str) -> str:
-    inline = [sep for sep, _ in counts.most_common() if "\n" not in sep]
-    return inline[0] if inline else default
 
 
 class _Editor:
     """Collects span edits (start, end, replacement) by walking old and new data together."""
 
     def __init__(self, text: str, root: _Node) -> None:
-        self.text, self.root = text, root
+        self.text = text
         self.style = _detect_style(text, root)
         self.edits: list[tuple[int, int, str]] = []
 
@@ -195,14 +197,18 @@ class _Editor:
             self.delete(node, list(range(len(new), len(old))))
 
     def replace(self, node: _Node, new: Any) -> None:
+        """A scalar shows no style, so a container replacing one is styled like a member of its parent."""
         inline = "\n" not in self.text[node.start : node.end]
+        if node.parent and not node.children and new and isinstance(new, (dict, list)):
+            inline = self.inline_in(node.parent, node.parent.children.index(node))
         self.edits.append((node.start, node.end, self.render(new, inline, self.line_indent(node.start))))
 
     def delete(self, node: _Node, indices: list[int]) -> None:
         """Remove runs of members with one comma and the whitespace inserting them would have added."""
         children, last = node.children, len(node.children) - 1
-        for _, run in groupby(enumerate(indices), key=lambda pair: pair[1] - pair[0]):
-            first, *_, final = [index for _, index in run] * 2
+        for _, group in groupby(enumerate(indices), key=lambda pair: pair[1] - pair[0]):
+            run = [index for _, index in group]
+            first, final = run[0], run[-1]
             if final < last:
                 self.edits.append((children[first].head, children[final + 1].head, ""))
             elif first > 0:
@@ -213,13 +219,13 @@ class _Editor:
     def insert(self, node: _Node, anchor: int, members: list[tuple[Optional[str], Any]], first_kept: int = 0) -> None:
         """Add members after child `anchor`, or before child `first_kept` when `anchor` is -1."""
         children, style = node.children, self.style
-        inline = "\n" not in self.text[node.start : node.end]
         if not children:
+            inline = "\n" not in self.text[node.start : node.end]
             at, gap = node.start + 1, "" if inline else style.newline + self.line_indent(node.start) + style.unit
         else:
             near = anchor if anchor >= 0 else first_kept
             at = children[anchor].end if anchor >= 0 else children[first_kept].head
-            gap, inline = self.separator(node, near), inline or self.sibling_inline(node, near)
+            gap, inline = self.separator(node, near), self.inline_in(node, near)
         base = gap.rpartition("\n")[2] if "\n" in gap else self.line_indent(at)
         rendered = [self.render_member(node, key, value, inline, base) for key, value in members]
         if not children:
@@ -230,8 +236,11 @@ class _Editor:
             new = "".join(item + "," + gap for item in rendered)
         self.edits.append((at, at, new))
 
-    def sibling_inline(self, node: _Node, near: int) -> bool:
-        """Whether the sibling nearest child `near` that is a non-empty container is written on one line."""
+    def inline_in(self, node: _Node, near: int) -> bool:
+        """Whether a new value near child `near` goes on one line: if `node` is, or the nearest child that
+        is a non-empty container is."""
+        if "\n" not in self.text[node.start : node.end]:
+            return True
         for _, child in sorted(enumerate(node.children), key=lambda pair: abs(pair[0] - near)):
             if child.children:
                 return "\n" not in self.text[child.start : child.end]
@@ -261,14 +270,14 @@ class _Editor:
         return expanded.replace("\n", style.newline + base)
 
     def line_indent(self, position: int) -> str:
-        line_start = self.text.rfind("\n", 0, position) + 1
-        return re.match(r"[ \t]*", self.text[line_start:]).group()
+        return _INDENT.match(self.text, self.text.rfind("\n", 0, position) + 1).group()
 
     def apply(self) -> str:
-        """The text with every edit applied, last first, so earlier positions stay valid."""
-        text, limit = self.text, len(self.text)
-        for start, end, replacement in sorted(self.edits, key=lambda edit: (edit[0], edit[1]), reverse=True):
-            if end > limit:
+        """The text with every edit applied, in one pass (an insertion may meet a deletion, nothing overlaps)."""
+        pieces, done = [], 0
+        for start, end, replacement in sorted(self.edits, key=lambda edit: edit[:2]):
+            if start < done:
                 raise ValueError("edit_json planned overlapping edits; this is a bug")
-            text, limit = text[:start] + replacement + text[end:], start
-        return text
+            pieces += [self.text[done:start], replacement]
+            done = end
+        return "".join(pieces) + self.text[done:]

@@ -59,6 +59,8 @@ def _static(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth
     if isinstance(node, ast.Name):
         return file if node.id == "__file__" else again(names.get(node.id))
     if isinstance(node, ast.JoinedStr):
+        if any(isinstance(v, ast.FormattedValue) and (v.conversion != -1 or v.format_spec) for v in node.values):
+            return None  # `{x!r}`, `{x:>5}`: not the value itself
         parts = [again(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
         return None if None in parts else "".join(parts)  # type: ignore[arg-type]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):

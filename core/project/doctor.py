@@ -92,7 +92,7 @@ def python_checks(python: Interpreter, root: Path) -> list[Check]:
     wanted = _adk_requirement(root)
     if wanted is not None:
         fits = requirement_allows(wanted, python.adk)
-        checks.append(Check("python", fits is not False, f"the project asks for google-adk{wanted} "
+        checks.append(Check("python", fits, f"the project asks for google-adk{wanted} "
                             f"({'met' if fits else 'not met' if fits is False else 'cannot tell'} by {python.adk})",
                             "" if fits is not False else "install the project's own dependencies into that Python, or pass --python"))
     return checks
@@ -123,7 +123,7 @@ def agent_checks(
             imported[Path(agents_dir) / name] = Imported("not imported")
             checks.append(Check("agents", None, f"{name} (for {', '.join(sources[:3])}): not imported, the agents' Python cannot run"))
             continue
-        result = import_agent(python.path, AgentRef(agents_dir=agents_dir, name=name))
+        result = import_agent(python.path, AgentRef(agents_dir=agents_dir, name=name), root)
         imported[Path(agents_dir) / name] = result
         shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
         if result.error is None:
@@ -134,13 +134,14 @@ def agent_checks(
     return checks, imported
 
 
-def import_agent(python: str, agent: AgentRef) -> Imported:
-    """Import the agent in `python` as a run would (a fresh process): its models, or why it failed."""
+def import_agent(python: str, agent: AgentRef, cwd: Optional[Path] = None) -> Imported:
+    """Import the agent in `python` as a run would (a fresh process, in the project's folder `cwd`):
+    its models, or why it failed."""
     with tempfile.TemporaryDirectory(prefix="agentdiff-doctor-") as folder:
         env = copy_worker_package(folder)
         try:
             done = subprocess.run([python, "-c", _IMPORT, agent.model_dump_json()], capture_output=True, text=True,
-                                  timeout=IMPORT_TIMEOUT, env=env, stdin=subprocess.DEVNULL, cwd=agent.agents_dir)
+                                  timeout=IMPORT_TIMEOUT, env=env, stdin=subprocess.DEVNULL, cwd=cwd)
         except subprocess.TimeoutExpired:
             return Imported(f"importing it took over {IMPORT_TIMEOUT:g} s")
         except OSError as exc:
@@ -210,7 +211,7 @@ def dotenv_names(path: Path) -> list[str]:
 
 # --- the ADK version the project asks for ------------------------------------------------------
 
-_REQUIREMENT = re.compile(r"^\s*google[-_.]adk(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
+_REQUIREMENT = re.compile(r"^\s*google[-_.]adk(?![\w.-])(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 
 
 def _adk_requirement(root: Path) -> Optional[str]:

@@ -84,6 +84,8 @@ def choose_interpreter(root: Path, explicit: Optional[str] = None, configured: O
         found = _python_in(root / name)
         if found:
             return str(found), f"the project's {name}"
+        if (root / name / "pyvenv.cfg").is_file():  # an environment whose Python is gone: say so, not skip it
+            return str(root / name / "bin" / "python"), f"the project's {name}"
     uv_env = os.environ.get("UV_PROJECT_ENVIRONMENT")
     if uv_env and (root / "uv.lock").is_file():
         path = Path(uv_env).expanduser()
@@ -96,13 +98,21 @@ def choose_interpreter(root: Path, explicit: Optional[str] = None, configured: O
     return sys.executable, OWN_PYTHON
 
 
-_probed: dict[tuple[str, int], Interpreter] = {}
+_probed: dict[tuple[str, tuple], Interpreter] = {}
+
+
+def _stamp(path: str) -> tuple:
+    """What changes when the interpreter or its packages do: the executable (not followed through a
+    venv's link to its base Python) and each site-packages folder of its environment."""
+    env = Path(path).parent.parent
+    folders = sorted(env.glob("lib/python*/site-packages")) + sorted(env.glob("Lib/site-packages"))
+    return (os.lstat(path).st_mtime_ns, os.stat(path).st_mtime_ns, *(os.stat(f).st_mtime_ns for f in folders))
 
 
 def probe(path: str, why: str) -> Interpreter:
     """Run `path` once to learn its Python and ADK versions (cached while the file is unchanged)."""
     try:
-        stamp = os.stat(path).st_mtime_ns
+        stamp = _stamp(path)
     except OSError:
         return Interpreter(path, why, error="no such interpreter")
     if (path, stamp) in _probed:
@@ -171,11 +181,17 @@ def _poetry_default_env(root: Path) -> Optional[str]:
     folder = Path(base)
     if not folder.is_dir():
         return None
-    for env in sorted(folder.glob(prefix + "*"), reverse=True):  # the newest Python first
+    for env in sorted(folder.glob(prefix + "*"), key=_python_version, reverse=True):  # the newest Python first
         found = _python_in(env)
         if found:
             return str(found)
     return None
+
+
+def _python_version(env: Path) -> tuple[int, ...]:
+    """`name-hash-py3.12` → (3, 12)."""
+    tail = env.name.rpartition("-py")[2]
+    return tuple(int(part) for part in tail.split(".") if part.isdigit())
 
 
 def _poetry_name(root: Path) -> Optional[str]:

@@ -23,7 +23,7 @@ from agentdiff.core.formats.eval_config import (
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.case_ids import CaseIds
-from agentdiff.core.scoring.results import CaseResult, RunRecord
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, RunRecord
 from agentdiff.core.scoring.verdicts import (
     aggregate,
     case_verdict,
@@ -102,7 +102,7 @@ def rescore_result(
                 metrics=metrics,
                 error=error,
                 runs=runs,
-                scored_as=rules.label,
+                scored_as=None if status is CaseStatus.ERROR else rules.label,
             )
         )
     return cases

@@ -5,9 +5,9 @@ actual Invocation, in the version whose `AdkRules` are given (2.13 by default): 
 final response (the last final-response event with parts; from 2.6 a text-bearing one preferred),
 and every other agent event with a function call, function response, text or (from 1.34) inline data
 as `invocation_events`. Which final events are left out changed: before 1.29 every final event; to
-2.2 the chosen one; from 2.3 the chosen one unless it holds function calls; from 2.10 it stays with
-its content cleared (unless it holds function calls), and grounding-only events, usage and model
-version are kept too.
+2.2 the chosen one; from 2.3 the chosen one unless it holds function calls; from 2.8 grounding-only
+events count and a final event with grounding stays (its content cleared); from 2.10 the final event
+always stays (content cleared unless it holds function calls), with usage and model version.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def is_final_response(event: dict[str, Any], rules: AdkRules = RULES_NEWEST) -> 
     if actions.get("skip_summarization") or event.get("long_running_tool_ids"):
         return True
     parts = _parts(event)
-    if rules.at_least(2, 9, 0) and event.get("error_code") and not event.get("partial") and not any(p.get("function_call") for p in parts):
+    if rules.error_code_final and event.get("error_code") and not event.get("partial") and not any(p.get("function_call") for p in parts):
         return True
     if any(p.get("function_call") or p.get("function_response") for p in parts):
         return False
@@ -76,21 +76,23 @@ def _has_calls(parts: Sequence[dict[str, Any]]) -> bool:
 def _invocation_event(event: dict[str, Any], i: int, final: Optional[int], finals: set[int], rules: AdkRules) -> Optional[dict[str, Any]]:
     """The `invocation_events` entry an agent event makes, or None when the version leaves it out."""
     parts = _parts(event)
-    if rules.efficiency_metrics:  # 2.10 on
-        relevant = event.get("grounding_metadata") or any(
-            p.get("function_call") or p.get("function_response") or p.get("text") or p.get("inline_data") for p in parts)
-        if not relevant:
-            return None
-        content = None if i == final and not _has_calls(parts) else event.get("content")
-        return {"author": event.get("author", ""), "content": content,
-                "usage_metadata": event.get("usage_metadata"), "model_version": event.get("model_version")}
-    if not any(p.get("function_call") or p.get("function_response") or p.get("text")
-               or (rules.inline_data_events and p.get("inline_data")) for p in parts):
+    grounding = event.get("grounding_metadata") if rules.grounding_events else None
+    if not grounding and not any(p.get("function_call") or p.get("function_response") or p.get("text")
+                                 or (rules.inline_data_events and p.get("inline_data")) for p in parts):
         return None
+    calls = _has_calls(parts)
+    if rules.grounding_events:  # 2.8 on
+        if i == final and not calls and not grounding and not rules.efficiency_metrics:
+            return None
+        entry = {"author": event.get("author", ""), "content": None if i == final and not calls else event.get("content"),
+                 "grounding_metadata": grounding}
+        if rules.efficiency_metrics:  # 2.10 on: every such event stays, with its usage and model
+            entry |= {"usage_metadata": event.get("usage_metadata"), "model_version": event.get("model_version")}
+        return entry
     if not rules.keep_other_final_events:
         if i in finals:
             return None
-    elif i == final and not (rules.keep_final_with_calls and _has_calls(parts)):
+    elif i == final and not (rules.keep_final_with_calls and calls):
         return None
     return {"author": event.get("author", ""), "content": event.get("content")}
 

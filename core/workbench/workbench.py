@@ -12,15 +12,11 @@ stale code.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
-from agentdiff.core.baselines.accept import AcceptPlan, Scope, apply_accept, plan_accept
-from agentdiff.core.baselines.journal import JournalEntry, undo_last
-from agentdiff.core.baselines.record import RecordOutcome, record_case
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, discover
@@ -28,6 +24,7 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import rescore_case
 from agentdiff.core.run.runner import run_case
+from agentdiff.core.workbench.baselines import Baselines
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
 from agentdiff.core.workbench.changes import (
     Selection,
@@ -50,7 +47,7 @@ PREPARING = 256
 
 
 @dataclass
-class Workbench:
+class Workbench(Baselines):
     root: Path
     paths: Sequence[Path]
     pool: object  # WorkerPool, or a fake with `async run(job, timeout)`
@@ -64,6 +61,8 @@ class Workbench:
         self.index = CaseIndex()
         self.units: dict[str, Path] = {}  # case id → the file or folder it loads from
         self.paused = False
+        self._paused_changes: list[Path] = []  # changed while watching was paused: applied on resume
+        self._own: dict[Path, Optional[str]] = {}  # files this workbench wrote, with what it wrote
         self._agents = AgentMemo(self.root)
         self._listeners: list[Callable[[Event], None]] = []
         self._tasks: dict[str, asyncio.Task] = {}
@@ -256,10 +255,15 @@ class Workbench:
         return self._serial
 
     async def on_changes(self, paths: Iterable[Path]) -> list[Selection]:
-        """What a batch of changed files means; starts the runs and re-scores it calls for."""
-        if self.paused:
+        """What a batch of changed files means; starts the runs and re-scores it calls for. Files this
+        workbench wrote itself (still as it wrote them) are not changes. While paused, the changes are
+        kept and their cases shown stale; `set_paused(False)` applies them."""
+        paths = [p for p in paths if not self._is_own(Path(p))]
+        if not paths:
             return []
-        paths = list(paths)
+        if self.paused:
+            self._hold(paths)
+            return []
         async with self._lock():
             if agents_may_have_moved(paths, self.index, self.root):
                 await self._resolve_agents_again()
@@ -306,44 +310,6 @@ class Workbench:
         orphans = [s.ref.id for s in states if s.run is not None and s.run.agent is None and s.ref.id in found]
         if orphans:
             self.run(orphans, "re-run: its agent was found")
-
-    # --- accept, record and undo ------------------------------------------------------------------
-
-    async def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None) -> AcceptPlan:
-        state = self.cases[case_id]
-        if state.run is None:
-            raise ValueError("this case has not run yet")
-        run = dataclasses.replace(state.run, ref=state.ref)  # the case as loaded now, not as when it ran
-        return await asyncio.to_thread(plan_accept, run, self.root, scope, turn, layer)
-
-    async def accept(self, plan: AcceptPlan) -> JournalEntry:
-        async with self._lock():
-            entry = await asyncio.to_thread(apply_accept, plan, self.root)
-            await self._after_write([write.path for write in plan.writes], f"accepted: {plan.description}")
-        return entry
-
-    async def record(self, case_id: str) -> RecordOutcome:
-        """Re-record a case live (as `agentdiff record`), then re-run it against the new baseline."""
-        state = self.cases[case_id]
-        outcome = await record_case(state.ref, self.pool, self.options.with_mode("live"), self.root)
-        if outcome.error is None:
-            async with self._lock():
-                await self._reload([self.units[case_id]], "re-recorded")
-            self.run([case_id], "re-run: re-recorded")
-        return outcome
-
-    async def undo(self) -> Optional[JournalEntry]:
-        async with self._lock():
-            entry = await asyncio.to_thread(undo_last, self.root)
-            if entry is not None:
-                await self._after_write([self.root / file["path"] for file in entry.files], f"undone: {entry.reason}")
-        return entry
-
-    async def _after_write(self, paths: Sequence[Path], reason: str) -> None:
-        """A baseline changed under us: load its files again; changed expectations re-score."""
-        for selection in await self._reload(paths, reason):
-            if selection.action == "run":
-                self.run(selection.case_ids, selection.reason)
 
 
 def _order(ref: CaseRef, unit: Path) -> tuple:

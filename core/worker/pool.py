@@ -75,7 +75,8 @@ def copy_worker_package(into: str) -> dict[str, str]:
         if name.endswith(".py"):
             shutil.copyfile(os.path.join(here, name), os.path.join(target, name))
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": into + (os.pathsep + path if path else "")}
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONHOME"}  # agentdiff's own, not the project's
+    return {**env, "PYTHONPATH": into + (os.pathsep + path if path else "")}
 
 
 def _last_line(text: str) -> str:
@@ -119,11 +120,17 @@ class WorkerServer:
             assert process.stdout is not None
             first = process.stdout.readline().decode("utf-8", "replace").split(maxsplit=1)
             if first[:1] != ["ready"]:
+                process.terminate()  # it may still run, having printed something else first
                 process.wait()
                 with open(log_path, "rb") as log:
                     tail = log.read()[-4000:].decode("utf-8", "replace")
-                raise RuntimeError(f"the worker did not start on {self.python}: {_last_line(tail)}")
-            protocol = json.loads(first[1]).get("protocol") if len(first) > 1 else None
+                said = f" (it printed {' '.join(first)[:200]!r})" if first else ""
+                raise RuntimeError(f"the worker did not start on {self.python}: {_last_line(tail)}{said}")
+            try:
+                hello = json.loads(first[1]) if len(first) > 1 else {}
+            except ValueError:
+                hello = {}
+            protocol = hello.get("protocol") if isinstance(hello, dict) else None
             if protocol != PROTOCOL:
                 process.terminate()
                 process.wait()

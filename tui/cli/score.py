@@ -63,7 +63,10 @@ def _rules(args: argparse.Namespace):
             raise UsageError(f"--adk-version {args.adk_version!r} is not a version (say 1.19.0)")
         return rules_for(args.adk_version)
     config, _ = load_project_config(Path.cwd())
-    return rules_for(find_interpreter(Path.cwd(), args.python, config.python).adk)
+    python = find_interpreter(Path.cwd(), args.python, config.python)
+    if python.error and (args.python or config.python):
+        raise UsageError(f"the agents' Python, {python.describe(Path.cwd())}")
+    return rules_for(python.adk)
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

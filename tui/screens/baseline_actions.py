@@ -47,37 +47,30 @@ class BaselineActions:
 
     @work(exclusive=True, group="accept", name="plan accepting every visible failure")
     async def preview_accept_all(self) -> None:
-        plans, problems = [], []
-        for case_id in self.tree.visible_ids:
-            state = self.workbench.cases[case_id]
-            if not state.failing:
-                continue
-            try:
-                plans.append(await self.workbench.plan_accept(case_id, "case"))
-            except Exception as exc:
-                problems.append(f"{case_id}: {exc}")
-        if not plans:
-            self.notify("no failing case to accept" + (f" ({problems[0]})" if problems else ""), severity="warning")
+        failing = [case_id for case_id in self.tree.visible_ids if self.workbench.cases[case_id].failing]
+        if not failing:
+            self.notify("no failing case to accept", severity="warning")
             return
-        preview = "".join(plan.preview for plan in plans)
+        try:
+            plan = await self.workbench.plan_accept_all(failing)
+        except Exception as exc:
+            self.notify(f"cannot accept: {exc}", severity="error")
+            return
 
         def done(confirmed: Optional[bool]) -> None:
             if confirmed:
-                self.write_plans(plans, replan=True)
+                self.write_plans([plan], replan=False)
 
-        self.app.push_screen(AcceptModal(f"accept {len(plans)} failing case(s)", preview), done)
+        self.app.push_screen(AcceptModal(f"{plan.description} (one undo)", plan.preview), done)
 
     @work(exclusive=True, group="write", name="write baselines")
     async def write_plans(self, plans: list[AcceptPlan], replan: bool) -> None:
-        """Write each plan; with several, each is planned again so cases sharing a file see the
-        previous write."""
+        """Write each plan (a batch is one plan: one journal entry, undone by one z)."""
         for plan in plans:
             try:
-                if replan:
-                    plan = await self.workbench.plan_accept(plan.case_id, "case")
                 await self.workbench.accept(plan)
             except Exception as exc:
-                self.notify(f"not written: {plan.case_id if replan else ''}{': ' if replan else ''}{exc}", severity="error")
+                self.notify(f"not written: {exc}", severity="error")
                 return
             self.notify(f"written: {plan.description} (z undoes it)")
 
@@ -103,13 +96,21 @@ class BaselineActions:
             self.notify(f"recorded: {', '.join(outcome.written)} (z undoes it)")
 
     def action_undo(self) -> None:
-        self.undo_last_write()
+        self.journal_step("undo")
 
-    @work(exclusive=True, group="write", name="undo the last write")
-    async def undo_last_write(self) -> None:
+    def action_redo(self) -> None:
+        self.journal_step("redo")
+
+    def action_drop_entry(self) -> None:
+        self.journal_step("drop")
+
+    @work(exclusive=True, group="write", name="undo, redo or drop a journal entry")
+    async def journal_step(self, step: str) -> None:
+        action = {"undo": self.workbench.undo, "redo": self.workbench.redo, "drop": self.workbench.drop}[step]
         try:
-            entry = await self.workbench.undo()
+            entry = await action()
         except Exception as exc:
-            self.notify(f"cannot undo: {exc}", severity="error")
+            self.notify(f"cannot {step}: {exc}", severity="error")
             return
-        self.notify(f"undone: {entry.reason}" if entry else "nothing to undo")
+        done = {"undo": "undone", "redo": "redone", "drop": "dropped (its files stay as they are)"}[step]
+        self.notify(f"{done}: {entry.reason}" if entry else f"nothing to {step}")

@@ -64,7 +64,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         key("m", "toggle_mode", "Replay/live", "Switch replay / live"),
         key("a", "accept", "Accept", "Accept the actual run as baseline: the case, or the focused turn or layer; preview first"),
         key("A", "accept_all", "Accept all", "Accept all visible failures; preview first", show=False),
-        key("z", "undo", "Undo", "Undo the last accept or re-record"),
+        key("z", "undo", "Undo", "Undo the last accept or re-record (A batch: all of it)"),
+        key("Z", "redo", "Redo", "Redo what z undid", show=False),
+        key("D", "drop_entry", "Drop undo entry", "Drop the newest undo entry (when a hand edit blocks it), so older ones can be undone", show=False),
         key("ctrl+r", "rerecord", "Re-record live", "Re-record the case live: runs the agent with its own model and writes its baseline (confirm first)", show=False),
         key("e", "edit", "Edit", "Open the file holding the expected value at its line in $VISUAL / $EDITOR"),
         key("slash", "filter", "Filter", 'Filter cases: words, status:failed, agent:x, label:"flaky model", mode:live, layer:request; ! inverts a token', key_display="/"),
@@ -257,8 +259,16 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         self._refresh_header()
 
     def action_toggle_watch(self) -> None:
-        self.workbench.paused = not self.workbench.paused
-        self.notify("watching paused" if self.workbench.paused else "watching resumed")
+        self.toggle_watch()
+
+    @work(exclusive=True, group="watch-toggle", name="pause or resume watching")
+    async def toggle_watch(self) -> None:
+        held = self.workbench.held_changes
+        await self.workbench.set_paused(not self.workbench.paused)
+        if self.workbench.paused:
+            self.notify("watching paused: changes are kept and shown stale")
+        else:
+            self.notify("watching resumed" + (f": applying {held} change(s) made meanwhile" if held else ""))
         self._refresh_header()
 
     # --- moving -----------------------------------------------------------------------------------

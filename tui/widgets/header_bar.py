@@ -6,6 +6,7 @@ from typing import Iterable
 
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
@@ -26,7 +27,7 @@ class HeaderBar(Static):
             (f" {name} · {runtime.partition(' · ')[0]} · " if runtime else f" {name} · ", mode),
             (f" {name} · ", mode),
         ):
-            if not width or len(head) + len(shown_mode) + tail_width <= width:
+            if not width or cell_len(head) + cell_len(shown_mode) + tail_width <= width:
                 return head, shown_mode
         return head, shown_mode
 
@@ -54,7 +55,7 @@ class HeaderBar(Static):
             tail.append(f"  filter: {filter_text}{' failures only' if failures_only else ''}", style="cyan")
         if errors:
             tail.append(f"  {errors} load error(s)", style="red")
-        head, shown_mode = self._fitted(project, mode, tail_width=len(tail.plain) + 2)
+        head, shown_mode = self._fitted(project, mode, tail_width=tail.cell_len + 2)
         text = Text()
         text.append(head, style="bold")
         text.append(shown_mode)
