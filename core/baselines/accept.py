@@ -18,23 +18,15 @@ from typing import Any, Literal, Optional, Sequence
 from agentdiff.core.baselines.documents import (
     REGISTRATION_FILE,
     RecordError,
-    recordings_document,
+    conformance_writes,
     registration,
     registration_write,
-    session_document,
     static_intermediate,
 )
-from agentdiff.core.baselines.journal import (
-    FileWrite,
-    JournalEntry,
-    sha256_of,
-    write_baseline,
-)
-from agentdiff.core.formats.conformance import recordings_file, session_file
+from agentdiff.core.baselines.journal import FileWrite, JournalEntry, write_baseline
 from agentdiff.core.formats.eval_set_files import LoadedEvalSet
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
-from agentdiff.core.formats.yaml_writer import dump_yaml
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.worker.jobs import RunOutput
@@ -168,13 +160,7 @@ def _conformance_writes(run: CaseRun, out: RunOutput, root: Path) -> list[FileWr
     ref = run.ref
     assert isinstance(ref, ConformanceCaseRef)
     mode = run.baseline.mode if run.baseline and run.baseline.mode else "none"
-    case_dir = ref.case.dir
-    rec, ses = case_dir / recordings_file(mode), case_dir / session_file(mode)
-    return [
-        FileWrite(rec, dump_yaml(recordings_document(out)), sha256_of(rec)),
-        FileWrite(ses, dump_yaml(session_document(out)), sha256_of(ses)),
-        registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
-    ]
+    return conformance_writes(ref.case.dir, mode, out, ref.case.spec.agent, root)
 
 
 def _apply(request: AcceptRequest, data: Any) -> None:

@@ -18,13 +18,17 @@ import json
 import time
 import uuid
 from pathlib import Path
+
+import yaml
 from typing import Any, Optional, Sequence
 
 from agentdiff.core import __version__
 from agentdiff.core.baselines.journal import FileWrite, sha256_of
 from agentdiff.core.formats.adk_rules import rules_for
+from agentdiff.core.formats.conformance import recordings_file, session_file
 from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
 from agentdiff.core.formats.load_error import child_key
+from agentdiff.core.formats.yaml_writer import dump_yaml
 from agentdiff.core.worker.jobs import RunOutput
 
 REGISTRATION_FILE = "agentdiff-record.json"
@@ -151,3 +155,60 @@ def eval_case_update(raw: Any, case_index: int, actual: Sequence[Invocation]) ->
             turn.pop(final_key, None)
         turn[child_key(turn, "intermediate_data") or "intermediate_data"] = static_intermediate(invocation)
     return data
+
+
+#: Fields a run sets anew every time and no comparison reads: ids and clock times.
+VOLATILE_KEYS = frozenset({"id", "invocation_id", "timestamp", "last_update_time"})
+
+
+def keep_volatile(new: Any, old: Any, mapping: Optional[dict[Any, Any]] = None) -> Any:
+    """`new` with the ids and times of `old` where both have them at the same place (the same event,
+    the same call), and every other use of a replaced id (a function response, a recorded request)
+    following it: a re-recording whose compared content is unchanged rewrites nothing. `mapping`
+    (new id → old id) is shared across the documents of one recording, and filled in."""
+    mapping = {} if mapping is None else mapping
+
+    def walk(a: Any, b: Any) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict):
+            out = {}
+            for key, value in a.items():
+                if key in VOLATILE_KEYS and key in b and not isinstance(value, (dict, list)) and not isinstance(b[key], (dict, list)):
+                    if value != b[key] and isinstance(value, str):
+                        mapping[value] = b[key]
+                    out[key] = b[key]
+                else:
+                    out[key] = walk(value, b[key]) if key in b else value
+            return out
+        if isinstance(a, list) and isinstance(b, list):
+            return [walk(x, y) for x, y in zip(a, b)] + a[len(b):]
+        return a
+
+    def follow(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: follow(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [follow(v) for v in value]
+        return mapping.get(value, value) if isinstance(value, str) else value
+
+    return follow(walk(new, old))
+
+
+def conformance_writes(case_dir: Path, mode: str, out: RunOutput, agent: str, root: Path) -> list[FileWrite]:
+    """The recordings, session and registration of a conformance case in `mode`, keeping the ids and
+    times of the files there now where the run did the same."""
+    rec, ses = case_dir / recordings_file(mode), case_dir / session_file(mode)
+
+    def old(path: Path) -> Any:
+        try:
+            return yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            return None
+
+    ids: dict[Any, Any] = {}
+    session = keep_volatile(session_document(out), old(ses), ids)
+    recordings = keep_volatile(recordings_document(out), old(rec), ids)
+    return [
+        FileWrite(rec, dump_yaml(recordings), sha256_of(rec)),
+        FileWrite(ses, dump_yaml(session), sha256_of(ses)),
+        registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, agent, root, mode)),
+    ]

@@ -14,32 +14,27 @@ from typing import Optional, Sequence
 from agentdiff.core.baselines.documents import (
     REGISTRATION_FILE,
     RecordError,
+    conformance_writes,
     eval_case_update,
-    recordings_document,
     registration,
     registration_write,
-    session_document,
 )
 from agentdiff.core.baselines.journal import (
     BaselineConflict,
     BaselineWriteError,
     FileWrite,
     JournalEntry,
-    sha256_of,
     write_baseline,
 )
 from agentdiff.core.formats.conformance import (
     StreamingMode,
-    recordings_file,
-    session_file,
 )
-from agentdiff.core.formats.json_text import dumps_like
-from agentdiff.core.formats.yaml_writer import dump_yaml
+from agentdiff.core.formats.adk_rules import rules_for
+from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.project.agents import resolve_agent
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
 from agentdiff.core.run.options import RunOptions
-from agentdiff.core.formats.adk_rules import rules_for
 from agentdiff.core.traces.from_run import invocations_from_output
 from agentdiff.core.worker.jobs import Message, RunOutput
 
@@ -47,14 +42,16 @@ from agentdiff.core.worker.jobs import Message, RunOutput
 def record_conformance(ref: ConformanceCaseRef, out: RunOutput, mode: StreamingMode, root: Path) -> JournalEntry:
     if out.error:
         raise RecordError(f"the run failed, nothing was recorded: {out.error}")
-    case_dir = ref.case.dir
-    rec_path, ses_path = case_dir / recordings_file(mode), case_dir / session_file(mode)
-    writes = [
-        FileWrite(rec_path, dump_yaml(recordings_document(out)), sha256_of(rec_path)),
-        FileWrite(ses_path, dump_yaml(session_document(out)), sha256_of(ses_path)),
-        registration_write(case_dir / REGISTRATION_FILE, mode, registration(out, ref.case.spec.agent, root, mode)),
-    ]
+    writes = conformance_writes(ref.case.dir, mode, out, ref.case.spec.agent, root)
     return write_baseline(writes, root, f"record {ref.id} ({mode})")
+
+
+def _edited(loaded, updated) -> str:
+    """The eval set file with only the recorded values changed (`json_edit`)."""
+    try:
+        return edit_json(loaded.source.text, updated)
+    except ValueError as exc:
+        raise RecordError(f"{loaded.source.display} cannot be edited in place: {exc}") from None
 
 
 def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Message], root: Path, agent: str) -> JournalEntry:
@@ -72,7 +69,7 @@ def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Messag
     path = loaded.source.path
     registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
     writes = [
-        FileWrite(path, dumps_like(updated, loaded.source.text), loaded.source.sha256),
+        FileWrite(path, _edited(loaded, updated), loaded.source.sha256),
         registration_write(registration_path, ref.case.eval_id, registration(out, agent, root)),
     ]
     return write_baseline(writes, root, f"record {ref.id}")
