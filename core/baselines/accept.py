@@ -23,7 +23,7 @@ from agentdiff.core.baselines.documents import (
     registration_write,
     static_intermediate,
 )
-from agentdiff.core.baselines.journal import FileWrite, JournalEntry, write_baseline
+from agentdiff.core.baselines.journal import FileWrite, JournalEntry, read_exact, write_baseline
 from agentdiff.core.formats.eval_set_files import LoadedEvalSet
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
@@ -78,7 +78,7 @@ def _preview(writes: Sequence[FileWrite], root: Path) -> str:
         if write.path.name.endswith(REGISTRATION_FILE):
             registrations.append(shown)
             continue
-        before = write.path.read_text(encoding="utf-8") if write.path.exists() else ""
+        before = read_exact(write.path) if write.path.exists() else ""
         out += difflib.unified_diff(before.splitlines(keepends=True), write.text.splitlines(keepends=True), f"a/{shown}", f"b/{shown}")
     out += [f"(and the registration in {shown}: who accepted it, when, the agent's models and the files it read)\n" for shown in registrations]
     return "".join(out)
@@ -197,6 +197,8 @@ def _apply(request: AcceptRequest, data: Any) -> None:
             # the calls always; responses and intermediate texts only where the file keeps them (ADK's
             # scores read neither, so a file without them gets none)
             updated = {k: v for k, v in static.items() if k == "tool_uses" or child_key(previous, k) is not None}
+            if key not in expected and not any(updated.values()):
+                continue  # no calls, and the file says nothing of them: ADK reads that as none
             expected[key] = {**kept, **{child_key(previous, k) or k: v for k, v in updated.items()}}
 
 

@@ -72,6 +72,11 @@ def sha256_of(path: Path) -> Optional[str]:
         return None
 
 
+def read_exact(path: Path) -> str:
+    """A text file as it is on disk: line endings untouched (`read_text` would make `\r\n` `\n`)."""
+    return path.read_bytes().decode("utf-8")
+
+
 def _sha(text: Optional[str]) -> Optional[str]:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -208,7 +213,7 @@ def _next_seq(root: Path) -> int:
 
 
 def _text(folder: Path, name: Optional[str]) -> Optional[str]:
-    return None if name is None else (folder / name).read_text(encoding="utf-8")
+    return None if name is None else read_exact(folder / name)
 
 
 def _put(root: Path, entry: JournalEntry, side: str) -> None:
@@ -271,7 +276,7 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
             for index, write in enumerate(writes):
                 backup = f"{index}-before" if write.path.exists() else None
                 if backup:
-                    atomic_write(folder / backup, write.path.read_text(encoding="utf-8"))
+                    atomic_write(folder / backup, read_exact(write.path))
                 atomic_write(folder / f"{index}-after", write.text)
                 files.append({"path": _display(write.path, root), "before": write.expected_sha256, "after": _sha(write.text),
                               "backup": backup, "new": f"{index}-after", "staged": f".{write.path.name}.agentdiff-{seq}.tmp"})

@@ -1,0 +1,103 @@
+"""`agentdiff accept`, `undo` and `redo` on hand-formatted eval files: only the accepted values' bytes
+change, undo puts every byte back, a batch is one step, and a hand edit never gets the journal stuck."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_cli import run
+from workbench_support import ECHO_AGENT
+
+# A team's hand-maintained eval set: 4-space indent, CRLF line endings, inline arrays, non-ASCII
+# text, unusual key order, no trailing newline. The echo agent answers each user text with itself.
+HAND_FORMATTED = (
+    '{\r\n'
+    '    "eval_set_id": "greetings",\r\n'
+    '    "eval_cases": [\r\n'
+    '        {"eval_id": "hello", "conversation": [\r\n'
+    '            {"user_content": {"parts": [{"text": "hello"}], "role": "user"},\r\n'
+    '             "final_response": {"parts": [{"text": "goodbye"}], "role": "model"}}\r\n'
+    '        ]},\r\n'
+    '        {"eval_id": "café", "conversation": [\r\n'
+    '            {"user_content": {"parts": [{"text": "café au lait"}], "role": "user"},\r\n'
+    '             "final_response": {"parts": [{"text": "thé"}], "role": "model"}}\r\n'
+    '        ]},\r\n'
+    '        {"eval_id": "same", "conversation": [\r\n'
+    '            {"user_content": {"parts": [{"text": "same"}], "role": "user"},\r\n'
+    '             "final_response": {"parts": [{"text": "same"}], "role": "model"}}\r\n'
+    '        ]}\r\n'
+    '    ]\r\n'
+    '}'
+)
+SET = "agents/echo/echo.evalset.json"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / SET).write_bytes(HAND_FORMATTED.encode("utf-8"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def text(project) -> str:
+    return (project / SET).read_bytes().decode("utf-8")
+
+
+def test_accept_changes_only_the_accepted_value_and_undo_puts_every_byte_back(project):
+    code, out, err = run("accept", "hello", "--yes")
+    assert code == 0, err
+    assert text(project) == HAND_FORMATTED.replace('[{"text": "goodbye"}]', '[{"text": "hello"}]')
+    assert '-             "final_response": {"parts": [{"text": "goodbye"}], "role": "model"}}' in out
+    assert out.splitlines()[-1] == f"written: accept the whole case: {SET}::hello (`agentdiff undo` takes it back)"
+    code, out, _ = run("accept", "hello", "--yes")
+    assert (code, out) == (1, "nothing to accept: the baseline already says what the run did (the whole case)\n")
+    code, out, _ = run("undo")
+    assert code == 0 and out.startswith(f"undone: accept the whole case: {SET}::hello\n")
+    assert text(project) == HAND_FORMATTED and not (project / "agents" / "echo" / "echo.agentdiff-record.json").exists()
+    assert run("redo")[0] == 0 and '"hello"' in text(project)
+    assert run("undo")[0] == 0 and text(project) == HAND_FORMATTED
+    assert run("undo") == (1, "nothing to undo\n", "")
+
+
+def test_a_passing_case_has_nothing_to_accept_and_nothing_is_written(project):
+    code, out, _ = run("accept", "same", "--yes")
+    assert code == 1 and out.startswith("nothing to accept")
+    assert text(project) == HAND_FORMATTED and not (project / ".agentdiff" / "journal").exists()
+
+
+def test_all_failed_is_one_step_and_one_undo(project):
+    code, out, err = run("accept", "--all-failed", "--yes")
+    assert code == 0, err
+    assert "accept 2 cases (2 files)" in out
+    assert json.loads(text(project))["eval_cases"][1]["conversation"][0]["final_response"]["parts"][0]["text"] == "café au lait"
+    assert text(project).count("\r\n") == HAND_FORMATTED.count("\r\n")  # the file keeps its line endings
+    code, out, _ = run("undo")
+    assert code == 0 and text(project) == HAND_FORMATTED
+
+
+def test_without_a_terminal_accept_asks_for_yes(project):
+    code, out, err = run("accept", "hello")
+    assert code == 2 and err == "error: not asked: no terminal to answer on; pass --yes to write without asking\n"
+    assert text(project) == HAND_FORMATTED
+
+
+def test_a_hand_edit_blocks_undo_until_that_step_is_dropped(project):
+    assert run("accept", "hello", "--yes")[0] == 0
+    assert run("accept", "café", "--yes")[0] == 0
+    (project / SET).write_bytes((project / SET).read_bytes().replace(b'"same"}]', b'"same!"}]', 1))  # someone edits it
+    code, _, err = run("undo")
+    assert code == 2 and "agents/echo/echo.evalset.json changed since it was written; undo would lose that change" in err
+    code, out, _ = run("undo", "--drop")
+    assert code == 0 and out.startswith(f"dropped (its files stay as they are): accept the whole case: {SET}::café")
+    code, _, err = run("undo")  # the older step: the file changed after it too, so it stays blocked and says so
+    assert code == 2 and "changed since it was written" in err
+
+
+def test_accept_names_what_it_cannot_do(project):
+    assert run("accept") == (2, "", "error: name the cases to accept (CASE…), or --all-failed\n")
+    code, _, err = run("accept", "nosuchcase", "--yes")
+    assert code == 2 and "no case matches 'nosuchcase'" in err
+    assert run("accept", "hello", "--turn", "0", "--yes")[2] == "error: --turn counts from 1\n"
