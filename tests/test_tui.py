@@ -105,6 +105,11 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         assert app.main.view.divergence == 0
         await pilot.press("2")
         assert app.main.view.layer == "tool_calls" and app.main.view.scope() == "the tool_calls layer of turn 2"
+        await pilot.press("1")  # an eval case keeps no request: the scope says what a would write
+        assert app.main.view.scope() == "turn 2 (an eval case keeps no request: the whole turn)"
+        assert "accept scope: turn 2 (an eval case keeps no request: the whole turn) · esc: the whole case" in str(app.main.detail.extra)
+        await pilot.press("escape")
+        assert app.main.view.scope() == "the whole case" and app.main.view.layer is None
 
 
 async def test_rerun_one_and_all(tmp_path):

@@ -9,6 +9,7 @@ from typing import Optional
 from agentdiff.core.baselines.accept import AcceptPlan
 from textual import work
 
+from ..widgets.case_detail import ACCEPTED_LAYERS
 from .accept_modal import AcceptModal
 
 
@@ -17,7 +18,7 @@ class BaselineActions:
 
     async def _plan(self, case_id: str) -> AcceptPlan:
         view = self.view
-        if view.layer in ("tool_calls", "response"):
+        if view.layer in ACCEPTED_LAYERS:
             return await self.workbench.plan_accept(case_id, "layer", view.turn, view.layer)
         if view.turn_focused or view.layer:
             return await self.workbench.plan_accept(case_id, "turn", view.turn)

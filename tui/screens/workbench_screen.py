@@ -74,6 +74,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
         key("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
+        key("escape", "whole_case", "Whole case", "Reset the accept scope (a focused turn or layer) to the whole case", show=False),
         key("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
     ]
 
@@ -320,6 +321,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
 
     def action_previous_turn(self) -> None:
         self._move_turn(-1)
+
+    def action_whole_case(self) -> None:
+        self.view = self.view._replace(layer=None, turn_focused=False)
 
     def action_layer(self, layer: str) -> None:
         self.view = self.view._replace(layer=layer)

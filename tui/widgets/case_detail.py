@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from agentdiff.core.diff.model import Divergence
+from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
@@ -42,6 +43,10 @@ class LayerSection(Vertical):
         self.set_class(status == "absent", "absent")
 
 
+#: The layers of an eval case `a` can write on their own.
+ACCEPTED_LAYERS = ("tool_calls", "response")
+
+
 class View(NamedTuple):
     """What the detail shows of the selected case, and what `a` accepts."""
 
@@ -50,9 +55,15 @@ class View(NamedTuple):
     layer: Optional[str] = None  # focused with 1–4: accept takes that layer
     turn_focused: bool = False  # moved with t / T or a tab: accept takes that turn
 
-    def scope(self) -> str:
-        if self.layer:
+    def scope(self, conformance: bool = False) -> str:
+        """What `a` would write, only as far as it can be written: an eval case keeps no request or
+        session (their layer focuses the turn), a conformance recording is accepted whole."""
+        if conformance:
+            return "the whole case (a conformance recording is accepted whole)"
+        if self.layer in ACCEPTED_LAYERS:
             return f"the {self.layer} layer of turn {self.turn + 1}"
+        if self.layer:
+            return f"turn {self.turn + 1} (an eval case keeps no {self.layer}: the whole turn)"
         if self.turn_focused:
             return f"turn {self.turn + 1}"
         return "the whole case"
@@ -102,7 +113,9 @@ class CaseDetail(VerticalScroll):
                 self.extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {self.divergence.summary}", style="bold")
                 if self.divergence.source:
                     self.extra.append(f"  (e: {self.divergence.source})", style="dim")
-            self.extra.append(f"\naccept scope: {view.scope()}", style="dim")
+            conformance = isinstance(state.ref, ConformanceCaseRef)
+            self.extra.append(f"\naccept scope: {view.scope(conformance)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
+                              style="dim")
         self._render_header()
         self._render_tabs()
         self._render_layers()
