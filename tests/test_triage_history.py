@@ -13,7 +13,7 @@ from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
 from agentdiff.core.workbench import history as history_module
 from agentdiff.core.workbench.history import KEEP, History, headline_score
-from agentdiff.core.workbench.triage import DEFAULT_LABELS, TRIAGE_FILE, Triage
+from agentdiff.core.workbench.triage import DEFAULT_LABELS, TRIAGE_FILE, Triage, TriageUnreadable
 
 CASE = "agents/home/home.evalset.json::dim_living_room"
 OTHER = "agents/home/home.evalset.json::kitchen_on"
@@ -120,12 +120,39 @@ def test_labelling_while_the_triage_file_is_broken_leaves_the_file_as_it_was(tmp
     broken = f"cases:\n<<<<<<< HEAD\n  '{CASE}': {{label: wrong tool}}\n=======\n  '{CASE}': {{label: bad arguments}}\n>>>>>>> main\n"
     (tmp_path / TRIAGE_FILE).write_text(broken, encoding="utf-8")
     triage = Triage.load(tmp_path)
-    assert triage.error is not None
-    try:
+    assert triage.error == f"{TRIAGE_FILE} holds merge-conflict markers (<<<<<<<, >>>>>>>): resolve them first"
+    with pytest.raises(TriageUnreadable, match="merge-conflict markers"):
         triage.set(OTHER, label="wrong tool")
-    except Exception:
-        pass  # refusing to label is fine; overwriting the file is not
     assert (tmp_path / TRIAGE_FILE).read_text(encoding="utf-8") == broken
+
+
+def test_two_processes_labelling_keep_each_others_labels(tmp_path):
+    """Each writer reads the file as it is when it writes: a label another process (or a teammate's
+    hand edit) added meanwhile is kept."""
+    first, second = Triage.load(tmp_path), Triage.load(tmp_path)  # two TUIs open on one project
+    first.set(CASE, label="wrong tool")
+    second.set(OTHER, label="bad arguments")  # its copy in memory did not know CASE's label
+    (tmp_path / TRIAGE_FILE).write_text((tmp_path / TRIAGE_FILE).read_text() + f"  '{CASE}x':\n    note: by hand\n")
+    first.set(CASE, note="checked")
+    on_disk = Triage.load(tmp_path)
+    assert on_disk.cases == {CASE: {"label": "wrong tool", "note": "checked"}, OTHER: {"label": "bad arguments"}, CASE + "x": {"note": "by hand"}}
+
+
+def test_a_label_is_journaled_and_undone_like_a_baseline(tmp_path):
+    from agentdiff.core.baselines.journal import undo_last
+
+    Triage.load(tmp_path).set(CASE, label="wrong tool")
+    assert undo_last(tmp_path).reason == f"triage {CASE}: label 'wrong tool'"
+    assert not (tmp_path / TRIAGE_FILE).exists()
+
+
+def test_a_project_it_cannot_write_into_says_so_in_one_line(tmp_path):
+    from agentdiff.core.baselines.journal import BaselineWriteError
+
+    (tmp_path / ".agentdiff").write_text("")  # a file where its folder goes: no lock, no journal can be made
+    with pytest.raises(BaselineWriteError, match="nothing was written"):
+        Triage.load(tmp_path).set(CASE, label="wrong tool")
+    assert not (tmp_path / TRIAGE_FILE).exists()
 
 
 # --- history ------------------------------------------------------------------------------------

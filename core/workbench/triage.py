@@ -1,5 +1,10 @@
 """Triage labels and notes, in a plain file a team can commit: `agentdiff-triage.yaml`.
 
+Each change is a read-modify-write of the file as it is on disk now, written through the baseline
+journal (the project lock, one transaction, `z` undoes it): what another process or a teammate wrote
+meanwhile is kept. A file that cannot be read, or that holds merge-conflict markers, is never written
+over.
+
     labels:            # the team's failure dictionary
       - wrong tool
       - bad arguments
@@ -11,16 +16,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import yaml
-from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.baselines.journal import BaselineConflict, FileWrite, read_exact, sha256_of, write_baseline
 from agentdiff.core.formats.source_file import YamlTooLarge, load_yaml_bounded
 from agentdiff.core.formats.yaml_writer import dump_yaml
 
 TRIAGE_FILE = "agentdiff-triage.yaml"
+_CONFLICT = re.compile(r"^(<<<<<<<|>>>>>>>|\|\|\|\|\|\|\|)( |$)", re.MULTILINE)
 DEFAULT_LABELS = ("wrong tool", "bad arguments", "missing step", "extra step", "wrong answer", "prompt drift", "flaky model", "baseline outdated")
 
 
@@ -41,7 +48,10 @@ class Triage:
         if not path.exists():
             return cls(path)
         try:
-            data: Any = load_yaml_bounded(path.read_text(encoding="utf-8")) or {}
+            text = read_exact(path)
+            if _CONFLICT.search(text):
+                return cls(path, error=f"{TRIAGE_FILE} holds merge-conflict markers (<<<<<<<, >>>>>>>): resolve them first")
+            data: Any = load_yaml_bounded(text) or {}
         except (OSError, yaml.YAMLError, UnicodeDecodeError, YamlTooLarge) as exc:
             return cls(path, error=f"{TRIAGE_FILE}: {exc}")
         labels = data.get("labels") if isinstance(data, dict) else None
@@ -63,6 +73,25 @@ class Triage:
         return self.cases.get(case_id, {}).get("note")
 
     def set(self, case_id: str, label: Optional[str] = None, note: Optional[str] = None) -> None:
+        """Change one case's label or note (an empty one removes it) in the file as it is now, keeping
+        what others wrote; `TriageUnreadable` when the file cannot be read, `BaselineWriteError` when
+        it cannot be written."""
+        for _ in range(3):  # another writer between our read and our write: read again and redo the change
+            current = Triage.load(self.path.parent)
+            if current.error is not None:
+                raise TriageUnreadable(f"{current.error}; nothing was written")
+            before = sha256_of(self.path)
+            current._change(case_id, label, note)
+            try:
+                write_baseline([FileWrite(self.path, current.text(), before)], self.path.parent,
+                               f"triage {case_id}: " + ", ".join(f"{k} {v!r}" for k, v in (("label", label), ("note", note)) if v is not None))
+            except BaselineConflict:
+                continue
+            self.labels, self.cases, self.error = current.labels, current.cases, None
+            return
+        raise TriageUnreadable(f"{TRIAGE_FILE} keeps changing under us; nothing was written")
+
+    def _change(self, case_id: str, label: Optional[str], note: Optional[str]) -> None:
         entry = self.cases.setdefault(case_id, {})
         for key, value in (("label", label), ("note", note)):
             if value is None:
@@ -75,12 +104,6 @@ class Triage:
             self.labels.append(label)
         if not entry:
             self.cases.pop(case_id, None)
-        self.save()
 
-    def save(self) -> None:
-        """Write the file; never over one that could not be read (a merge conflict, say): the team's
-        labels in it would be lost."""
-        if self.error is not None:
-            raise TriageUnreadable(f"{self.error}; fix it first, nothing was written")
-        data = {"labels": self.labels, "cases": {k: self.cases[k] for k in sorted(self.cases)}}
-        atomic_write(self.path, dump_yaml(data))
+    def text(self) -> str:
+        return dump_yaml({"labels": self.labels, "cases": {k: self.cases[k] for k in sorted(self.cases)}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from agentdiff.core.baselines.journal import BaselineWriteError
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.workbench.triage import TriageUnreadable
 from textual.app import SuspendNotSupported
@@ -66,8 +67,8 @@ class TriageActions:
                 return
             try:
                 self.triage.set(state.ref.id, **{field: value.strip()})
-            except TriageUnreadable as exc:
-                self.notify(str(exc), severity="error")
+            except (TriageUnreadable, BaselineWriteError) as exc:
+                self.notify(f"not saved: {exc}", severity="error")
                 return
             self.tree.update_case(self._row(state))
             self._show_selected(keep_position=True)
