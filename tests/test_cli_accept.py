@@ -3,7 +3,9 @@ change, undo puts every byte back, a batch is one step, and a hand edit never ge
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 from test_cli import run
@@ -101,3 +103,25 @@ def test_accept_names_what_it_cannot_do(project):
     code, _, err = run("accept", "nosuchcase", "--yes")
     assert code == 2 and "no case matches 'nosuchcase'" in err
     assert run("accept", "hello", "--turn", "0", "--yes")[2] == "error: --turn counts from 1\n"
+
+
+def test_review_walks_the_failures_with_single_keys(project, monkeypatch):
+    """Keys come one at a time, as from a terminal: accept hello, take it back, reject it, skip café."""
+    from agentdiff.tui.cli import build_parser, review
+
+    keys = iter("azxs")
+    args = build_parser().parse_args(["review"])
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    out, err = io.StringIO(), io.StringIO()
+    code = review.command(args, out, err, key=lambda: next(keys, ""))
+    text_out = out.getvalue()
+    assert code == 0, err.getvalue()
+    assert f"[1/2] {SET}::hello: failed" in text_out and '+             "final_response": {"parts": [{"text": "hello"}]' in text_out
+    assert "written: accept the whole case" in text_out and "undone: accept the whole case" in text_out
+    assert text_out.rstrip().endswith("reviewed 2 of 2: 0 accepted, 1 rejected, 1 skipped")
+    assert text(project) == HAND_FORMATTED
+
+
+def test_review_without_a_terminal_points_to_accept(project):
+    code, _, err = run("review")
+    assert code == 2 and err == "error: review needs a terminal to answer on; in a script, use `agentdiff accept --all-failed --yes`\n"

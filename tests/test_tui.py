@@ -112,6 +112,40 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         assert app.main.view.scope() == "the whole case" and app.main.view.layer is None
 
 
+async def test_review_walks_the_failures_accepting_rejecting_skipping_and_taking_back(tmp_path):
+    copy_samples(tmp_path)
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        files = {p: p.read_bytes() for p in (tmp_path / "sample_agents").rglob("*") if p.is_file()}
+        await pilot.press("V")
+        await until(pilot, lambda: modal(app) == "ReviewScreen")
+        review = app.screen
+        assert review.case_ids == [REFUND_LATE, REFUND_TWICE, DIM]
+        await until(pilot, lambda: review.plan is not None, what="the first case's preview")
+        assert "--- a/sample_agents/customer_service/customer_service.evalset.json" in review.plan.preview
+        await pilot.press("j", "G", "g", "space")  # the preview scrolls
+        await pilot.press("a")  # accept refund_too_late
+        await until(pilot, lambda: review.index == 1 and review.plan is not None and review.plan.case_id == REFUND_TWICE)
+        await pilot.press("x")  # keep refund_twice's baseline
+        await until(pilot, lambda: review.index == 2 and review.plan is not None)
+        await pilot.press("z")  # take back the reject: back on refund_twice
+        await until(pilot, lambda: review.index == 1 and review.plan is not None)
+        await pilot.press("z")  # take back the accept: its write is undone
+        await until(pilot, lambda: review.index == 0 and review.plan is not None)
+        assert {p: p.read_bytes() for p in files} == files
+        await pilot.press("a", "x")
+        await until(pilot, lambda: review.index == 2 and review.plan is not None)
+        await pilot.press("s")
+        await until(pilot, lambda: modal(app) == "WorkbenchScreen")
+        await settle(app, pilot)
+        assert notified(app, "reviewed 3 of 3: 1 accepted, 1 rejected, 1 skipped")
+        assert app.workbench.cases[REFUND_LATE].status is CaseStatus.PASSED
+        assert app.workbench.cases[REFUND_TWICE].reason == "reviewed: the baseline was kept"
+        assert app.workbench.cases[DIM].status is CaseStatus.FAILED
+
+
 async def test_rerun_one_and_all(tmp_path):
     copy_samples(tmp_path)
     pool = CannedPool(tmp_path)

@@ -10,6 +10,7 @@ file keeps its bytes. A plan that would change nothing raises `NothingToAccept`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import RunOutput
 
 Scope = Literal["case", "turn", "layer"]
@@ -45,6 +47,16 @@ class AcceptRequest:
     scope: Scope = "case"
     turn: Optional[int] = None
     layer: Optional[str] = None
+    repeat: Optional[int] = None  # which run of a repeated case (required when they disagree)
+
+
+def run_summaries(run: CaseRun) -> list[str]:
+    """One line per repeat of a case: its verdict and its tool calls, to choose which to accept."""
+    lines = []
+    for index, record in enumerate(run.result.runs):
+        calls = [call.name for invocation in record.actual for call in invocation.tool_calls()]
+        lines.append(f"run {index + 1}: {record.status.value} · calls {', '.join(calls) or 'none'}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,7 @@ def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
     writes: list[FileWrite] = []
     accepted: list[AcceptRequest] = []
     for request in requests:
+        request = _chosen(request)
         out = _shown_output(request.run)
         ref = request.run.ref
         if isinstance(ref, ConformanceCaseRef):
@@ -146,6 +159,19 @@ def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
     ids = tuple(dict.fromkeys(r.run.ref.id for r in accepted))
     description = f"accept {_describe(accepted[0])}: {ids[0]}" if len(ids) == 1 else f"accept {len(ids)} cases"
     return AcceptPlan(ids, description, tuple(writes), _preview(writes, root))
+
+
+def _chosen(request: AcceptRequest) -> AcceptRequest:
+    """The request with its run showing the repeat asked for; a flaky case must say which."""
+    run = request.run
+    if request.repeat is not None:
+        if not 0 <= request.repeat < max(len(run.outputs), 1):
+            raise RecordError(f"{run.ref.id} has no run {request.repeat + 1} (it has {len(run.outputs)})")
+        trace = run.trace if request.repeat == run.shown else None
+        return dataclasses.replace(request, run=dataclasses.replace(run, shown=request.repeat, trace=trace, diff=None))
+    if run.result.status is CaseStatus.FLAKY:
+        raise RecordError(f"{run.ref.id} is flaky (its runs disagree): choose the run to accept; " + "; ".join(run_summaries(run)))
+    return request
 
 
 def _pending(writes: Sequence[FileWrite], path: Path) -> Optional[str]:

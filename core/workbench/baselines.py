@@ -20,14 +20,23 @@ class Baselines:
     """Needs the workbench's `root`, `cases`, `units`, `index`, `pool`, `options`, `paused`,
     `_paused_changes`, `_own`, and its `_lock`, `_reload`, `run`, `on_changes` and `_emit`."""
 
-    def _request(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None) -> AcceptRequest:
+    def _request(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None,
+                 repeat: Optional[int] = None) -> AcceptRequest:
         state = self.cases[case_id]
         if state.run is None:
             raise ValueError(f"{case_id} has not run yet")
-        return AcceptRequest(dataclasses.replace(state.run, ref=state.ref), scope, turn, layer)  # the case as loaded now
+        return AcceptRequest(dataclasses.replace(state.run, ref=state.ref), scope, turn, layer, repeat)  # the case as loaded now
 
-    async def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None) -> AcceptPlan:
-        return await asyncio.to_thread(plan_accepts, [self._request(case_id, scope, turn, layer)], self.root)
+    async def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None,
+                          repeat: Optional[int] = None) -> AcceptPlan:
+        return await asyncio.to_thread(plan_accepts, [self._request(case_id, scope, turn, layer, repeat)], self.root)
+
+    def mark_reviewed(self, case_id: str, reason: str) -> None:
+        """A failure looked at and kept as it is (review's reject): its reason says so until it runs again."""
+        state = self.cases.get(case_id)
+        if state is not None:
+            state.reason = reason
+            self._emit(CaseUpdated(case_id))
 
     async def plan_accept_all(self, case_ids: Sequence[str]) -> AcceptPlan:
         """One plan (one journal entry, one undo) for every case's whole run."""

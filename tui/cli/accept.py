@@ -32,6 +32,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--all-failed", action="store_true", help="accept every failing case (under the PATHS given)")
     parser.add_argument("--turn", type=int, metavar="N", help="only turn N (1-based) of an EvalSet case")
     parser.add_argument("--layer", choices=("tool_calls", "response"), help="only this layer (of --turn N, else of every turn)")
+    parser.add_argument("--run", type=int, metavar="N", dest="repeat", help="of a flaky case (its runs disagree): accept run N (1-based)")
     parser.add_argument("--yes", "-y", action="store_true", help="write without asking")
     add_run_options(parser)
 
@@ -49,6 +50,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("name the cases to accept (CASE…), or --all-failed")
     if args.turn is not None and args.turn < 1:
         raise UsageError("--turn counts from 1")
+    if args.repeat is not None and args.repeat < 1:
+        raise UsageError("--run counts from 1")
     root = Path.cwd()
     config, config_errors = load_project_config(root)
     print_errors(config_errors, err)
@@ -77,13 +80,19 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     runs = asyncio.run(go()) if refs else []
     if args.all_failed:
         runs = [run for run in runs if run.result.status.value != "passed"]
+        flaky = [run for run in runs if run.result.status.value == "flaky"]
+        if flaky:
+            print(f"left out, flaky (their runs disagree; accept one with --run N, or review them): "
+                  f"{', '.join(run.ref.id for run in flaky)}", file=err)
+            runs = [run for run in runs if run not in flaky]
         if not runs:
             print("nothing to accept: no case fails", file=out)
             return EXIT_FAILED
     scope = "layer" if args.layer else "turn" if args.turn is not None else "case"
     turn = args.turn - 1 if args.turn is not None else None
     try:
-        plan = plan_accepts([AcceptRequest(run, scope, turn, args.layer) for run in runs], root)
+        repeat = args.repeat - 1 if args.repeat is not None else None
+        plan = plan_accepts([AcceptRequest(run, scope, turn, args.layer, repeat) for run in runs], root)
     except NothingToAccept as exc:
         print(exc, file=out)
         return EXIT_FAILED

@@ -13,7 +13,11 @@ from textual.widgets import Button, Static
 class AcceptModal(ModalScreen[bool]):
     """Returns True when the user confirms the write."""
 
-    BINDINGS = [("y", "confirm", "Write it"), ("n", "cancel", "Cancel"), ("escape", "cancel", "Cancel")]
+    BINDINGS = [
+        ("y", "confirm", "Write it"), ("n", "cancel", "Cancel"), ("escape", "cancel", "Cancel"),
+        ("j", "scroll(1)", "Down"), ("k", "scroll(-1)", "Up"), ("space", "scroll(10)", "Page down"),
+        ("g", "edge(0)", "Top"), ("G", "edge(1)", "Bottom"),
+    ]
 
     def __init__(self, description: str, preview: str) -> None:
         super().__init__()
@@ -38,3 +42,10 @@ class AcceptModal(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one("#accept-preview", VerticalScroll).scroll_relative(y=lines, animate=False)
+
+    def action_edge(self, end: int) -> None:
+        preview = self.query_one("#accept-preview", VerticalScroll)
+        preview.scroll_end(animate=False) if end else preview.scroll_home(animate=False)

@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan
+from agentdiff.core.scoring.results import CaseStatus
 from textual import work
 
 from ..widgets.case_detail import ACCEPTED_LAYERS
 from .accept_modal import AcceptModal
+from .review_screen import ReviewScreen
 
 
 class BaselineActions:
@@ -49,6 +51,10 @@ class BaselineActions:
     @work(exclusive=True, group="accept", name="plan accepting every visible failure")
     async def preview_accept_all(self) -> None:
         failing = [case_id for case_id in self.tree.visible_ids if self.workbench.cases[case_id].failing]
+        flaky = [case_id for case_id in failing if self.workbench.cases[case_id].status is CaseStatus.FLAKY]
+        failing = [case_id for case_id in failing if case_id not in flaky]
+        if flaky:
+            self.notify(f"{len(flaky)} flaky case(s) left out: review them (V) to choose which run to accept", severity="warning")
         if not failing:
             self.notify("no failing case to accept", severity="warning")
             return
@@ -74,6 +80,13 @@ class BaselineActions:
                 self.notify(f"not written: {exc}", severity="error")
                 return
             self.notify(f"written: {plan.description} (z undoes it)")
+
+    def action_review(self) -> None:
+        failing = [case_id for case_id in self.tree.visible_ids if self.workbench.cases[case_id].failing]
+        if not failing:
+            self.notify("no failing case to review", severity="warning")
+            return
+        self.app.push_screen(ReviewScreen(self.workbench, failing), lambda summary: self.notify(summary) if summary else None)
 
     def action_rerecord(self) -> None:
         state = self.current

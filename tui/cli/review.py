@@ -1,0 +1,134 @@
+"""`agentdiff review [PATHS]`: the failing cases one by one in the terminal, as `cargo insta review`
+does it: each with the exact file change accepting it would make; `a` accept, `x` reject (keep the
+baseline), `s` skip, `z` take back the previous decision, `q` quit; a summary at the end. Each accept is
+its own journal entry (`agentdiff undo` takes it back). A flaky case asks which run to accept."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Optional, TextIO
+
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, print_errors
+from .options import add_run_options, run_options, worker_pool
+from .selection import select_cases
+
+NAME = "review"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        NAME, help="review the failing cases one by one: a accept, x reject, s skip, z back, q quit",
+        description="Run the cases under PATHS, then walk the failing ones in the terminal, each with the exact file "
+        "change accepting it would make: a accept (journaled), x reject (keep the baseline), s skip, z take back the "
+        "previous decision, q quit. A flaky case first asks which run to accept. Needs a terminal.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
+    add_run_options(parser)
+
+
+def read_key() -> str:
+    """One key press, without Enter."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        return sys.stdin.read(1)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Callable[[], str]] = None) -> int:
+    import asyncio
+
+    from agentdiff.core.baselines.accept import AcceptRequest, plan_accepts, run_summaries
+    from agentdiff.core.baselines.journal import undo_last, write_baseline
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.run.runner import run_case
+    from agentdiff.core.scoring.results import CaseStatus
+
+    if key is None:
+        if not sys.stdin.isatty():
+            raise UsageError("review needs a terminal to answer on; in a script, use `agentdiff accept --all-failed --yes`")
+        key = read_key
+    root = Path.cwd()
+    config, config_errors = load_project_config(root)
+    found, unknown = select_cases(args.paths, config)
+    print_errors(list(config_errors) + found.errors, err)
+    if unknown:
+        raise UsageError(f"no case or folder matches {unknown[0]!r}")
+    options = run_options(args, config)
+
+    async def go():
+        pool = worker_pool(args, config, options)
+        try:
+            return await asyncio.gather(*(run_case(ref, pool, options, root) for ref in found.cases))
+        finally:
+            pool.close()
+
+    print("running the cases…", file=err)
+    runs = [run for run in (asyncio.run(go()) if found.cases else []) if run.result.status is not CaseStatus.PASSED]
+    if not runs:
+        print("nothing to review: no case fails", file=out)
+        return EXIT_OK
+    decisions: list[tuple[int, str]] = []
+    index = 0
+    while index < len(runs):
+        run = runs[index]
+        print(f"\n[{index + 1}/{len(runs)}] {run.ref.id}: {run.result.status.value}", file=out)
+        repeat = None
+        if run.result.status is CaseStatus.FLAKY:
+            print("its runs disagree: which one is the new baseline?\n  " + "\n  ".join(run_summaries(run)), file=out)
+            choice = _ask(out, key, "run number (or s skip, q quit): ", {str(n) for n in range(1, len(run.outputs) + 1)} | {"s", "q"})
+            if choice == "q":
+                break
+            if choice == "s":
+                decisions.append((index, "skipped"))
+                index += 1
+                continue
+            repeat = int(choice) - 1
+        try:
+            plan = plan_accepts([AcceptRequest(run, repeat=repeat)], root)
+            out.write(plan.preview)
+        except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
+            plan = None
+            print(f"cannot accept: {exc}", file=out)
+        answer = _ask(out, key, "a accept · x reject · s skip · z back · q quit: ", {"a", "x", "s", "z", "q"})
+        if answer == "q":
+            break
+        if answer == "z":
+            if decisions:
+                back, decision = decisions.pop()
+                if decision == "accepted":
+                    entry = undo_last(root)
+                    print(f"undone: {entry.reason if entry else 'nothing'}", file=out)
+                index = back
+            continue
+        if answer == "a":
+            if plan is None:
+                continue
+            entry = write_baseline(plan.writes, root, plan.description)
+            print(f"written: {entry.reason}", file=out)
+        decisions.append((index, {"a": "accepted", "x": "rejected", "s": "skipped"}[answer]))
+        index += 1
+    counts = {kind: sum(1 for _, d in decisions if d == kind) for kind in ("accepted", "rejected", "skipped")}
+    print(f"\nreviewed {len(decisions)} of {len(runs)}: {counts['accepted']} accepted, {counts['rejected']} rejected, "
+          f"{counts['skipped']} skipped", file=out)
+    return EXIT_OK if len(decisions) == len(runs) else EXIT_FAILED
+
+
+def _ask(out: TextIO, key: Callable[[], str], question: str, allowed: set[str]) -> str:
+    out.write(question)
+    out.flush()
+    while True:
+        pressed = key()
+        if pressed in allowed:
+            out.write(pressed + "\n")
+            return pressed
+        if pressed == "":  # end of input
+            out.write("q\n")
+            return "q"
