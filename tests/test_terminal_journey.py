@@ -39,7 +39,7 @@ def case_line(text: str, name: str) -> str:
     return next((line for line in text.splitlines() if f" {name}" in line.split("│")[0]), "")
 
 
-def test_edit_accept_undo_in_a_real_terminal(tmp_path):
+def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
     samples = copy_samples(tmp_path, agents=("home_automation",))
     tmux("kill-server")
     tmux("new-session", "-d", "-s", "journey", "-x", "160", "-y", "48", "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} sample_agents")
@@ -62,6 +62,14 @@ def test_edit_accept_undo_in_a_real_terminal(tmp_path):
         wait_for(lambda t: "✓" in case_line(t, "kitchen_on_then_check") and "✓ 4 ✗ 1" in t, "the case to pass after accept")
         tmux("send-keys", "-t", "journey", "z")
         wait_for(lambda t: "✗" in case_line(t, "kitchen_on_then_check") and "✓ 3 ✗ 2" in t, "the case to fail again after undo")
+        baselines = {p: p.read_bytes() for p in samples.rglob("*") if p.is_file() and "generated-" in p.name}
+        tmux("send-keys", "-t", "journey", "V")  # review the visible failure
+        wait_for(lambda t: "a accept · x reject" in t and "1/1" in t, "the review of the failing case")
+        tmux("send-keys", "-t", "journey", "a")
+        wait_for(lambda t: "reviewed 1 of 1: 1 accepted" in t and "✓ 4 ✗ 1" in t, "the review's summary")
+        tmux("send-keys", "-t", "journey", "z")
+        wait_for(lambda t: "✓ 3 ✗ 2" in t, "the review's accept undone")
+        assert {p: p.read_bytes() for p in baselines} == baselines
         tmux("send-keys", "-t", "journey", "q")
         deadline = time.monotonic() + 10
         while "journey" in tmux("list-sessions") and time.monotonic() < deadline:
