@@ -19,6 +19,7 @@ from agentdiff.core.project.discovery import discover
 from agentdiff.core.scoring import rouge
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CasesReloaded, CaseUpdated, Event
+from agentdiff.core.run.options import RunOptions
 from agentdiff.core.workbench.workbench import Workbench
 from workbench_support import (
     ECHO_AGENT,
@@ -463,3 +464,30 @@ async def test_a_case_whose_agent_appears_later_runs_again_once_its_package_is_t
     await wb.wait()
     assert wb.cases[case].status is CaseStatus.PASSED and wb.cases[case].reason == "re-run: agents/late/agent.py changed"
     assert wb.index.get(case).agent_dir == marker.parent
+
+
+class SecondRunDiffers(EchoPool):
+    """Runs of a repeated case disagree: the second repeat answers differently (a flaky agent)."""
+
+    async def run(self, job, timeout=None):
+        out = await super().run(job, timeout)
+        if job.repeat == 1:
+            for event in out.events[1::2]:
+                event["content"] = {"role": "model", "parts": [{"text": "something else entirely"}]}
+        return out
+
+
+async def test_a_flaky_case_is_never_accepted_with_an_arbitrary_run(root, sets):
+    from agentdiff.core.baselines.documents import RecordError
+
+    pool = SecondRunDiffers()
+    wb = Workbench(root, [root / "agents"], pool, RunOptions(num_runs=2))
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    assert wb.cases[ECHO_0].status is CaseStatus.FLAKY
+    with pytest.raises(RecordError, match=r"is flaky \(its runs disagree\): choose the run to accept; run 1: passed · calls none; run 2: failed"):
+        await wb.plan_accept(ECHO_0)
+    plan = await wb.plan_accept(ECHO_0, repeat=1)
+    assert '+        "text": "something else entirely"' in plan.preview
+    with pytest.raises(RecordError, match="nothing to accept"):
+        await wb.plan_accept(ECHO_0, repeat=0)  # the first run is what the baseline says
