@@ -109,7 +109,7 @@ def test_review_walks_the_failures_with_single_keys(project, monkeypatch):
     """Keys come one at a time, as from a terminal: accept hello, take it back, reject it, skip café."""
     from agentdiff.tui.cli import build_parser, review
 
-    keys = iter("azxs")
+    keys = iter("azxs")  # then, again: accept both cases of the one file, one after the other
     args = build_parser().parse_args(["review"])
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     out, err = io.StringIO(), io.StringIO()
@@ -120,6 +120,10 @@ def test_review_walks_the_failures_with_single_keys(project, monkeypatch):
     assert "written: accept the whole case" in text_out and "undone: accept the whole case" in text_out
     assert text_out.rstrip().endswith("reviewed 2 of 2: 0 accepted, 1 rejected, 1 skipped")
     assert text(project) == HAND_FORMATTED
+    keys = iter("aa")
+    code = review.command(args, io.StringIO(), err, key=lambda: next(keys, ""))
+    assert code == 0 and json.loads(text(project))["eval_cases"][1]["conversation"][0]["final_response"]["parts"][0]["text"] == "café au lait"
+    assert '"text": "hello"' in text(project)  # the second accept kept the first
 
 
 def test_review_without_a_terminal_points_to_accept(project):

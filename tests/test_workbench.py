@@ -295,7 +295,7 @@ async def test_while_paused_changes_are_kept_and_shown_stale_then_applied_on_res
     await wb.set_paused(True)
     agent = root / "agents" / "echo" / "agent.py"
     agent.write_text(agent.read_text() + "# edited\n")
-    assert await wb.on_changes([agent]) == []
+    assert await wb.on_changes([root / "agents" / "echo" / "sedX1y2Z3", agent]) == []  # a tool's temporary file, gone already
     await wb.wait()
     assert pool.jobs == [] and wb.held_changes == 1
     assert [(wb.cases[i].stale, wb.cases[i].reason) for i in (ECHO_0, ECHO_1)] == [

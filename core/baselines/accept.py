@@ -202,6 +202,8 @@ def _apply(request: AcceptRequest, data: Any) -> None:
     conversation = case[child_key(case, "conversation") or "conversation"]
     turns = range(len(conversation)) if request.scope == "case" or request.turn is None else [request.turn]
     for t in turns:
+        if t >= len(conversation):
+            raise RecordError(f"{ref.id} has {len(conversation)} turn{'s' if len(conversation) != 1 else ''}: there is no turn {t + 1}")
         if t >= len(actual):
             raise RecordError(f"the run did not reach turn {t + 1}")
         expected, invocation = conversation[t], actual[t]

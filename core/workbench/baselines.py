@@ -14,6 +14,7 @@ from agentdiff.core.baselines.journal import JournalEntry, drop_last, redo_last,
 from agentdiff.core.baselines.record import RecordOutcome, record_case
 from agentdiff.core.workbench.changes import Selection
 from agentdiff.core.workbench.events import CaseUpdated
+from agentdiff.core.workbench.watcher import interesting
 
 
 class Baselines:
@@ -93,7 +94,11 @@ class Baselines:
         return True
 
     def _hold(self, paths: Sequence[Path]) -> None:
-        """Keep changes made while paused; mark the cases they touch stale, saying why."""
+        """Keep changes made while paused; mark the cases they touch stale, saying why. An editor's or
+        a tool's temporary file (gone already, or one the watcher ignores) is not kept."""
+        paths = [p for p in paths if interesting(str(p)) and (Path(p).exists() or self.index.known(Path(p).resolve()))]
+        if not paths:
+            return
         self._paused_changes += paths
         touched: set[str] = set()
         for path in paths:

@@ -6,6 +6,7 @@ its own journal entry (`agentdiff undo` takes it back). A flaky case asks which 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Callable, Optional, TextIO
@@ -22,7 +23,8 @@ def add_parser(commands) -> None:
         NAME, help="review the failing cases one by one: a accept, x reject, s skip, z back, q quit",
         description="Run the cases under PATHS, then walk the failing ones in the terminal, each with the exact file "
         "change accepting it would make: a accept (journaled), x reject (keep the baseline), s skip, z take back the "
-        "previous decision, q quit. A flaky case first asks which run to accept. Needs a terminal.",
+        "previous decision, q quit. A flaky case first asks which run to accept. Needs a terminal. Exit 0 when every "
+        "failing case got a decision, 1 when quit before.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
     add_run_options(parser)
@@ -46,7 +48,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
     import asyncio
 
     from agentdiff.core.baselines.accept import AcceptRequest, plan_accepts, run_summaries
-    from agentdiff.core.baselines.journal import undo_last, write_baseline
+    from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, undo_last, write_baseline
     from agentdiff.core.project.config import load_project_config
     from agentdiff.core.run.runner import run_case
     from agentdiff.core.scoring.results import CaseStatus
@@ -92,6 +94,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
                 continue
             repeat = int(choice) - 1
         try:
+            run = dataclasses.replace(run, ref=_loaded_now(run.ref, root))  # an accept before may have changed its file
             plan = plan_accepts([AcceptRequest(run, repeat=repeat)], root)
             out.write(plan.preview)
         except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
@@ -111,7 +114,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         if answer == "a":
             if plan is None:
                 continue
-            entry = write_baseline(plan.writes, root, plan.description)
+            try:
+                entry = write_baseline(plan.writes, root, plan.description)
+            except (BaselineConflict, BaselineWriteError) as exc:
+                print(f"not written: {exc}", file=out)
+                continue
             print(f"written: {entry.reason}", file=out)
         decisions.append((index, {"a": "accepted", "x": "rejected", "s": "skipped"}[answer]))
         index += 1
@@ -119,6 +126,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
     print(f"\nreviewed {len(decisions)} of {len(runs)}: {counts['accepted']} accepted, {counts['rejected']} rejected, "
           f"{counts['skipped']} skipped", file=out)
     return EXIT_OK if len(decisions) == len(runs) else EXIT_FAILED
+
+
+def _loaded_now(ref, root: Path):
+    """The case as its file says now (the run's copy was read before any accept of this review)."""
+    from agentdiff.core.project.discovery import ConformanceCaseRef, discover
+
+    unit = ref.case.dir if isinstance(ref, ConformanceCaseRef) else ref.eval_set.source.path
+    return next((found for found in discover([unit], root).cases if found.id == ref.id), ref)
 
 
 def _ask(out: TextIO, key: Callable[[], str], question: str, allowed: set[str]) -> str:
