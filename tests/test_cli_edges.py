@@ -172,3 +172,22 @@ def test_options_before_the_command_say_where_they_go(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, err = run("--python", "/nonexistent", "run")
     assert (code, out, err) == (2, "", "error: options go after the command: agentdiff run --python /nonexistent\n")
+
+
+@pytest.mark.parametrize("command", ["run", "list", "diff", "score", "accept", "record", "doctor", "review", "watch"])
+def test_an_id_too_long_for_a_file_name_is_one_line_not_a_traceback(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(command, "x" * 5000)
+    assert code in (1, 2) and "Traceback" not in err and "File name too long" not in err + out, (code, err[:300])
+    assert len(err.splitlines()[0]) < 400
+
+
+def test_a_report_path_that_links_out_of_the_tree_is_refused(tmp_path, monkeypatch):
+    outside = tmp_path / "outside.json"
+    outside.write_text("keep")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "report.json").symlink_to(outside)
+    monkeypatch.chdir(tmp_path / "proj")
+    code, _, err = run("run", "--report", "json=report.json")
+    assert code == 2 and err.startswith(f"error: cannot write the json report to report.json: it is a link out of the working tree (to {outside})")
+    assert outside.read_text() == "keep"

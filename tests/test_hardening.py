@@ -323,3 +323,16 @@ def test_editor_saves_and_litter_count_once_for_the_real_file(tmp_path):
     evalset.write_text("{}")
     (selection,) = classify([evalset, evalset], cases, tmp_path)
     assert selection.action == "reload" and selection.paths == [evalset.resolve()]
+
+
+def test_fifos_named_like_project_files_are_load_errors_never_a_hang(tmp_path):
+    """A FIFO opened for reading blocks until something writes to it: agentdiff never opens one."""
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    for name in ("agents/echo/x.evalset.json", "pyproject.toml", "tests/test_eval.py", "agents/echo/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp_path / name)
+    done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "list", "--agents"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert "error: agents/echo/x.evalset.json: not a regular file (a FIFO)" in done.stderr

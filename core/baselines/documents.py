@@ -30,6 +30,7 @@ from agentdiff.core.formats.eval_set import Invocation, InvocationEvents
 from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.formats.yaml_writer import dump_yaml
 from agentdiff.core.worker.jobs import RunOutput
+from agentdiff.core.formats.source_file import read_text_regular
 
 REGISTRATION_FILE = "agentdiff-record.json"
 
@@ -111,9 +112,12 @@ def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = N
 def registration_write(path: Path, key: str, record: dict[str, Any], base: Optional[str] = None) -> FileWrite:
     """The registration file with `key`'s record set; `base` is its text as already planned (else
     the file's own), so several records of one file accumulate."""
-    before = sha256_of(path)
+    try:
+        before = sha256_of(path)
+        text = base if base is not None else (read_text_regular(path) if path.exists() else None)
+    except OSError as exc:
+        raise RecordError(f"{path.name} cannot be read ({exc.strerror or exc}); nothing was written") from exc
     existing: dict[str, Any] = {}
-    text = base if base is not None else (path.read_text(encoding="utf-8") if path.exists() else None)
     if text is not None:
         try:
             existing = json.loads(text)
@@ -200,7 +204,7 @@ def conformance_writes(case_dir: Path, mode: str, out: RunOutput, agent: str, ro
 
     def old(path: Path) -> Any:
         try:
-            return yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+            return yaml.safe_load(read_text_regular(path)) if path.exists() else None
         except (OSError, yaml.YAMLError, UnicodeDecodeError):
             return None
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from agentdiff.core.formats.source_file import read_regular
+
 JOURNAL_DIR = Path(".agentdiff") / "journal"
 LOCK_FILE = Path(".agentdiff") / "lock"
 LOCK_WAIT = 5.0
@@ -67,14 +69,14 @@ class JournalEntry:
 
 def sha256_of(path: Path) -> Optional[str]:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except FileNotFoundError:
         return None
 
 
 def read_exact(path: Path) -> str:
     """A text file as it is on disk: line endings untouched (`read_text` would make `\r\n` `\n`)."""
-    return path.read_bytes().decode("utf-8")
+    return read_regular(path).decode("utf-8")
 
 
 def _sha(text: Optional[str]) -> Optional[str]:
@@ -262,7 +264,10 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
     with project_lock(root):
         recover(root)
         for write in writes:
-            current = sha256_of(write.path)
+            try:
+                current = sha256_of(write.path)
+            except OSError as exc:  # a FIFO or a folder where the file goes: never opened to write
+                raise BaselineWriteError(f"nothing was written: {_display(write.path, root)}: {exc.strerror or exc}") from exc
             if current != write.expected_sha256:
                 what = "was created" if write.expected_sha256 is None else "changed on disk"
                 raise BaselineConflict(f"{_display(write.path, root)} {what} since it was read; nothing was written")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,15 +86,55 @@ def display_path(path: Path, root: Optional[Path] = None) -> str:
     return path.as_posix()
 
 
+class NotRegularFile(OSError):
+    """A FIFO, a device, a socket or a folder where a file was expected: never read (it could block)."""
+
+
+def read_regular(path: Path, limit: Optional[int] = None) -> bytes:
+    """The bytes of `path` (symlinks followed), only if it is a regular file (a FIFO named like an eval
+    file must not hang anything: it is opened without blocking and checked before any read), and, with
+    `limit`, at most that large (`FileTooLarge`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(f"not a regular file ({_kind(info.st_mode)})")
+        if limit is not None and info.st_size > limit:
+            raise FileTooLarge(info.st_size)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def read_text_regular(path: Path, errors: str = "strict") -> str:
+    """`read_regular` as UTF-8 text (line endings as they are)."""
+    return read_regular(path).decode("utf-8", errors)
+
+
+class FileTooLarge(OSError):
+    def __init__(self, size: int) -> None:
+        super().__init__(f"file is too large to load ({size / 1e6:.0f} MB; the limit is {MAX_FILE_BYTES // 1_000_000} MB)")
+        self.size = size
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
 def read_source(path: Path, display: Optional[str] = None) -> SourceText:
     display = display or str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SourceFileError(
-                LoadError(file=display, message=f"file is too large to load ({size / 1e6:.0f} MB; the limit is {MAX_FILE_BYTES // 1_000_000} MB)")
-            )
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_FILE_BYTES)
+    except (NotRegularFile, FileTooLarge) as exc:
+        raise SourceFileError(LoadError(file=display, message=str(exc)))
     except OSError as exc:
         raise SourceFileError(LoadError(file=display, message=f"cannot read file: {exc.strerror or exc}"))
     try:

@@ -22,6 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+from agentdiff.core.formats.source_file import read_text_regular
+
 SCANNED = ("tests", "test", "eval", "evals")
 MAX_FILES = 300
 MAX_BYTES = 200_000
@@ -181,7 +183,7 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
                 continue
             seen = (stat.st_mtime_ns, stat.st_size)
             if _parsed.get(str(file), (None,))[0] != seen:  # read again only when it changed
-                _parsed[str(file)] = (seen, calls_in(file.read_text(encoding="utf-8", errors="replace"), str(file)))
+                _parsed[str(file)] = (seen, calls_in(read_text_regular(file, "replace"), str(file)))
         except OSError:
             continue
         for module, path in _parsed[str(file)][1]:

@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 from agentdiff.core.worker.jobs import AgentRef
+from agentdiff.core.formats.source_file import read_text_regular
 
 MAX_INIT_BYTES = 200_000
 _MARKS = re.compile(
@@ -35,7 +36,7 @@ def is_agent_package(path: Path) -> bool:
     try:
         if not init.is_file() or init.stat().st_size > MAX_INIT_BYTES:
             return False
-        return bool(_MARKS.search(init.read_text(encoding="utf-8", errors="replace")))
+        return bool(_MARKS.search(read_text_regular(init, "replace")))
     except OSError:
         return False
 
@@ -56,7 +57,7 @@ def agent_packages(folder: Path) -> list[Path]:
 
 def _pyproject_name(root: Path) -> str:
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text_regular(root / "pyproject.toml"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return ""
     name = (data.get("project") or {}).get("name") if isinstance(data, dict) else None

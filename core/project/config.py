@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.source_file import read_text_regular
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,8 @@ def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
         if not path.is_file():
             continue
         try:
-            data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data: Any = tomllib.loads(read_text_regular(path))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             return ProjectConfig(root), [LoadError(file=name, message=f"invalid TOML: {exc}")]
         for key in table:
             data = data.get(key, {}) if isinstance(data, dict) else {}

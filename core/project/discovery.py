@@ -148,8 +148,12 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     case_dirs: list[Path] = []
     searched: list[Path] = []
     for path in paths:
-        if not path.exists():
-            found.errors.append(LoadError(file=display_path(path, root), message="no such file or folder"))
+        try:
+            there = path.exists()
+        except (OSError, ValueError):  # a name the system cannot look up (too long, a NUL in it)
+            there = False
+        if not there:
+            found.errors.append(LoadError(file=display_path(path, root)[:200], message="no such file or folder"))
             continue
         files, dirs = _walk(path)
         eval_files += files

@@ -27,6 +27,7 @@ from agentdiff.core.project.discovery import ConformanceCaseRef, Discovery
 from agentdiff.core.project.interpreter import OWN_PYTHON, Interpreter
 from agentdiff.core.worker.jobs import AgentRef
 from agentdiff.core.worker.pool import WORKER_PACKAGE, copy_worker_package
+from agentdiff.core.formats.source_file import read_text_regular
 
 #: Names ADK's model clients read; any one of the groups is enough for Gemini.
 GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
@@ -198,7 +199,7 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)
 def dotenv_names(path: Path) -> list[str]:
     """The names a `.env` file sets to a non-empty value (values are never kept)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_regular(path, "replace")
     except OSError:
         return []
     names = []
@@ -219,7 +220,7 @@ def _adk_requirement(root: Path) -> Optional[str]:
     unpinned), or None when it names none."""
     sources: list[str] = []
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text_regular(root / "pyproject.toml"))
         sources += list(data.get("project", {}).get("dependencies", []) or [])
         poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {}) or {}
         for name, spec in poetry.items():
@@ -228,7 +229,7 @@ def _adk_requirement(root: Path) -> Optional[str]:
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
         pass
     try:
-        sources += (root / "requirements.txt").read_text(encoding="utf-8").splitlines()
+        sources += read_text_regular(root / "requirements.txt").splitlines()
     except (OSError, UnicodeDecodeError):
         pass
     for line in sources:
@@ -296,7 +297,7 @@ def environment_recipe(root: Path) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text_regular(path)
     except (OSError, UnicodeDecodeError):
         return ""
 

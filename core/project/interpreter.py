@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from agentdiff.core.formats.source_file import read_text_regular
+
 OWN_PYTHON = "agentdiff's own"
 #: What the worker needs of the interpreter beyond the standard library (ADK brings it).
 NEEDS = "pydantic>=2"
@@ -207,7 +209,7 @@ def _poetry_name(root: Path) -> Optional[str]:
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text_regular(path)
     except (OSError, UnicodeDecodeError):
         return ""
 

@@ -10,6 +10,7 @@ from typing import Any, Optional
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult
+from agentdiff.core.formats.source_file import read_text_regular
 
 KEEP = 20
 SAVE_EVERY = 2.0  # seconds
@@ -32,7 +33,7 @@ class History:
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            loaded = json.loads(read_text_regular(path))
             if isinstance(loaded, dict):
                 self._data = {k: v for k, v in loaded.items() if isinstance(v, list)}
         except (OSError, ValueError):

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
 
 from . import accept, diff, doctor, list_cases, record, redo, review, run, score, undo, watch
-from .errors import EXIT_USAGE, UsageError
+from .errors import EXIT_USAGE, UsageError, exists, quoted
 
 # In the order `agentdiff --help` lists them; each module has NAME, add_parser() and command().
 COMMANDS = {module.NAME: module for module in (score, list_cases, watch, run, record, accept, review, undo, redo, diff, doctor)}
@@ -41,15 +40,15 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
-        named = [arg for arg in argv if arg in COMMANDS and not Path(arg).exists()]
+        named = [arg for arg in argv if arg in COMMANDS and not exists(arg)]
         if named:
             print(f"error: options go after the command: agentdiff {named[0]} {' '.join(a for a in argv if a != named[0])}", file=err)
             return EXIT_USAGE
         argv = [watch.NAME, *argv]  # `agentdiff --python PATH` is the TUI with that option
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
-        if argv and not Path(argv[0]).exists():
+        if argv and not exists(argv[0]):
             names = ", ".join([name for name in COMMANDS if name != watch.NAME] + [watch.NAME])
-            print(f"error: unknown command or path {argv[0]!r} (commands: {names})", file=err)
+            print(f"error: unknown command or path {quoted(argv[0])} (commands: {names})", file=err)
             return EXIT_USAGE
         argv = [watch.NAME, *argv]  # `agentdiff [PATHS…]` is the TUI
     args = parser.parse_args(argv)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, print_errors
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, print_errors, quoted
 from .options import add_run_options, run_options, worker_pool
 from .selection import find_case, select_cases
 
@@ -60,7 +60,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         refs = list(found.cases)
         print_errors(found.errors, err)
         if unknown:
-            raise UsageError(f"no case or folder matches {unknown[0]!r}")
+            raise UsageError(f"no case or folder matches {quoted(unknown[0])}")
     else:
         refs = []
         for query in args.cases:

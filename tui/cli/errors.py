@@ -3,12 +3,28 @@ printed one a line on stderr."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence, TextIO
 
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.scoring.results import CaseResult, summarize
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def quoted(value: object, limit: int = 120) -> str:
+    """A command-line argument for a message: quoted, control characters escaped, cut to `limit`."""
+    text = repr(str(value))
+    return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]
+
+
+def exists(path) -> bool:
+    """Whether a command-line argument names an existing path; a name the system cannot even look up
+    (too long, say) does not."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
 
 
 class UsageError(Exception):

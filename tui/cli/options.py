@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
@@ -68,6 +69,9 @@ def _report_problem(path: Path) -> Optional[str]:
     folder is created only when the path is inside the current directory."""
     if path.is_dir():
         return "it is a folder"
+    here = Path.cwd().resolve()
+    if Path(os.path.abspath(path)).is_relative_to(here) and not path.resolve().is_relative_to(here):
+        return f"it is a link out of the working tree (to {path.resolve()}); name that path itself to write there"
     parent = path.parent
     if not parent.exists() and not path.resolve().is_relative_to(Path.cwd().resolve()):
         return f"no such folder: {parent}"

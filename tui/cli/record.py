@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors, quoted
 from .options import add_run_options, run_options, worker_pool
 from .selection import select_cases
 
@@ -34,7 +34,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config, config_errors = load_project_config(Path.cwd())
     found, unknown = select_cases(args.cases, config)
     for query in unknown:
-        print(f"error: no case matches {query!r}", file=err)
+        print(f"error: no case matches {quoted(query)}", file=err)
     print_errors(list(config_errors) + found.errors, err)
     if unknown or not found.cases:
         return EXIT_USAGE

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-from .errors import EXIT_FAILED, EXIT_OK, UsageError, print_errors
+from .errors import EXIT_FAILED, EXIT_OK, UsageError, print_errors, quoted
 from .options import add_run_options, run_options, worker_pool
 from .selection import select_cases
 
@@ -62,7 +62,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
     found, unknown = select_cases(args.paths, config)
     print_errors(list(config_errors) + found.errors, err)
     if unknown:
-        raise UsageError(f"no case or folder matches {unknown[0]!r}")
+        raise UsageError(f"no case or folder matches {quoted(unknown[0])}")
     options = run_options(args, config)
 
     async def go():

@@ -14,7 +14,7 @@ from agentdiff.core.reports.json_report import render_json
 
 from . import options as shared
 from .color import is_terminal, paint_status, wants_color
-from .errors import EXIT_USAGE, exit_code, print_errors
+from .errors import EXIT_USAGE, exit_code, print_errors, quoted
 from .options import (
     add_color_option,
     add_report_options,
@@ -137,7 +137,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     found, unknown = select_cases([str(p) for p in args.paths], config)
     errors = list(config_errors) + found.errors
     for query in unknown:
-        print(f"error: no case matches {query!r}", file=err)
+        print(f"error: no case matches {quoted(query)}", file=err)
     options = run_options(args, config)
     python = shared.agents_python(args, config) if found.cases else None
     cases = []

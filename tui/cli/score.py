@@ -12,7 +12,7 @@ from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.reports.json_report import render_json
 
 from .color import wants_color
-from .errors import EXIT_USAGE, UsageError, exit_code, print_errors
+from .errors import EXIT_USAGE, UsageError, exists, exit_code, print_errors
 from .options import add_color_option, add_report_options, check_reports, write_reports
 from .table import render_case_table
 
@@ -40,15 +40,16 @@ def _result_files(paths: Sequence[Path]) -> tuple[list[Path], list[LoadError]]:
     files: list[Path] = []
     errors: list[LoadError] = []
     for path in paths:
+        if not exists(path):
+            errors.append(LoadError(file=str(path)[:200], message="no such file or folder"))
+            continue
         if path.is_dir():
             found = sorted(p for p in path.rglob(f"*{RESULT_SUFFIX}") if p.is_file())
             if not found:
                 errors.append(LoadError(file=str(path), message=f"no *{RESULT_SUFFIX} files in this folder"))
             files += found
-        elif path.exists():
-            files.append(path)
         else:
-            errors.append(LoadError(file=str(path), message="no such file or folder"))
+            files.append(path)
     return files, errors
 
 

@@ -8,7 +8,7 @@ from typing import Sequence, TextIO
 
 from agentdiff.core.project.discovery import discover
 
-from .errors import print_errors
+from .errors import exists, print_errors, quoted
 
 
 def select_cases(args_paths: Sequence[str], config):
@@ -17,8 +17,8 @@ def select_cases(args_paths: Sequence[str], config):
 
     selected = Discovery()
     unknown: list[str] = []
-    paths = [Path(p) for p in args_paths if Path(p).exists()]
-    queries = [p for p in args_paths if not Path(p).exists()]
+    paths = [Path(p) for p in args_paths if exists(p)]
+    queries = [p for p in args_paths if not exists(p)]
     if paths or not queries:
         found = discover(paths or list(config.paths) or [Path(".")], root=Path.cwd())
         selected.cases += found.cases
@@ -39,14 +39,14 @@ def select_cases(args_paths: Sequence[str], config):
 def find_case(query: str, paths: Sequence[Path], err: TextIO):
     """The one case `query` names, or None after saying why on `err`."""
     file_part = query.split("::", 1)[0] if "::" in query else None
-    search = list(paths) or ([Path(file_part)] if file_part and Path(file_part).exists() else [Path(".")])
+    search = list(paths) or ([Path(file_part)] if file_part and exists(file_part) else [Path(".")])
     found = discover(search, root=Path.cwd())
     matches = found.resolve(query)
     if len(matches) == 1:
         return matches[0]
     if not matches:
         print_errors(found.errors, err)
-        print(f"error: no case matches {query!r} (see `agentdiff list`)", file=err)
+        print(f"error: no case matches {quoted(query)} (see `agentdiff list`)", file=err)
     else:
         print(f"error: {query!r} matches {len(matches)} cases; use one of:", file=err)
         for ref in matches:

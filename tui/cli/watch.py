@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Optional, TextIO
 
-from .errors import EXIT_OK, EXIT_USAGE, print_errors
+from .errors import EXIT_OK, EXIT_USAGE, exists, print_errors, quoted
 from .options import add_run_options, agents_python, run_options, worker_pool
 
 NAME = "watch"
@@ -49,9 +49,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config, config_errors = load_project_config(root)
     print_errors(config_errors, err)
     paths = list(args.paths) or list(config.paths) or [Path(".")]
-    missing = [p for p in paths if not p.exists()]
+    missing = [p for p in paths if not exists(p)]
     if missing:
-        print(f"error: no such folder: {missing[0]}", file=err)
+        print(f"error: no such folder: {quoted(missing[0])}", file=err)
         return EXIT_USAGE
     options = run_options(args, config)
     python = agents_python(args, config)
