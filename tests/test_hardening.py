@@ -4,6 +4,7 @@ nothing hangs, and no baseline is ever left half-written."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -336,3 +337,40 @@ def test_fifos_named_like_project_files_are_load_errors_never_a_hang(tmp_path):
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2, done.stderr
     assert "error: agents/echo/x.evalset.json: not a regular file (a FIFO)" in done.stderr
+
+
+@pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said):
+    """Ctrl+C or SIGTERM mid-run: one line, the conventional exit code, no traceback, no process and
+    no temporary file left behind."""
+    project, scratch = tmp_path / "proj", tmp_path / "tmp"
+    (project / "agents" / "slow").mkdir(parents=True)
+    scratch.mkdir()
+    (project / "agents" / "slow" / "agent.py").write_text("import asyncio\n\nasync def run_turn(ctx):\n    await asyncio.sleep(60)\n    return ctx.message\n")
+    (project / "agents" / "slow" / "slow.evalset.json").write_text(json.dumps({"eval_set_id": "slow", "eval_cases": [
+        {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}))
+    process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
+    assert process.stderr.readline().startswith("starting workers")
+    assert process.stderr.readline().startswith("running 1 cases")
+    time.sleep(1.0)  # the run is in flight
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == code and f"{said}: the runs were stopped; no report was written" in err and "Traceback" not in err
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
+        time.sleep(0.1)
+    assert list(scratch.iterdir()) == [] and _running_with(str(scratch)) == []
+
+
+def _running_with(text: str) -> list[int]:
+    """Processes whose command line mentions `text` (the worker server names its socket's folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

@@ -12,6 +12,7 @@ The package sits above `agentdiff.tui.app` (only `watch` imports it, lazily) and
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Optional, Sequence, TextIO
 
@@ -62,5 +63,26 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
         return EXIT_USAGE
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so every `finally` (the workers, their files) runs."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def entry() -> None:
-    sys.exit(main())
+    """The `agentdiff` command. Ctrl+C (SIGINT) and SIGTERM stop the runs, end every worker, remove
+    agentdiff's temporary files, write no report, and exit 130 / 143 with one line."""
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("\ninterrupted: the runs were stopped; no report was written", file=sys.stderr)
+        code = 130
+    except Terminated:
+        print("\nterminated: the runs were stopped; no report was written", file=sys.stderr)
+        code = 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    sys.exit(code)
