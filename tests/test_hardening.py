@@ -153,6 +153,21 @@ async def test_processes_an_agent_leaves_behind_are_stopped(worker_pool):
         pytest.fail(f"the agent's child process {pid} is still running")
 
 
+async def test_a_process_the_agent_daemonises_is_ended_with_the_run(worker_pool):
+    """fork, setsid, fork: the daemon leaves the run's process group and its parent, and would be
+    adopted by init; the worker adopts it instead, and ends it when the run ends."""
+    out = await worker_pool.run(native_job("daemoniser"))
+    pid = out.state["daemon"]
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        pytest.fail(f"the daemon {pid} the agent left is still running")
+
+
 async def test_megabytes_of_output_are_kept_short(tmp_path, worker_pool):
     (tmp_path / "chatty").mkdir()
     (tmp_path / "chatty" / "agent.py").write_text("async def run_turn(ctx):\n    print('x' * 5_000_000)\n    return 'done'\n")

@@ -57,12 +57,13 @@ def recv_frame(sock: socket.socket) -> Optional[dict[str, Any]]:
 
 
 def _child(conn: socket.socket, message: dict[str, Any]) -> None:
-    """In the forked worker: run the batch, answer each job as it finishes, and leave without
-    running the server's cleanup."""
+    """In the forked worker: run the batch, answer each job as it finishes, end every process the
+    agent left (even one that daemonised itself), and leave without running the server's cleanup."""
     code = 0
     try:
         os.setsid()  # its own process group: whatever the agent starts is stopped with it
         _die_with_parent()
+        _adopt_orphans()  # a process the agent daemonises (fork, setsid, fork) becomes ours, not init's
         limit = message.get("memory_mb")
         if limit:  # a runaway agent gets MemoryError instead of taking the machine down
             import resource
@@ -89,6 +90,7 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
         code = 70
     finally:
         try:
+            _end_children()
             conn.close()
         finally:
             os._exit(code)
@@ -105,16 +107,68 @@ def _die_with_parent() -> None:
         pass
 
 
+def _adopt_orphans() -> None:
+    """Linux: become the reaper of every descendant that loses its parent (PR_SET_CHILD_SUBREAPER)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (from /proc; none where there is no /proc)."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _end_children(keep: frozenset[int] = frozenset()) -> None:
+    """Kill this process's children but `keep` (adopted orphans included), and reap them; repeated
+    while killing one hands its own children to us."""
+    for _ in range(20):
+        children = [pid for pid in children_of(os.getpid()) if pid not in keep]
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
 def _stop_all(waiting: dict[int, socket.socket]) -> None:
     for pid in waiting:
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    _end_children()
 
 
 def serve(path: str) -> None:
     from . import warm  # noqa: F401  (the heavy imports and ADK's lazy set-up, once)
+
+    _adopt_orphans()  # what escapes a killed worker comes here, and is ended
 
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -163,6 +217,8 @@ def serve(path: str) -> None:
             except (ProcessLookupError, PermissionError):
                 pass
             conn = waiting.pop(pid, None)
+            if conn is not None:  # a worker ended: anything it left that came to us goes too
+                _end_children(keep=frozenset(waiting))
             if conn is not None:
                 code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
                 try:
