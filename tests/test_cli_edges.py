@@ -3,6 +3,8 @@ each row goes through the real entry point `agentdiff.tui.cli.main` with StringI
 
 from __future__ import annotations
 
+import json
+
 import io
 import os
 import sys
@@ -191,3 +193,20 @@ def test_a_report_path_that_links_out_of_the_tree_is_refused(tmp_path, monkeypat
     code, _, err = run("run", "--report", "json=report.json")
     assert code == 2 and err.startswith(f"error: cannot write the json report to report.json: it is a link out of the working tree (to {outside})")
     assert outside.read_text() == "keep"
+
+
+def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypatch):
+    """An eval_id holding escape sequences (set the terminal's title, clear the screen) is printed with
+    them visible, in every command; agentdiff's own colours still reach a terminal."""
+    evil = "\x1b]0;PWNED\x07\x1b[2J\rx"
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
+        {"eval_id": evil, "conversation": [{"user_content": {"role": "user", "parts": [{"text": evil}]},
+                                             "final_response": {"role": "model", "parts": [{"text": "no"}]}}]}]}))
+    monkeypatch.chdir(tmp_path)
+    for argv in (["list"], ["list", "--agents"], ["run", "--color", "always"], ["diff", "x", "--run"], ["doctor"]):
+        code, out, err = run(*argv)
+        assert "\x1b]" not in out + err and "\x07" not in out + err and "\x1b[2J" not in out + err and "\r" not in out + err, argv
+        assert argv in (["list", "--agents"], ["doctor"]) or "\\x1b]0;PWNED\\x07\\x1b[2J\\x0dx" in out + err, (argv, out, err)
+    assert "\x1b[31m" in run("run", "--color", "always")[1]  # its own colour is real

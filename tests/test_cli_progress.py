@@ -151,7 +151,9 @@ def test_score_and_list_take_color(project, monkeypatch):
 
 def test_word_changes_in_diff_text_are_red_and_green():
     text = "the [-old-]{+new+} word\n"
-    assert paint_word_diff(text, True) == "the \x1b[31m[-old-]\x1b[0m\x1b[32m{+new+}\x1b[0m word\n"
+    from agentdiff.tui.safe_text import ESC  # agentdiff's own escape, made real by the output stream
+
+    assert paint_word_diff(text, True) == f"the {ESC}[31m[-old-]{ESC}[0m{ESC}[32m{{+new+}}{ESC}[0m word\n"
     assert paint_word_diff(text, False) == text
 
 

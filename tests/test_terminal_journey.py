@@ -77,3 +77,27 @@ def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
         assert "journey" not in tmux("list-sessions")
     finally:
         tmux("kill-server")
+
+
+def test_escape_sequences_in_data_never_reach_the_terminal(tmp_path):
+    """An eval_id and an agent's answer holding OSC and CSI sequences: the pane's title stays, the
+    screen is not cleared, and the sequences show as pictures (␛)."""
+    import json
+
+    evil = "\x1b]0;PWNED\x07\x1b[2Jevil"
+    agent = tmp_path / "agents" / "echo"
+    agent.mkdir(parents=True)
+    (agent / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (agent / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
+        {"eval_id": evil, "conversation": [{"user_content": {"role": "user", "parts": [{"text": evil}]},
+                                             "final_response": {"role": "model", "parts": [{"text": "no"}]}}]}]}))
+    tmux("kill-server")
+    tmux("new-session", "-d", "-s", "journey", "-x", "160", "-y", "48", "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} agents")
+    try:
+        tmux("set-option", "-t", "journey", "set-titles", "on")
+        screen = wait_for(lambda t: "✗ 1" in t, "the case to run")
+        assert "␛]0;PWNED" in screen and "evil" in screen
+        assert "PWNED" not in tmux("display-message", "-p", "-t", "journey", "#{pane_title}")
+        tmux("send-keys", "-t", "journey", "q")
+    finally:
+        tmux("kill-server")

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from .editor import Editor, default_editor
+from .safe_text import pictured
 from .screens.workbench_screen import WorkbenchScreen
 
 
@@ -46,6 +47,12 @@ class AgentdiffApp(App):
 
     def get_default_screen(self) -> Screen:
         return self.main
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: Optional[float] = None, markup: bool = True) -> None:
+        """Every notification is plain text with its control characters pictured: messages carry
+        case ids, file names and agent output, which must neither be read as markup nor reach the
+        terminal as escapes."""
+        super().notify(pictured(message), title=pictured(title), severity=severity, timeout=timeout, markup=False)
 
     def on_unmount(self) -> None:
         self.workbench.cancel()

@@ -20,6 +20,7 @@ from agentdiff.core import __version__
 
 from . import accept, diff, doctor, list_cases, record, redo, review, run, score, undo, watch
 from .errors import EXIT_USAGE, UsageError, exists, quoted
+from ..safe_text import SafeStream
 
 # In the order `agentdiff --help` lists them; each module has NAME, add_parser() and command().
 COMMANDS = {module.NAME: module for module in (score, list_cases, watch, run, record, accept, review, undo, redo, diff, doctor)}
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    out, err = SafeStream(out), SafeStream(err)  # data's control characters are shown, never obeyed
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):

@@ -9,8 +9,10 @@ from typing import Mapping, Optional, TextIO
 
 from agentdiff.core.scoring.results import CaseStatus
 
+from ..safe_text import ESC
+
 CHOICES = ("auto", "always", "never")
-RESET = "\x1b[0m"
+RESET = f"{ESC}[0m"
 STATUS_CODES = {
     CaseStatus.PASSED: "32",  # green
     CaseStatus.FAILED: "31",  # red
@@ -40,7 +42,7 @@ def wants_color(choice: Optional[str], stream: TextIO, environ: Optional[Mapping
 
 
 def paint(text: str, code: str, on: bool) -> str:
-    return f"\x1b[{code}m{text}{RESET}" if on and text else text
+    return f"{ESC}[{code}m{text}{RESET}" if on and text else text
 
 
 def paint_status(text: str, status: CaseStatus, on: bool) -> str:

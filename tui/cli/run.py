@@ -23,6 +23,7 @@ from .options import (
     run_options,
     write_reports,
 )
+from ..safe_text import CR, ESC
 from .selection import select_cases
 from .table import GLYPHS, render_case_table
 
@@ -44,7 +45,7 @@ def add_parser(commands) -> None:
 
 
 HEARTBEAT_SECONDS = 30.0  # a case still running says so this often (tests lower it)
-_CLEAR = "\r\x1b[2K"  # back to the start of the line, and clear it
+_CLEAR = f"{CR}{ESC}[2K"  # back to the start of the line, and clear it
 
 
 def _same_terminal(a: TextIO, b: TextIO) -> bool:

@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ..safe_text import pictured, shown
+
 
 class AcceptModal(ModalScreen[bool]):
     """Returns True when the user confirms the write."""
@@ -26,9 +28,9 @@ class AcceptModal(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="accept-dialog"):
-            yield Static(Text(self.description, style="bold"), id="accept-title")
+            yield Static(shown(Text(self.description, style="bold")), id="accept-title")
             with VerticalScroll(id="accept-preview"):
-                yield Static(Syntax(self.preview, "diff", theme="ansi_dark", word_wrap=True))
+                yield Static(Syntax(pictured(self.preview), "diff", theme="ansi_dark", word_wrap=True))
             yield Static(Text("Write this change? It is journaled: z undoes it.", style="dim"))
             with Horizontal(id="accept-buttons"):
                 yield Button("Write (y)", id="yes", variant="success")

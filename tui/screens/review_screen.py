@@ -17,6 +17,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..safe_text import pictured, shown
+
 KEYS = "a accept · x reject · s skip · z back · j/k/g/G/space scroll · q quit"
 
 
@@ -64,17 +66,17 @@ class ReviewScreen(ModalScreen[str]):
         self.plan = None
         title = self.query_one("#review-title", Static)
         body = self.query_one("#review-body", Static)
-        title.update(Text(f"{self.index + 1}/{len(self.case_ids)}  {case_id}", style="bold"))
+        title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {case_id}", style="bold")))
         state = self.workbench.cases[case_id]
         if state.status is CaseStatus.FLAKY and self.repeat is None and state.run is not None:
-            body.update(Text("its runs disagree: which one is the new baseline? press its number\n\n" + "\n".join(run_summaries(state.run))))
+            body.update(shown(Text("its runs disagree: which one is the new baseline? press its number\n\n" + "\n".join(run_summaries(state.run)))))
             return
         try:
             self.plan = await self.workbench.plan_accept(case_id, repeat=self.repeat)
-            body.update(Syntax(self.plan.preview, "diff", theme="ansi_dark", word_wrap=True))
-            title.update(Text(f"{self.index + 1}/{len(self.case_ids)}  {self.plan.description}", style="bold"))
+            body.update(Syntax(pictured(self.plan.preview), "diff", theme="ansi_dark", word_wrap=True))
+            title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {self.plan.description}", style="bold")))
         except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
-            body.update(Text(f"cannot accept: {exc}"))
+            body.update(shown(Text(f"cannot accept: {exc}")))
         self.query_one("#review-preview", VerticalScroll).scroll_home(animate=False)
 
     def action_choose(self, number: int) -> None:

@@ -13,6 +13,8 @@ from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
+
+from ..safe_text import shown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -37,8 +39,8 @@ class LayerSection(Vertical):
 
     def show(self, title: str, expected: Text, actual: Text, status: str) -> None:
         self.query_one(".layer-title", Static).update(Text(title, style="bold" if status == "changed" else "dim"))
-        self.query_one(".expected", Static).update(expected)
-        self.query_one(".actual", Static).update(actual)
+        self.query_one(".expected", Static).update(shown(expected))
+        self.query_one(".actual", Static).update(shown(actual))
         self.set_class(status == "changed", "changed")
         self.set_class(status == "absent", "absent")
 
@@ -157,7 +159,7 @@ class CaseDetail(VerticalScroll):
             if state.run and state.run.diff and state.run.diff.first_divergence and not errored:
                 header.append(f"\nfirst divergence: {state.run.diff.first_divergence.summary}", style="yellow")
             header.append_text(self.extra)
-        self.query_one("#detail-header", Static).update(header)
+        self.query_one("#detail-header", Static).update(shown(header))
 
     def _render_tabs(self) -> None:
         tabs = self.query_one("#turn-tabs", Tabs)

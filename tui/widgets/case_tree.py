@@ -16,6 +16,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ..glyphs import glyph
+from ..safe_text import shown as safe
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class CaseTree(Tree[str]):
         if errors:
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
             for error in errors:
-                group.add_leaf(Text(str(error), style="red"), data="")
+                group.add_leaf(safe(Text(str(error), style="red")), data="")
         self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
@@ -66,11 +67,11 @@ class CaseTree(Tree[str]):
         for row in shown:
             agent = agents.get(row.agent)
             if agent is None:
-                agent = agents[row.agent] = self.root.add(Text(row.agent or "(no agent)", style="bold"), data="", expand=True)
+                agent = agents[row.agent] = self.root.add(safe(Text(row.agent or "(no agent)", style="bold")), data="", expand=True)
             group = groups.get((row.agent, row.group))
             if group is None:
                 expand = not fold or (row.agent, row.group) in wanted
-                group = groups[(row.agent, row.group)] = agent.add(Text(row.group, style="italic"), data="", expand=expand)
+                group = groups[(row.agent, row.group)] = agent.add(safe(Text(row.group, style="italic")), data="", expand=expand)
             case_id = row.state.ref.id
             self._case_nodes[case_id] = group.add_leaf(self._label(row), data=case_id)
             self.visible_ids.append(case_id)
@@ -118,7 +119,7 @@ class CaseTree(Tree[str]):
             text.append(f"  [{row.label}]", style="magenta")
         if state.reason and (state.running or state.stale):
             text.append(f"  {state.reason}", style="dim italic")
-        return text
+        return safe(text)
 
     @property
     def current_case_id(self) -> Optional[str]:

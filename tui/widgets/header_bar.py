@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ..glyphs import GLYPH, NOT_RUN, RUNNING, STALE
+from ..safe_text import shown
 
 SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAKY, CaseStatus.NOT_EVALUATED)
 
@@ -61,4 +62,4 @@ class HeaderBar(Static):
         text.append(shown_mode)
         text.append("  ")
         text.append_text(tail)
-        self.update(text)
+        self.update(shown(text))
