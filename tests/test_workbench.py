@@ -124,8 +124,8 @@ async def test_first_run_sends_one_job_per_case_and_every_echo_case_passes(root,
     assert statuses(wb) == {ECHO_0: CaseStatus.PASSED, ECHO_1: CaseStatus.PASSED, OTHER_0: CaseStatus.PASSED}
     assert {state.reason for state in wb.cases.values()} == {"first run"}
     assert not any(state.running or state.stale for state in wb.cases.values())
-    # each case: one update as it starts, one as it settles
-    assert sorted(e.case_id for e in events) == sorted([ECHO_0, ECHO_1, OTHER_0] * 2)
+    # each case: one update as it is queued (○), one as its run starts (⟳), one as it settles
+    assert sorted(e.case_id for e in events) == sorted([ECHO_0, ECHO_1, OTHER_0] * 3)
 
 
 async def test_plan_accept_refuses_a_case_that_has_not_run(root, sets, pool):

@@ -163,7 +163,7 @@ class Workbench(Baselines):
             old = self._tasks.pop(case_id, None)
             if old is not None and not old.done():
                 old.cancel()
-            state.stale, state.running, state.reason = True, True, reason
+            state.stale, state.running, state.reason = True, False, reason  # queued (○) until its run starts (⟳)
             self._emit(CaseUpdated(case_id))
             after = [self._tasks[i] for i in replays if i in self._tasks] if case_id not in replays else []
             task = asyncio.get_running_loop().create_task(self._run_one(case_id, reason, after))
@@ -184,6 +184,8 @@ class Workbench(Baselines):
             self._slots = asyncio.Semaphore(PREPARING)
         try:
             async with self._slots:  # a few cases at a time prepare their runs: the loop stays responsive
+                state.running = True
+                self._emit(CaseUpdated(case_id))
                 run = await run_case(ref, self.pool, self.options, self.root, self._agents)
             if state.ref is not ref and run.outputs:  # its expectations changed while it ran
                 run = rescore_case(state.ref, run, self.options)

@@ -110,6 +110,14 @@ class Progress:
             self._shown = False
 
 
+def _without_invocations(result):
+    """A case's result without its runs' invocations (the bulk of it): what the table and every report
+    but the CSV need, so a run of many thousand cases keeps a little of each."""
+    import dataclasses
+
+    return dataclasses.replace(result, runs=tuple(dataclasses.replace(run, actual=(), expected=None) for run in result.runs))
+
+
 async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyncio.Semaphore, agents):
     """One case (as `run_cases` runs it) with its own clock, from the moment it gets a slot (so a case
     queued behind others is not counted as running), and a heartbeat while it runs long."""
@@ -141,6 +149,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: no case matches {quoted(query)}", file=err)
     options = run_options(args, config)
     python = shared.agents_python(args, config) if found.cases else None
+    keep_invocations = any(kind == "csv" for kind, _ in args.report)  # only the CSV report lists them
     cases = []
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
 
@@ -151,7 +160,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress.say("note: the project has no environment of its own here, so its agents import what agentdiff's "
                          "environment has; `agentdiff doctor` checks, --python chooses")
         pool = shared.worker_pool(args, config, options, python)
-        tasks: list[asyncio.Future] = []
+        tasks: set[asyncio.Future] = set()
         try:
             start = getattr(pool, "start", None)
             if start is not None:
@@ -164,11 +173,26 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             jobs = getattr(pool, "jobs", None)  # WorkerPool's; a test's pool may not say
             slots = asyncio.Semaphore(jobs if isinstance(jobs, int) and jobs > 0 else len(found.cases))
             agents = AgentMemo(Path.cwd())  # one resolution per eval set file, not per case
-            tasks = [asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots, agents)) for ref in found.cases]
-            for next_done in asyncio.as_completed(tasks):
-                case_run, seconds = await next_done
-                cases.append(case_run.result)
-                progress.case_done(case_run.result, seconds)
+            # A bounded window of cases in flight: results stream from the start, and a finished
+            # case's run (its outputs, traces, diff) is let go once its result is kept.
+            waiting = iter(found.cases)
+            window = 2 * (jobs if isinstance(jobs, int) and jobs > 0 else 32)
+
+            def start_next() -> None:
+                ref = next(waiting, None)
+                if ref is not None:
+                    tasks.add(asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots, agents)))
+
+            for _ in range(window):
+                start_next()
+            while tasks:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    tasks.discard(task)
+                    case_run, seconds = task.result()
+                    cases.append(case_run.result if keep_invocations else _without_invocations(case_run.result))
+                    progress.case_done(case_run.result, seconds)
+                    start_next()
         finally:
             for task in tasks:
                 task.cancel()
