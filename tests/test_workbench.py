@@ -491,3 +491,17 @@ async def test_a_flaky_case_is_never_accepted_with_an_arbitrary_run(root, sets):
     assert '+        "text": "something else entirely"' in plan.preview
     with pytest.raises(RecordError, match="nothing to accept"):
         await wb.plan_accept(ECHO_0, repeat=0)  # the first run is what the baseline says
+
+
+async def test_renaming_an_agent_folder_moves_its_cases_at_once(root, sets, pool):
+    """A rename reports only the two folder paths: the old one's cases go, the new one's come, and they
+    run with the agent found under its new name."""
+    wb, _ = await start(root, pool)
+    (root / "agents" / "echo").rename(root / "agents" / "echo2")
+    await wb.on_changes([root / "agents" / "echo", root / "agents" / "echo2"])
+    await wb.wait()
+    moved = [case_id.replace("agents/echo/echo.", "agents/echo2/echo.") for case_id in (ECHO_0, ECHO_1)]
+    assert sorted(wb.cases) == sorted([*moved, OTHER_0])
+    assert sorted(job.case_id for job in pool.jobs) == sorted(moved)
+    assert {job.agent.name for job in pool.jobs} == {"echo2"}
+    assert all(wb.cases[case_id].status is CaseStatus.PASSED for case_id in moved)

@@ -124,6 +124,12 @@ def _eval_id(ref: CaseRef) -> Optional[str]:
     return ref.case.eval_id if isinstance(ref, EvalCaseRef) else None
 
 
+def case_units(path: Path) -> list[Path]:
+    """The eval set files and conformance case folders under `path` (a folder that appeared, say)."""
+    files, dirs = _walk(path)
+    return [*files, *dirs]
+
+
 def _walk(path: Path) -> tuple[list[Path], list[Path]]:
     """Eval set files and conformance case folders under `path` (a file or a folder)."""
     if path.is_file():

@@ -94,6 +94,10 @@ class CaseIndex:
         """A case's source, or a file an agent read: a path that is gone still means something."""
         return path in self._by_source or path in self._by_read
 
+    def holds(self, folder: Path) -> bool:
+        """Whether a case's source or agent lies under `folder` (a folder renamed or moved away)."""
+        return any(folder in path.parents for path in (*self._by_source, *self._by_agent_dir))
+
     def is_agent_dir(self, folder: Path) -> bool:
         return folder in self._by_agent_dir
 

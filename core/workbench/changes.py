@@ -52,12 +52,12 @@ def is_case_file(path: Path) -> bool:
 def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:
     paths = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
     # a path that is gone and was never read is an editor's or a tool's temporary file
-    paths = [p for p in paths if p.exists() or index.known(p) or p.suffix == ".py"]
+    paths = [p for p in paths if p.exists() or index.known(p) or p.suffix == ".py" or index.holds(p)]
     paths.sort(key=lambda p: not p.exists())  # reasons name a file that is there
     reload_paths: list[Path] = []
     rerun: dict[str, Path] = {}
     for path in paths:
-        if index.is_source(path) or is_case_file(path):
+        if index.is_source(path) or is_case_file(path) or path.is_dir() or (not path.exists() and index.holds(path)):
             reload_paths.append(path)
             continue
         for case_id in sorted(index.affected_by(path)):
@@ -81,6 +81,8 @@ def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex, root: Optio
     top = Path(os.path.abspath(root)) if root is not None else None
     for path in (Path(os.path.abspath(p)) for p in changed):
         if path.name in AGENT_MARKERS and not (path.exists() and index.is_agent_dir(path.parent)):
+            return True
+        if path.is_dir() or (not path.exists() and index.holds(path)):  # a folder renamed or moved
             return True
         if top is not None and (path == top / "pyproject.toml" or may_name_agents(path, top)):
             return True

@@ -14,6 +14,7 @@ from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import (
     CaseRef,
+    case_units,
     discover,
     is_eval_set_file,
 )
@@ -49,6 +50,10 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
             units |= {u for u in known if u.parent == path.parent}
             if path.parent.is_dir():
                 units |= {p.resolve() for p in path.parent.iterdir() if is_eval_set_file(p.name)}
+        elif path.is_dir() and path.name != "__pycache__":  # a folder renamed or moved in: everything in it
+            units |= {u.resolve() for u in case_units(path)}
+        elif not path.exists() and any(path in u.parents for u in known):  # a folder renamed or moved away
+            units |= {u for u in known if path in u.parents}
         elif path.name == FALLBACK_CONFIG_NAME:  # it may score every eval set at or below its folder
             units |= {u for u in known if is_eval_set_file(u.name) and (u.parent == path.parent or path.parent in u.parents)}
         elif is_eval_set_file(path.name):
