@@ -64,7 +64,7 @@ def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
         wait_for(lambda t: "✗" in case_line(t, "kitchen_on_then_check") and "✓ 3 ✗ 2" in t, "the case to fail again after undo")
         baselines = {p: p.read_bytes() for p in samples.rglob("*") if p.is_file() and "generated-" in p.name}
         tmux("send-keys", "-t", "journey", "V")  # review the visible failure
-        wait_for(lambda t: "a accept · x reject" in t and "1/1" in t, "the review of the failing case")
+        wait_for(lambda t: "a accept · x reject" in t and "1/1  accept the whole case" in t and "--- a/" in t, "the review's preview")
         tmux("send-keys", "-t", "journey", "a")
         wait_for(lambda t: "reviewed 1 of 1: 1 accepted" in t and "✓ 4 ✗ 1" in t, "the review's summary")
         tmux("send-keys", "-t", "journey", "z")

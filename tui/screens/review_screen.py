@@ -108,7 +108,7 @@ class ReviewScreen(ModalScreen[str]):
             elif decision == "rejected":
                 self.workbench.mark_reviewed(case_id, "reviewed: the baseline was kept")
             self.decisions.append((case_id, decision))
-            self.index, self.repeat = self.index + 1, None
+            self.plan, self.index, self.repeat = None, self.index + 1, None
             self.show_case()
         finally:
             self.busy = False
@@ -125,7 +125,7 @@ class ReviewScreen(ModalScreen[str]):
                 self.decisions.append((case_id, decision))
                 self.notify(f"cannot take it back: {exc}", severity="error")
                 return
-        self.index, self.repeat = self.case_ids.index(case_id), None
+        self.plan, self.index, self.repeat = None, self.case_ids.index(case_id), None
         self.show_case()
 
     def action_scroll(self, lines: int) -> None:
