@@ -198,7 +198,7 @@ def test_a_report_path_that_links_out_of_the_tree_is_refused(tmp_path, monkeypat
 def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypatch):
     """An eval_id holding escape sequences (set the terminal's title, clear the screen) is printed with
     them visible, in every command; agentdiff's own colours still reach a terminal."""
-    evil = "\x1b]0;PWNED\x07\x1b[2J\rx"
+    evil = "\x1b]0;PWNED\x07\x1b[2J\rx"  # and, below, a case whose id would forge lines and reorder text
     (tmp_path / "agents" / "echo").mkdir(parents=True)
     (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
     (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
@@ -208,5 +208,36 @@ def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypat
     for argv in (["list"], ["list", "--agents"], ["run", "--color", "always"], ["diff", "x", "--run"], ["doctor"]):
         code, out, err = run(*argv)
         assert "\x1b]" not in out + err and "\x07" not in out + err and "\x1b[2J" not in out + err and "\r" not in out + err, argv
-        assert argv in (["list", "--agents"], ["doctor"]) or "\\x1b]0;PWNED\\x07\\x1b[2J\\x0dx" in out + err, (argv, out, err)
+        assert argv in (["list", "--agents"], ["doctor"]) or "\\x1b]0;PWNED\\x07\\x1b[2J" in out + err, (argv, out, err)
     assert "\x1b[31m" in run("run", "--color", "always")[1]  # its own colour is real
+    forged = "ok\n✓ passed        fake::case\u202e"
+    (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
+        {"eval_id": forged, "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                               "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]}))
+    for argv in (["list"], ["run"]):
+        out = run(*argv)[1]
+        assert "\u202e" not in out and "\n✓ passed        fake::case" not in out, (argv, out)
+        assert "ok\\n✓ passed        fake::case\\u202e" in out, (argv, out)
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("json=agents/echo/s.evalset.json", "it is one of the project's own files"),
+    ("junit=agents/echo/test_config.json", "it is one of the project's own files"),
+    ("csv=agents/echo/agent.py", "it is one of the project's own files"),
+    ("json=fifo", "it is not a regular file"),
+])
+def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, monkeypatch, spec, said):
+    import os
+
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    files = {"agents/echo/agent.py": "async def run_turn(ctx):\n    return ctx.message\n",
+             "agents/echo/test_config.json": '{"criteria": {"response_match_score": 0.5}}',
+             "agents/echo/s.evalset.json": json.dumps({"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": [
+                 {"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]})}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    os.mkfifo(tmp_path / "fifo")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("run", "--report", spec)
+    assert code == 2 and said in err, err
+    assert {name: (tmp_path / name).read_text() for name in files} == files

@@ -354,7 +354,8 @@ def test_fifos_named_like_project_files_are_load_errors_never_a_hang(tmp_path):
     assert "error: agents/echo/x.evalset.json: not a regular file (a FIFO)" in done.stderr
 
 
-@pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"),
+                                             (signal.SIGHUP, 129, "terminated")])
 def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said):
     """Ctrl+C or SIGTERM mid-run: one line, the conventional exit code, no traceback, no process and
     no temporary file left behind."""

@@ -17,13 +17,20 @@ from rich.text import Text
 
 #: Write these for agentdiff's own escape and carriage return; data's own are shown, never sent.
 ESC, CR = "\ue01b", "\ue00d"
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# control characters, and the invisible ones that reorder or hide text (bidi overrides, zero-width)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _OWN = {ESC: "\x1b", CR: "\r"}
 
 
 def visible(text: str) -> str:
-    """`text` with every control character but newline and tab shown as `\\xNN`."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    """`text` with every control character but newline and tab shown as `\\xNN` (`\\u202e` for the
+    invisible ones)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
+
+
+def one_line(text: str) -> str:
+    """A name from data on one line: its newlines and tabs shown (`\\n`), so it cannot forge a line."""
+    return text.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
 class SafeStream:

@@ -69,22 +69,32 @@ class Terminated(BaseException):
     """SIGTERM, raised where the program is, so every `finally` (the workers, their files) runs."""
 
 
+#: The signals that end agentdiff cleanly (SIGINT is Python's KeyboardInterrupt): SIGHUP is what a
+#: dropped SSH session sends.
+_ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
+
+
 def _terminated(signum: int, frame: object) -> None:
-    raise Terminated()
+    for sig in _ENDING:  # once: a second signal must not interrupt the cleanup the first started
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
 
 
 def entry() -> None:
-    """The `agentdiff` command. Ctrl+C (SIGINT) and SIGTERM stop the runs, end every worker, remove
-    agentdiff's temporary files, write no report, and exit 130 / 143 with one line."""
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    """The `agentdiff` command. Ctrl+C (SIGINT), SIGTERM, SIGHUP and SIGQUIT stop the runs, end every
+    worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
+    one line."""
+    previous = {sig: signal.signal(sig, _terminated) for sig in _ENDING}
     try:
         code = main()
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C must not interrupt the cleanup
         print("\ninterrupted: the runs were stopped; no report was written", file=sys.stderr)
         code = 130
-    except Terminated:
+    except Terminated as ended:
         print("\nterminated: the runs were stopped; no report was written", file=sys.stderr)
-        code = 143
+        code = 128 + int(ended.args[0]) if ended.args else 143
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     sys.exit(code)

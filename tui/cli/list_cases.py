@@ -10,6 +10,7 @@ from typing import TextIO
 
 from agentdiff.core.project.discovery import ConformanceCaseRef, discover
 
+from ..safe_text import one_line
 from .color import BOLD, DIM, paint, wants_color
 from .errors import EXIT_OK, EXIT_USAGE, print_errors
 from .options import add_color_option
@@ -60,14 +61,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for ref in found.cases:
             if ref.category != current:
                 current = ref.category
-                print(paint(current, BOLD, color), file=out)
+                print(paint(one_line(current), BOLD, color), file=out)
             if isinstance(ref, ConformanceCaseRef):
                 modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
-                print(f"  {ref.name}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color), file=out)
+                print(f"  {one_line(ref.name)}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color), file=out)
             else:
                 turns = len(ref.case.conversation or [])
                 kind = f"{turns} turn{'s' if turns != 1 else ''}" if ref.case.conversation is not None else "scenario"
-                print(f"  {ref.name}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
+                print(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
     return EXIT_USAGE if found.errors else EXIT_OK

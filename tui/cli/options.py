@@ -69,6 +69,10 @@ def _report_problem(path: Path) -> Optional[str]:
     folder is created only when the path is inside the current directory."""
     if path.is_dir():
         return "it is a folder"
+    if path.exists() and not path.is_file():
+        return "it is not a regular file (a FIFO or a device would block or swallow the report)"
+    if path.exists() and _is_project_file(path):
+        return "it is one of the project's own files (an eval set, a config, a recording or source); name another path"
     here = Path.cwd().resolve()
     if Path(os.path.abspath(path)).is_relative_to(here) and not path.resolve().is_relative_to(here):
         return f"it is a link out of the working tree (to {path.resolve()}); name that path itself to write there"
@@ -78,6 +82,19 @@ def _report_problem(path: Path) -> Optional[str]:
     if parent.exists() and not parent.is_dir():
         return f"not a folder: {parent}"
     return None
+
+
+#: Files a report must never be written over (or appended to): they are the project's, not a report.
+_PROJECT_SUFFIXES = (".py", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".md", ".env")
+_PROJECT_NAMES = ("test_config.json", "eval_config.json", "agentdiff-record.json", "package.json")
+
+
+def _is_project_file(path: Path) -> bool:
+    from agentdiff.core.project.discovery import is_eval_set_file
+
+    name = path.name
+    return (is_eval_set_file(name) or name in _PROJECT_NAMES or name.endswith(".agentdiff-record.json")
+            or name.endswith(_PROJECT_SUFFIXES) or name.endswith(".evalset_result.json"))
 
 
 def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO) -> bool:

@@ -23,7 +23,7 @@ from .options import (
     run_options,
     write_reports,
 )
-from ..safe_text import CR, ESC
+from ..safe_text import CR, ESC, one_line
 from .selection import select_cases
 from .table import GLYPHS, render_case_table
 
@@ -96,12 +96,12 @@ class Progress:
     def case_done(self, result, seconds: float) -> None:
         self.done += 1
         glyph = GLYPHS[result.status]
-        head, tail = f"[{self.done}/{self.total}] ", f" {result.id}  ({seconds:.1f} s)"
+        head, tail = f"[{self.done}/{self.total}] ", f" {one_line(result.id)}  ({seconds:.1f} s)"
         self.say(head + glyph + tail, head + paint_status(glyph, result.status, self.color) + tail)
 
     def heartbeat(self, case_id: str, seconds: float) -> None:
         prefix = f"[{self.done}/{self.total}] " if self.live else ""
-        self.say(f"{prefix}case {case_id}: {_seconds(seconds)} s, waiting for the agent")
+        self.say(f"{prefix}case {one_line(case_id)}: {_seconds(seconds)} s, waiting for the agent")
 
     def finish(self) -> None:
         if self.live and self._shown:

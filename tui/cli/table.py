@@ -10,6 +10,7 @@ from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, summarize
 
 from .color import paint_status
+from ..safe_text import one_line
 
 GLYPHS = {
     CaseStatus.PASSED: "✓",
@@ -37,12 +38,12 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False) -> str:
     """The table; with `color`, each verdict's glyph and word in its colour (the padding stays outside
     the colour codes, so the columns line up as without)."""
     lines: list[str] = []
-    width = max((len(case.id) for case in cases), default=0)
+    width = max((len(one_line(case.id)) for case in cases), default=0)
     for case in cases:
         runs = f" ({len(case.runs)} runs)" if len(case.runs) > 1 else ""
         verdict = paint_status(f"{GLYPHS[case.status]} {case.status.value}", case.status, color)
         padding = " " * (13 - len(case.status.value))
-        lines.append(f"{verdict}{padding} {case.id:<{width}}  {_metric_cell(case)}{runs}")
+        lines.append(f"{verdict}{padding} {one_line(case.id):<{width}}  {_metric_cell(case)}{runs}")
         if case.error:
             lines.append(f"    {case.error}")
         elif case.status is not CaseStatus.PASSED:
