@@ -168,6 +168,23 @@ async def test_a_process_the_agent_daemonises_is_ended_with_the_run(worker_pool)
         pytest.fail(f"the daemon {pid} the agent left is still running")
 
 
+async def test_an_agent_that_kills_its_parent_ends_only_its_own_run():
+    """`os.kill(os.getppid(), SIGKILL)`: the parent is the run's keeper, not the worker server, so the
+    runs in flight beside the culprit finish as if nothing happened, and later runs still have a server."""
+    from agentdiff.core.worker.pool import WorkerPool
+
+    pool = WorkerPool(jobs=4, processes=4, timeout=60)  # one run per process: nothing to re-run alone
+    try:
+        await pool.start()
+        bystanders = [pool.run(native_job("slow_good", f"bystander {i}")) for i in range(3)]
+        outs = await asyncio.gather(pool.run(native_job("parricide")), *bystanders)
+        assert [out.error for out in outs[1:]] == [None, None, None], [out.error for out in outs]
+        assert all(out.events for out in outs[1:])
+        assert (await pool.run(native_job("good"))).error is None  # and the server is still there
+    finally:
+        pool.close()
+
+
 async def test_megabytes_of_output_are_kept_short(tmp_path, worker_pool):
     (tmp_path / "chatty").mkdir()
     (tmp_path / "chatty" / "agent.py").write_text("async def run_turn(ctx):\n    print('x' * 5_000_000)\n    return 'done'\n")

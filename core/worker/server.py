@@ -3,8 +3,9 @@
     python -m agentdiff_worker.server SOCKET_PATH
 
 It imports google-adk and runs a tiny agent once (`warm`), then listens on a Unix socket. For each
-connection it reads a batch of jobs, forks, and the child runs them and writes each result back on
-the same connection. The server itself stays single-threaded (forking from threads is unsafe), reaps
+connection it reads a batch of jobs and forks a keeper, which forks the worker: the worker runs them
+and writes each result back on the same connection. The keeper (the worker's parent, leading the
+batch's process group) means an agent that kills its parent ends only its own batch. The server itself stays single-threaded (forking from threads is unsafe), reaps
 its children, and tells each client how its worker ended, so a crash reads as "killed by SIGSEGV"
 rather than silence. It exits when its parent does.
 
@@ -56,13 +57,34 @@ def recv_frame(sock: socket.socket) -> Optional[dict[str, Any]]:
     return None if body is None else json.loads(body)
 
 
+def _keeper(conn: socket.socket, message: dict[str, Any]) -> None:
+    """Between the server and a worker: the worker's parent, so an agent that kills its parent
+    (`os.kill(os.getppid(), …)`) ends only its own batch, never the server and the other batches in
+    flight. It leads the batch's process group (the pool's timeout kills the group), waits for the
+    worker and ends as it ended."""
+    code = 70
+    try:
+        os.setsid()  # its own process group, the worker's too: whatever the agent starts is stopped with it
+        _die_with_parent()
+        worker = os.fork()
+        if worker == 0:
+            _child(conn, message)
+        conn.close()  # the worker answers on it
+        _, status = os.waitpid(worker, 0)
+        if os.WIFSIGNALED(status):
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        code = os.WEXITSTATUS(status)
+    finally:
+        os._exit(code)
+
+
 def _child(conn: socket.socket, message: dict[str, Any]) -> None:
     """In the forked worker: run the batch, answer each job as it finishes, end every process the
     agent left (even one that daemonised itself), and leave without running the server's cleanup."""
     code = 0
     try:
-        os.setsid()  # its own process group: whatever the agent starts is stopped with it
-        _die_with_parent()
+        _die_with_parent()  # with its keeper, whatever kills it
         _adopt_orphans()  # a process the agent daemonises (fork, setsid, fork) becomes ours, not init's
         limit = message.get("memory_mb")
         if limit:  # a runaway agent gets MemoryError instead of taking the machine down
@@ -202,7 +224,7 @@ def serve(path: str) -> None:
                 selector.close()
                 listener.close()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                _child(conn, message)
+                _keeper(conn, message)
             send_frame(conn, {"pid": pid})
             waiting[pid] = conn
         while waiting:
