@@ -407,3 +407,19 @@ def _running_with(text: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+async def test_a_worker_killed_by_sigkill_is_said_so(tmp_path):
+    """The keeper ends as its worker ended, so the run says which signal killed it, SIGKILL included."""
+    from agentdiff.core.worker.pool import WorkerPool
+
+    (tmp_path / "killer").mkdir()
+    (tmp_path / "killer" / "agent.py").write_text("import os, signal\n\nasync def run_turn(ctx):\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    pool = WorkerPool(jobs=1, timeout=60)
+    try:
+        job = Job(case_id="k", agent=AgentRef(agents_dir=str(tmp_path), name="killer"), mode="live", app_name="killer",
+                  messages=[Message(content={"role": "user", "parts": [{"text": "hi"}]})])
+        out = await pool.run(job)
+        assert out.error == "the agent's process was killed by SIGKILL"
+    finally:
+        pool.close()

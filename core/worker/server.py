@@ -71,8 +71,11 @@ def _keeper(conn: socket.socket, message: dict[str, Any]) -> None:
             _child(conn, message)
         conn.close()  # the worker answers on it
         _, status = os.waitpid(worker, 0)
-        if os.WIFSIGNALED(status):
-            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        if os.WIFSIGNALED(status):  # end by the same signal, so the server says "killed by SIGSEGV"
+            try:
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            except (OSError, ValueError):  # SIGKILL and SIGSTOP keep their default anyway
+                pass
             os.kill(os.getpid(), os.WTERMSIG(status))
         code = os.WEXITSTATUS(status)
     finally:
