@@ -252,8 +252,9 @@ def recover(root: Path) -> list[str]:
             folder.rmdir()
             said.append(f"an interrupted write was rolled back: {entry.reason}")
         else:
-            done = "undone" if entry.state == "undoing" else "applied"
-            _put(root, entry, "backup" if entry.state == "undoing" else "new")
+            verb = entry.state[:-3]  # undoing → undo
+            _, _, side, done = _STEPS[verb]
+            _put(root, entry, side)
             _save(root, _with(entry, done))
             said.append(f"an interrupted {entry.state[:-3]} was finished: {entry.reason}")
     return said
@@ -312,6 +313,24 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
         return entry
 
 
+#: undo and redo: the digest every file must have first, the state while the files change, which
+#: side of the entry they become, and the state after.
+_STEPS = {"undo": ("after", "undoing", "backup", "undone"), "redo": ("before", "redoing", "new", "applied")}
+
+
+def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
+    """Undo or redo `entry` (the lock held): checked, journaled as in progress, applied, journaled as done."""
+    key, doing, side, done = _STEPS[verb]
+    _check(root, entry, key, verb)
+    entry = _with(entry, doing)
+    _save(root, entry)
+    _fault(doing)
+    _put(root, entry, side)
+    entry = _with(entry, done)
+    _save(root, entry)
+    return entry
+
+
 def _check(root: Path, entry: JournalEntry, key: str, doing: str) -> None:
     for file in entry.files:
         if sha256_of(root / file["path"]) != file[key]:
@@ -329,15 +348,7 @@ def undo_last(root: Path) -> Optional[JournalEntry]:
         applied = journal_entries(root, ("applied",))
         if not applied:
             return None
-        entry = applied[-1]
-        _check(root, entry, "after", "undo")
-        entry = _with(entry, "undoing")
-        _save(root, entry)
-        _fault("undoing")
-        _put(root, entry, "backup")
-        entry = _with(entry, "undone")
-        _save(root, entry)
-        return entry
+        return _step(root, applied[-1], "undo")
 
 
 def redo_last(root: Path) -> Optional[JournalEntry]:
@@ -350,14 +361,7 @@ def redo_last(root: Path) -> Optional[JournalEntry]:
                   and all(file.get("new") for file in e.files)]  # the first journal kept no new texts
         if not undone:
             return None
-        entry = undone[0]
-        _check(root, entry, "before", "redo")
-        entry = _with(entry, "redoing")
-        _save(root, entry)
-        _put(root, entry, "new")
-        entry = _with(entry, "applied")
-        _save(root, entry)
-        return entry
+        return _step(root, undone[0], "redo")
 
 
 def drop_last(root: Path) -> Optional[JournalEntry]:
