@@ -143,29 +143,25 @@ async def test_runaway_memory_is_stopped_by_the_limit():
 async def test_processes_an_agent_leaves_behind_are_stopped(worker_pool):
     out = await worker_pool.run(native_job("spawner"))
     (pid,) = out.state["children"]
+    await _gone(pid, "the agent's child process")
+
+
+async def _gone(pid: int, what: str) -> None:
+    """Waits up to 5 s for process `pid` to be gone; fails naming it otherwise."""
     for _ in range(50):
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            break
+            return
         await asyncio.sleep(0.1)
-    else:
-        pytest.fail(f"the agent's child process {pid} is still running")
+    pytest.fail(f"{what} {pid} is still running")
 
 
 async def test_a_process_the_agent_daemonises_is_ended_with_the_run(worker_pool):
     """fork, setsid, fork: the daemon leaves the run's process group and its parent, and would be
     adopted by init; the worker adopts it instead, and ends it when the run ends."""
     out = await worker_pool.run(native_job("daemoniser"))
-    pid = out.state["daemon"]
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        await asyncio.sleep(0.1)
-    else:
-        pytest.fail(f"the daemon {pid} the agent left is still running")
+    await _gone(out.state["daemon"], "the daemon the agent left,")
 
 
 async def test_an_agent_that_kills_its_parent_ends_only_its_own_run():
