@@ -58,6 +58,7 @@ class CaseIndex:
         self._by_source: dict[Path, set[str]] = {}
         self._by_read: dict[Path, set[str]] = {}
         self._by_agent_dir: dict[Path, set[str]] = {}
+        self._folders: Optional[frozenset[Path]] = None  # every folder above a source or an agent: built when asked
 
     def __len__(self) -> int:
         return len(self._files)
@@ -67,6 +68,7 @@ class CaseIndex:
 
     def put(self, files: CaseFiles) -> None:
         self.remove(files.case_id)
+        self._folders = None
         self._files[files.case_id] = files
         for source in files.sources:
             self._by_source.setdefault(source, set()).add(files.case_id)
@@ -79,6 +81,7 @@ class CaseIndex:
         old = self._files.pop(case_id, None)
         if old is None:
             return
+        self._folders = None
         for table, keys in ((self._by_source, old.sources), (self._by_read, old.files_read), (self._by_agent_dir, [old.agent_dir] if old.agent_dir else [])):
             for key in keys:
                 ids = table.get(key)
@@ -96,7 +99,9 @@ class CaseIndex:
 
     def holds(self, folder: Path) -> bool:
         """Whether a case's source or agent lies under `folder` (a folder renamed or moved away)."""
-        return any(folder in path.parents for path in (*self._by_source, *self._by_agent_dir))
+        if self._folders is None:  # a set, so a thousand deleted paths cost a thousand lookups
+            self._folders = frozenset(parent for path in (*self._by_source, *self._by_agent_dir) for parent in path.parents)
+        return folder in self._folders
 
     def is_agent_dir(self, folder: Path) -> bool:
         return folder in self._by_agent_dir
