@@ -11,9 +11,10 @@ cannot set the terminal's title or clear the screen.
 from __future__ import annotations
 
 import re
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.text import Text
+if TYPE_CHECKING:  # the command line imports this module on every start: rich is not needed there
+    from rich.text import Text
 
 #: Write these for agentdiff's own escape and carriage return; data's own are shown, never sent.
 ESC, CR = "\ue01b", "\ue00d"
@@ -49,9 +50,11 @@ class SafeStream:
         return getattr(self._stream, name)
 
 
-#: A control character's picture: U+2400 + code for C0 (`␛`), `␡` for DEL, `�` for C1.
+#: A control character's picture: U+2400 + code for C0 (`␛`), `␡` for DEL, `�` for C1 and for the invisible
+#: characters that reorder or hide text (bidi overrides, zero-width), as the command line shows them too.
 _PICTURES = {code: chr(0x2400 + code) for code in range(0x20) if chr(code) not in "\n\t"} | {0x7F: "\u2421"}
 _PICTURES |= {code: "\ufffd" for code in range(0x80, 0xA0)}
+_PICTURES |= {code: "\ufffd" for code in (*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF)}
 
 
 def pictured(text: str) -> str:
