@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, print_errors, quoted
-from .options import add_run_options, run_options, worker_pool
+from .options import add_run_options, run_now
 from .selection import find_case, select_cases
 
 NAME = "accept"
@@ -38,13 +38,11 @@ def add_parser(commands) -> None:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import asyncio
 
     from agentdiff.core.baselines.accept import AcceptRequest, NothingToAccept, plan_accepts
     from agentdiff.core.baselines.documents import RecordError
     from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, write_baseline
     from agentdiff.core.project.config import load_project_config
-    from agentdiff.core.run.runner import run_case
 
     if not args.cases and not args.all_failed:
         raise UsageError("name the cases to accept (CASE…), or --all-failed")
@@ -68,16 +66,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if ref is None:
                 return EXIT_USAGE
             refs.append(ref)
-    options = run_options(args, config)
-
-    async def go():
-        pool = worker_pool(args, config, options)
-        try:
-            return await asyncio.gather(*(run_case(ref, pool, options, root) for ref in refs))
-        finally:
-            pool.close()
-
-    runs = asyncio.run(go()) if refs else []
+    runs = run_now(refs, args, config)
     if args.all_failed:
         runs = [run for run in runs if run.result.status.value != "passed"]
         flaky = [run for run in runs if run.result.status.value == "flaky"]

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from .color import paint_word_diff, wants_color
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
-from .options import add_color_option, add_run_options, run_options, worker_pool
+from .options import add_color_option, add_run_options, run_now
 from .selection import find_case
 
 NAME = "diff"
@@ -35,22 +35,11 @@ def add_parser(commands) -> None:
 
 
 def _run_one(ref, args: argparse.Namespace):
-    import asyncio
-
     from agentdiff.core.project.config import load_project_config
-    from agentdiff.core.run.runner import run_case
 
     config, _ = load_project_config(Path.cwd())
-    options = run_options(args, config)
-
-    async def go():
-        pool = worker_pool(args, config, options)
-        try:
-            return await run_case(ref, pool, options, Path.cwd())
-        finally:
-            pool.close()
-
-    return asyncio.run(go())
+    (run,) = run_now([ref], args, config)
+    return run
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

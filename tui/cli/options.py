@@ -158,6 +158,26 @@ def run_options(args: argparse.Namespace, config):
     )
 
 
+def run_now(refs: Sequence, args: argparse.Namespace, config) -> list:
+    """Run `refs` now, as `run` would (one pool, closed after): their `CaseRun`s, in order."""
+    import asyncio
+
+    from agentdiff.core.run.runner import run_case
+
+    if not refs:
+        return []
+    options = run_options(args, config)
+
+    async def go() -> list:
+        pool = worker_pool(args, config, options)
+        try:
+            return list(await asyncio.gather(*(run_case(ref, pool, options, Path.cwd()) for ref in refs)))
+        finally:
+            pool.close()
+
+    return asyncio.run(go())
+
+
 def agents_python(args: argparse.Namespace, config):
     """The `Interpreter` that runs the project's agents (`--python`, the configuration, else found);
     `UsageError` when it cannot run them."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, print_errors, quoted
-from .options import add_run_options, run_options, worker_pool
+from .options import add_run_options, run_now
 from .selection import select_cases
 
 NAME = "review"
@@ -45,12 +45,10 @@ def read_key() -> str:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Callable[[], str]] = None) -> int:
-    import asyncio
 
     from agentdiff.core.baselines.accept import AcceptRequest, plan_accepts, run_summaries
     from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, undo_last, write_baseline
     from agentdiff.core.project.config import load_project_config
-    from agentdiff.core.run.runner import run_case
     from agentdiff.core.scoring.results import CaseStatus
 
     if key is None:
@@ -63,17 +61,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
     print_errors(list(config_errors) + found.errors, err)
     if unknown:
         raise UsageError(f"no case or folder matches {quoted(unknown[0])}")
-    options = run_options(args, config)
-
-    async def go():
-        pool = worker_pool(args, config, options)
-        try:
-            return await asyncio.gather(*(run_case(ref, pool, options, root) for ref in found.cases))
-        finally:
-            pool.close()
-
     print("running the cases…", file=err)
-    runs = [run for run in (asyncio.run(go()) if found.cases else []) if run.result.status is not CaseStatus.PASSED]
+    runs = [run for run in run_now(found.cases, args, config) if run.result.status is not CaseStatus.PASSED]
     if not runs:
         print("nothing to review: no case fails", file=out)
         return EXIT_OK
