@@ -63,3 +63,65 @@ async def test_a_crash_in_a_shared_process_costs_only_the_culprit(worker_pool):
     outputs = await asyncio.gather(*(worker_pool.run(job("moody", text=m)) for m in messages))
     answers = [out.events[-1]["content"]["parts"][0]["text"] if not out.error else out.error for out in outputs]
     assert answers == ["fine: a", "fine: b", "the agent's process exited with code 9 before finishing the run", "fine: c"]
+
+
+STUCK_AGENT = '''
+import asyncio, os, time
+
+async def run_turn(ctx):
+    with open(os.path.join(os.path.dirname(__file__), "starts"), "a") as f:
+        f.write(ctx.message + "\\n")
+    if ctx.message == "blocks":
+        time.sleep(60)  # holds the event loop: wait_for cannot stop it
+    if ctx.message == "swallows":
+        while True:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                pass
+    if ctx.message == "sleeps":
+        await asyncio.sleep(60)
+    return "fine"
+'''
+
+
+async def test_a_run_stuck_past_its_timeout_is_the_only_one_blamed_and_runs_once(tmp_path):
+    from agentdiff.core.worker.pool import WorkerPool
+
+    (tmp_path / "stuck").mkdir()
+    (tmp_path / "stuck" / "agent.py").write_text(STUCK_AGENT)
+    pool = WorkerPool(jobs=4, processes=1)  # one process: the stuck run and the fine one share it
+    try:
+        for stuck in ("blocks", "swallows", "sleeps"):
+            await check_stuck_run(pool, tmp_path, stuck)
+    finally:
+        pool.close()
+
+
+async def check_stuck_run(pool, tmp_path, stuck: str) -> None:
+    (tmp_path / "stuck" / "starts").write_text("")
+    stuck_out, fine_out = await asyncio.gather(
+        pool.run(job("stuck", tmp_path, text=stuck), timeout=1.5),
+        pool.run(job("stuck", tmp_path, text="fine"), timeout=1.5),
+    )
+    assert stuck_out.error is not None and stuck_out.error.startswith("timed out after 1.5 s"), stuck
+    assert fine_out.error is None and fine_out.events[-1]["content"]["parts"][0]["text"] == "fine", stuck
+    starts = (tmp_path / "stuck" / "starts").read_text().split()
+    assert starts.count(stuck) == 1, (stuck, starts)  # answered by the worker, not run again on its own
+
+
+async def test_a_worker_that_fails_outside_the_agents_turn_says_why(worker_pool, tmp_path):
+    (tmp_path / "breaks_worker").mkdir()
+    (tmp_path / "breaks_worker" / "agent.py").write_text(
+        "import sys\n"
+        "async def run_turn(ctx):\n"
+        "    jobs = sys.modules[next(n for n in sys.modules if n.endswith('worker.jobs'))]\n"
+        "    def refuse(*args, **kwargs):\n"
+        "        raise MemoryError('no room for the result')\n"
+        "    jobs.RunOutput.model_dump_json = refuse  # sending the result now fails, as out of memory\n"
+        "    return 'ok'\n"
+    )
+    out = await worker_pool.run(job("breaks_worker", tmp_path))
+    assert out.error is not None
+    assert out.error.startswith("the agent's process failed: MemoryError: no room for the result"), out.error
+    assert "memory_mb" in out.error

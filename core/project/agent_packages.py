@@ -1,7 +1,8 @@
 """Which folders are agent packages, read statically (never imported), and which ones a project names.
 
 A folder is an agent package when it holds `agent.py`, or its `__init__.py` mentions `root_agent`,
-`get_agent_async` or `app` (`app =`, `import app`, `from .agent import`, `from . import agent`). An
+`get_agent_async` or `app` (`app =`, `import app`, `from .agent import`, `from . import agent`), or
+defines a native agent's `run_turn`. An
 `eval/` or `tests/` folder whose `__init__.py` is empty or holds only test code is never one.
 
 A project names its agent by its `pyproject.toml` `[project] name` (as is, and with `-` → `_`), by its
@@ -20,7 +21,7 @@ from agentdiff.core.formats.source_file import read_text_regular
 
 MAX_INIT_BYTES = 200_000
 _MARKS = re.compile(
-    r"\broot_agent\b|\bget_agent_async\b|^\s*app\s*(?::[^=\n]*)?=|\bimport\s+app\b"
+    r"\broot_agent\b|\bget_agent_async\b|\bdef\s+run_turn\b|^\s*app\s*(?::[^=\n]*)?=|\bimport\s+app\b"
     r"|\bfrom\s+\.agent\s+import\b|\bfrom\s+\.\s+import\s+(?:\(?\s*)?agent\b",
     re.MULTILINE,
 )

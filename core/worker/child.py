@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 import time
 import traceback
 from typing import Any, Callable, Optional, Sequence
@@ -64,18 +65,76 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
     return out
 
 
-def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[[int, RunOutput], None]) -> None:
-    """Run `jobs` concurrently in this process; `send(index, output)` as each finishes."""
+def _blocking_job(jobs: Sequence[Job]) -> Optional[int]:
+    """Which job's code the main thread is in now (the one blocking the event loop), if any."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    while frame is not None:
+        if frame.f_code is run_job.__code__:
+            job = frame.f_locals.get("job")
+            return next((index for index, candidate in enumerate(jobs) if candidate is job), None)
+        frame = frame.f_back
+    return None
+
+
+def _watch_time(jobs: Sequence[Job], timeout: float, started: dict[int, float],
+                answer: Callable[[int, RunOutput], bool], abort: Callable[[], None]) -> None:
+    """`asyncio.wait_for` cannot stop a run that blocks the event loop (`time.sleep`, a busy loop)
+    or one that swallows its cancellation; the first stops every run of its batch. Past a run's
+    timeout, this thread answers the culprit as timed out (the run the loop is stuck in, or else the
+    runs past their time) and ends the batch; the others run again on their own. So a stuck run
+    takes its timeout once, not twice, and the others are not blamed."""
+
+    def watch() -> None:
+        time.sleep(timeout + 0.5)
+        while True:
+            now = time.perf_counter()
+            overdue = [index for index, start in list(started.items()) if now - start > timeout + 0.5]
+            if overdue:
+                break
+            time.sleep(0.25)
+        blocking = _blocking_job(jobs)
+        answered = False
+        for index in [blocking] if blocking is not None else overdue:
+            out = RunOutput(error=f"timed out after {timeout:g} s (the agent's process was stopped)")
+            out.seconds = now - started.get(index, now)
+            answered = answer(index, out) or answered
+        if answered:
+            abort()
+
+    threading.Thread(target=watch, name="agentdiff-timeout", daemon=True).start()
+
+
+def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[[int, RunOutput], None],
+                  abort: Optional[Callable[[], None]] = None) -> None:
+    """Run `jobs` concurrently in this process; `send(index, output)` as each finishes. With `abort`
+    (which ends the process), a run that blocks the event loop past `timeout` is answered as timed out
+    and `abort` is called."""
     seen: set[str] = set()
     _watch_reads(tuple(sorted({os.path.abspath(j.agent.agents_dir) + os.sep for j in jobs})), seen)
     os.environ["AGENTDIFF_REPEAT"] = str(jobs[0].repeat)  # a batch holds one repeat: agents may read it
     os.environ["AGENTDIFF_MODE"] = jobs[0].mode
+    unanswered = set(range(len(jobs)))
+    lock = threading.Lock()
+
+    def answer(index: int, out: RunOutput) -> bool:
+        with lock:
+            if index not in unanswered:
+                return False
+            unanswered.discard(index)
+            send(index, out)
+            return True
+
+    started: dict[int, float] = {}  # the runs not yet answered, and when each started
+    if abort is not None and timeout:
+        _watch_time(jobs, timeout, started, answer, abort)
 
     async def all_jobs() -> None:
         async def one(index: int, job: Job) -> None:
+            started[index] = time.perf_counter()
             out = await _one(job, timeout)
             out.files_read = sorted(seen)
-            send(index, out)
+            started.pop(index, None)
+            answer(index, out)
 
         await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs)))
 

@@ -25,6 +25,7 @@ diffed exactly like an ADK agent.
 from __future__ import annotations
 
 import inspect
+import asyncio
 import json
 import time
 from typing import Any, Callable, Optional
@@ -116,6 +117,8 @@ async def run_native(job: Job) -> RunOutput:
         except RanPastRecording as exc:
             out.turn_errors[index] = out.error = str(exc)
             break
+        except asyncio.CancelledError:  # the run's time is up: the caller says "timed out"
+            raise
         except BaseException as exc:  # the agent's own failure, SystemExit included
             out.turn_errors[index] = f"{type(exc).__name__}: {exc}"
             out.error = f"turn {index + 1}: {type(exc).__name__}: {exc}"

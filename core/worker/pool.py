@@ -279,6 +279,7 @@ class WorkerPool:
             if not hello or "pid" not in hello:
                 return results, (hello or {}).get("error") or "the worker server refused the run"
             pid = hello["pid"]
+            failed: Optional[str] = None
             deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow async runs itself
             while True:
                 remaining = deadline - asyncio.get_running_loop().time()
@@ -291,7 +292,10 @@ class WorkerPool:
                     _kill(pid)
                     raise
                 if frame is None:
-                    return results, "the agent's process ended without a result"
+                    return results, failed or "the agent's process ended without a result"
+                if "failure" in frame:  # the worker itself failed; its exit follows
+                    failed = self._failed(str(frame["failure"]))
+                    continue
                 if "result" in frame:
                     index = frame["index"]
                     results[index] = RunOutput.model_validate(frame["result"])
@@ -302,9 +306,15 @@ class WorkerPool:
                         return results, None  # the exit status adds nothing now
                     continue
                 code = frame.get("exit")
-                return results, None if len(results) == len(batch) else _describe_exit(code)
+                return results, None if len(results) == len(batch) else failed or _describe_exit(code)
         finally:
             writer.close()
+
+    def _failed(self, reason: str) -> str:
+        text = f"the agent's process failed: {reason}"
+        if reason.startswith("MemoryError") and self.memory_mb:
+            text += f" (a worker may use {self.memory_mb} MB: `memory_mb` in the configuration)"
+        return text
 
     async def _run_spawned(self, job: Job, timeout: float) -> RunOutput:
         if self._package_dir is None:

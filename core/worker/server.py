@@ -12,7 +12,8 @@ rather than silence. It exits when its parent does.
 Frames on the connection are a 4-byte big-endian length and a JSON object:
 client → server `{"protocol": PROTOCOL, "jobs": […], "timeout": seconds, "memory_mb": limit}`; server → client
 `{"pid": N}` (or `{"error": why}`), then the worker's `{"index": i, "result": …}` for each job as it finishes
-(missing ones if it died), then `{"exit": code}` (negative: the signal). The server's first line on
+(missing ones if it died), `{"failure": why}` if the worker itself failed, then `{"exit": code}`
+(negative: the signal). The server's first line on
 stdout is `ready {"protocol": PROTOCOL}`.
 """
 
@@ -110,9 +111,17 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
             body = b'{"index": %d, "result": ' % index + out.model_dump_json().encode() + b"}"
             conn.sendall(_HEADER.pack(len(body)) + body)
 
-        execute_batch([Job.model_validate(job) for job in message["jobs"]], message.get("timeout"), send)
-    except BaseException:
+        def abort() -> None:  # a run blocks the event loop past its timeout: end the batch now
+            _end_children()
+            os._exit(0)
+
+        execute_batch([Job.model_validate(job) for job in message["jobs"]], message.get("timeout"), send, abort)
+    except BaseException as exc:  # the worker itself failed (out of memory sending a result, say): say why
         code = 70
+        try:
+            send_frame(conn, {"failure": f"{type(exc).__name__}: {exc}"[:500]})
+        except BaseException:
+            pass
     finally:
         try:
             _end_children()
