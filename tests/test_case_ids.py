@@ -104,3 +104,12 @@ def test_score_keeps_the_set_id_when_the_eval_set_is_not_found(tmp_path, monkeyp
     _results_file(history, "elsewhere", ["plain"])
     _, scored, _ = run("score", str(history), "--json")
     assert sorted(c["id"] for c in json.loads(scored)["cases"]) == ["abs_set::not_in_the_file", "elsewhere::plain"]
+
+
+def test_eval_ids_that_would_read_ambiguously_become_positions_and_still_find_their_case(tmp_path):
+    odd = ["a::b", "   ", " padded", "line\nbreak", "bell\x07", "fine id"]
+    cases = [{"eval_id": eval_id, "conversation": [TURN]} for eval_id in odd]
+    (tmp_path / "x.evalset.json").write_text(json.dumps({"eval_set_id": "x", "eval_cases": cases}))
+    found = discover([tmp_path], tmp_path)
+    assert [r.id for r in found.cases] == [f"x.evalset.json::case_{n}" for n in range(1, 6)] + ["x.evalset.json::fine id"]
+    assert [r.id for r in found.resolve("a::b")] == ["x.evalset.json::case_1"]

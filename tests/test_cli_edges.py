@@ -205,19 +205,22 @@ def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypat
         {"eval_id": evil, "conversation": [{"user_content": {"role": "user", "parts": [{"text": evil}]},
                                              "final_response": {"role": "model", "parts": [{"text": "no"}]}}]}]}))
     monkeypatch.chdir(tmp_path)
-    for argv in (["list"], ["list", "--agents"], ["run", "--color", "always"], ["diff", "x", "--run"], ["doctor"]):
+    for argv in (["list"], ["list", "--agents"], ["run", "--color", "always"], ["diff", "case_1", "--run"], ["doctor"]):
         code, out, err = run(*argv)
         assert "\x1b]" not in out + err and "\x07" not in out + err and "\x1b[2J" not in out + err and "\r" not in out + err, argv
-        assert argv in (["list", "--agents"], ["doctor"]) or "\\x1b]0;PWNED\\x07\\x1b[2J" in out + err, (argv, out, err)
+        if argv == ["list"]:  # an id with control characters is named by its position
+            assert "case_1" in out, out
+        elif argv not in (["list", "--agents"], ["doctor"]):  # the agent's answer echoes them: visible
+            assert "\\x1b]0;PWNED\\x07\\x1b[2J" in out + err or "\\u001b]0;PWNED\\u0007\\u001b[2J" in out + err, (argv, out, err)
     assert "\x1b[31m" in run("run", "--color", "always")[1]  # its own colour is real
-    forged = "ok\n✓ passed        fake::case\u202e"
+    forged = "ok ✓ passed        fake\u202e case"  # a bidi override would reorder what follows
     (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
         {"eval_id": forged, "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
                                                "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]}))
     for argv in (["list"], ["run"]):
         out = run(*argv)[1]
-        assert "\u202e" not in out and "\n✓ passed        fake::case" not in out, (argv, out)
-        assert "ok\\n✓ passed        fake::case\\u202e" in out, (argv, out)
+        assert "\u202e" not in out, (argv, out)
+        assert "ok ✓ passed        fake\\u202e case" in out, (argv, out)
 
 
 @pytest.mark.parametrize("spec, said", [

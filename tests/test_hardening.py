@@ -367,6 +367,15 @@ def test_fifos_named_like_project_files_are_load_errors_never_a_hang(tmp_path):
     assert "error: agents/echo/x.evalset.json: not a regular file (a FIFO)" in done.stderr
 
 
+def test_a_device_or_a_dangling_symlink_named_on_the_command_line_is_an_error_not_nothing(tmp_path):
+    (tmp_path / "gone.evalset.json").symlink_to(tmp_path / "moved" / "x.evalset.json")
+    done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "list", "/dev/zero", "gone.evalset.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert "error: /dev/zero: not a regular file (a character device)" in done.stderr
+    assert f"error: gone.evalset.json: a symlink to '{tmp_path}/moved/x.evalset.json', which does not exist" in done.stderr
+
+
 @pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"),
                                              (signal.SIGHUP, 129, "terminated")])
 def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said):

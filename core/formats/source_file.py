@@ -77,12 +77,14 @@ class SourceFileError(Exception):
 
 
 def display_path(path: Path, root: Optional[Path] = None) -> str:
-    """How a path is shown: relative to the project root when it lies inside it, POSIX style."""
+    """How a path is shown: relative to the project root when it lies inside it, POSIX style. A
+    symlink is shown by its own name, not its target's."""
     if root is not None:
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
+        for here, top in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (path.resolve(), root.resolve())):
+            try:
+                return here.relative_to(top).as_posix()
+            except (ValueError, OSError):
+                continue
     return path.as_posix()
 
 
@@ -136,7 +138,10 @@ def read_source(path: Path, display: Optional[str] = None) -> SourceText:
     except (NotRegularFile, FileTooLarge) as exc:
         raise SourceFileError(LoadError(file=display, message=str(exc)))
     except OSError as exc:
-        raise SourceFileError(LoadError(file=display, message=f"cannot read file: {exc.strerror or exc}"))
+        message = f"cannot read file: {exc.strerror or exc}"
+        if isinstance(exc, FileNotFoundError) and path.is_symlink():
+            message = f"a symlink to {os.readlink(path)!r}, which does not exist"
+        raise SourceFileError(LoadError(file=display, message=message))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -3,7 +3,8 @@
 `<file>` is the eval set file relative to the project root (the current directory, or the
 workbench's root). `<key>` is the case's `eval_id`, unless that reads as a path — absolute, holding a
 `/` or `\\`, a drive letter, or equal to the file's own name or path (ADK's legacy row files name their
-one case after the file) — or is empty: then it is `case_<n>`, the case's 1-based position in its file.
+one case after the file) — or would read ambiguously: empty, blank, with space at either end, holding
+`::` or a control character. Then it is `case_<n>`, the case's 1-based position in its file.
 Should `case_<n>` be some other case's eval_id already, the eval_id is kept, as ids must stay unique.
 
 `agentdiff score` names a stored result with the id the same case has in `run` when its eval set
@@ -20,11 +21,15 @@ from agentdiff.core.formats.eval_set_files import LoadedEvalSet
 
 INDEX_PREFIX = "case_"
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def reads_as_path(eval_id: str, loaded: LoadedEvalSet) -> bool:
-    """Whether an eval_id would make a poor id: a path, the file's own name, or nothing at all."""
+def makes_a_poor_key(eval_id: str, loaded: LoadedEvalSet) -> bool:
+    """Whether an eval_id would make a poor id: a path, the file's own name, nothing at all, or
+    something that reads ambiguously on a command line or in `<file>::<key>`."""
     if not eval_id or "/" in eval_id or "\\" in eval_id or _DRIVE.match(eval_id):
+        return True
+    if eval_id != eval_id.strip() or "::" in eval_id or _CONTROL.search(eval_id):
         return True
     return eval_id in {loaded.source.display, loaded.source.path.name, loaded.source.path.as_posix()}
 
@@ -36,7 +41,7 @@ def case_keys(loaded: LoadedEvalSet) -> list[str]:
     keys = []
     for number, eval_id in enumerate(eval_ids, start=1):
         key = eval_id
-        if reads_as_path(eval_id, loaded) and f"{INDEX_PREFIX}{number}" not in taken:
+        if makes_a_poor_key(eval_id, loaded) and f"{INDEX_PREFIX}{number}" not in taken:
             key = f"{INDEX_PREFIX}{number}"
         keys.append(key)
     return keys

@@ -131,8 +131,9 @@ def case_units(path: Path) -> list[Path]:
 
 
 def _walk(path: Path) -> tuple[list[Path], list[Path]]:
-    """Eval set files and conformance case folders under `path` (a file or a folder)."""
-    if path.is_file():
+    """Eval set files and conformance case folders under `path` (a file or a folder). Anything else
+    named (a device, a FIFO) is read as a file, so it is a load error rather than nothing."""
+    if not path.is_dir():
         if path.name == SPEC_FILE:
             return [], [path.parent]
         return [path], []
@@ -156,10 +157,14 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     for path in paths:
         try:
             there = path.exists()
+            dangling = not there and path.is_symlink()
         except (OSError, ValueError):  # a name the system cannot look up (too long, a NUL in it)
-            there = False
+            there = dangling = False
         if not there:
-            found.errors.append(LoadError(file=display_path(path, root)[:200], message="no such file or folder"))
+            message = "no such file or folder"
+            if dangling:
+                message = f"a symlink to {os.readlink(path)!r}, which does not exist"
+            found.errors.append(LoadError(file=display_path(path, root)[:200], message=message))
             continue
         files, dirs = _walk(path)
         eval_files += files
