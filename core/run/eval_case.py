@@ -11,6 +11,7 @@ from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.expected import load_baseline
 from agentdiff.core.run.jobs import eval_case_job, messages_for
+from agentdiff.core.run.judging import Judged, judge_outputs
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.scored import rules_of, scored_case_run
 from agentdiff.core.scoring.results import CaseStatus
@@ -39,12 +40,14 @@ async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOpt
     job = eval_case_job(ref, agent, "live")
     repeats = max(1, options.num_runs)
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
-    return await asyncio.to_thread(score_eval_case, ref, agent, outputs)  # scoring is CPU: off the loop
+    judged = await judge_outputs(ref, agent, outputs, pool, options)
+    return await asyncio.to_thread(score_eval_case, ref, agent, outputs, judged)  # scoring is CPU: off the loop
 
 
-def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutput]) -> CaseRun:
-    """The outputs of an EvalSet case's repeats, scored against its current expectations and criteria.
-    With criteria that did not load, an error (the outputs kept, to score again once they load)."""
+def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], judged: Sequence[Judged] = ()) -> CaseRun:
+    """The outputs of an EvalSet case's repeats, scored against its current expectations and criteria
+    (`judged`: each repeat's judged metrics, from `judge_outputs`). With criteria that did not load,
+    an error (the outputs kept, to score again once they load)."""
     broken = config_error(ref)
     if broken is not None:
         unscored = unrun(ref, agent, "live", CaseStatus.ERROR, broken)
@@ -53,4 +56,5 @@ def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutp
         return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
     baseline = load_baseline(ref)
     metrics = eval_metrics(ref.config.config, rules_of(outputs))
-    return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), list(ref.case.conversation), metrics, baseline.criteria)
+    return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), list(ref.case.conversation), metrics, baseline.criteria,
+                           judged)

@@ -24,6 +24,7 @@ class RunOptions:
     mapping: dict[str, str] = field(default_factory=dict)
     live_trajectory: MatchType = MatchType.IN_ORDER  # conformance cases in live mode
     live_response_threshold: float = 0.8
+    judge_cache: Optional[Path] = None  # where judge answers are kept (None: every judge call is made)
 
     def with_mode(self, mode: Optional[Mode]) -> "RunOptions":
         return dataclasses.replace(self, mode=mode)

@@ -5,20 +5,24 @@ again against the current recordings of each streaming mode it replayed."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.conformance import judge_replay, score_live_conformance
 from agentdiff.core.run.eval_case import score_eval_case
+from agentdiff.core.run.judging import Judged, judge_outputs
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 
 
-def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions) -> CaseRun:
+def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:
+    """`judged`: an EvalSet case's judged metrics for each cached run (`judge_again`)."""
     if not previous.outputs:
         raise ValueError("no cached run to re-score")
     agent, outputs = previous.agent, previous.outputs
     if isinstance(ref, EvalCaseRef):
-        return score_eval_case(ref, agent, outputs)  # type: ignore[arg-type]
+        return score_eval_case(ref, agent, outputs, judged)  # type: ignore[arg-type]
     if previous.result.mode == "live":
         streaming = previous.baseline.mode if previous.baseline and previous.baseline.mode else "none"
         return score_live_conformance(ref, agent, streaming, outputs, options)
@@ -26,3 +30,11 @@ def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions) -> CaseRu
     if not replayed:
         return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, f"no longer recorded: record it with `agentdiff record {ref.id}`")
     return judge_replay(ref, agent, [mode for mode, _ in replayed], [out for _, out in replayed])
+
+
+async def judge_again(ref: CaseRef, previous: CaseRun, pool, options: RunOptions) -> list[Judged]:
+    """The judged metrics of a case's cached runs, against the case as loaded now (from the judge
+    cache when nothing the judge sees changed)."""
+    if not isinstance(ref, EvalCaseRef) or not previous.outputs:
+        return []
+    return await judge_outputs(ref, previous.agent, previous.outputs, pool, options)

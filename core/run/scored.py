@@ -19,6 +19,7 @@ from agentdiff.core.run.case_run import (
     shown_index,
 )
 from agentdiff.core.run.expected import Baseline
+from agentdiff.core.run.judging import Judged
 from agentdiff.core.scoring.results import CaseStatus, RunRecord
 from agentdiff.core.scoring.verdicts import (
     aggregate,
@@ -37,14 +38,14 @@ def rules_of(outputs: Sequence[RunOutput]) -> AdkRules:
 
 def score_output(
     out: RunOutput, messages: Sequence[Message], expected: Sequence[Invocation], metrics: Sequence[EvalMetric],
-    rules: AdkRules = RULES_NEWEST,
+    rules: AdkRules = RULES_NEWEST, judged: Judged = None,
 ) -> RunRecord:
     """One repeat scored as `rules`' ADK version scores; its actual invocations are built here, once,
-    and kept on the record."""
+    and kept on the record. `judged`: its judged metrics, scored in a worker."""
     actual = invocations_from_output(out, messages, rules)
     if out.error is not None:
         return failed_run(actual, expected, out.error)
-    return score_run(metrics, actual, expected, rules)
+    return score_run(metrics, actual, expected, rules, judged)
 
 
 def scored_case_run(
@@ -56,9 +57,11 @@ def scored_case_run(
     expected: Sequence[Invocation],
     metrics: Sequence[EvalMetric],
     criteria: DiffCriteria,
+    judged: Sequence[Judged] = (),
 ) -> CaseRun:
     rules = rules_of(outputs)
-    runs = tuple(score_output(out, messages, expected, metrics, rules) for out in outputs)
+    runs = tuple(score_output(out, messages, expected, metrics, rules, judged[i] if i < len(judged) else None)
+                 for i, out in enumerate(outputs))
     results = aggregate(runs)
     status, reason = case_verdict(runs, results)
     shown = shown_index(runs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from agentdiff.core.formats import eval_config as names
 from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
@@ -58,9 +58,14 @@ class MetricNotEvaluated(Exception):
 
 
 def evaluate_metric(
-    metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]], rules: AdkRules = RULES_NEWEST
+    metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]], rules: AdkRules = RULES_NEWEST,
+    judged: Optional[Mapping[str, Any]] = None,
 ) -> MetricEvaluation:
+    """`judged`: what ADK's evaluators made of this run's judged metrics, in the worker (see
+    `core/run/judging.py`); a judged metric without it is NOT_EVALUATED."""
     try:
+        if metric.metric_name in names.JUDGE_METRICS and judged is not None:
+            return judged_evaluation(metric, judged, len(actual))
         return _evaluate(metric, actual, expected, rules)
     except (MetricNotEvaluated, ValueError) as exc:
         placeholders = tuple(InvocationScore(None, MetricStatus.NOT_EVALUATED) for _ in actual)
@@ -85,10 +90,35 @@ def _evaluate(metric: EvalMetric, actual: Sequence[Invocation], expected: Option
     if metric.custom_function_path:
         raise MetricNotEvaluated(f"custom metric `{name}` ({metric.custom_function_path}) is not run by agentdiff")
     if name in names.JUDGE_METRICS:
-        raise MetricNotEvaluated(f"`{name}` needs a judge model (LLM-as-a-judge); agentdiff does not call one")
+        raise MetricNotEvaluated(f"`{name}` is scored by a judge model, and this run was not judged")
     if name in names.VERTEX_METRICS:
         raise MetricNotEvaluated(f"`{name}` needs Vertex AI's evaluation service (Google Cloud)")
     raise MetricNotEvaluated(f"unknown metric `{name}`")
+
+
+def judged_evaluation(metric: EvalMetric, judged: Mapping[str, Any], invocations: int) -> MetricEvaluation:
+    """A judged metric's result as the worker sent it: ADK's scores and statuses, with the judge's
+    reasons (rubric rationales, each sample's answer) kept as details."""
+    if "error" in judged:
+        raise MetricNotEvaluated(f"the judge could not run: {judged['error']}")
+    data = judged.get(metric.metric_name)
+    if data is None:
+        raise MetricNotEvaluated(f"`{metric.metric_name}` was not judged")
+    status = MetricStatus(data["status"])
+    per_invocation = tuple(
+        InvocationScore(p.get("score"), MetricStatus(p.get("status", "not_evaluated")),
+                        {"rubric_scores": p.get("rubric_scores") or [], "samples": p.get("samples") or []})
+        for p in data.get("per_invocation") or []
+    )
+    if status not in (MetricStatus.NOT_EVALUATED, MetricStatus.INFORMATIONAL) and len(per_invocation) != invocations:
+        raise MetricNotEvaluated(f"the judge returned {len(per_invocation)} results for {invocations} invocations")
+    reason = data.get("reason")
+    if status is MetricStatus.NOT_EVALUATED and not reason:
+        reason = "the judge produced no score (no sample could be parsed, or every judge call failed)"
+    details = {key: data[key] for key in ("rubric_scores", "calls", "judge_calls", "cache_hits", "prompt_tokens", "output_tokens")
+               if data.get(key) not in (None, [])}
+    return MetricEvaluation(metric, data.get("score"), status, per_invocation, reason=reason if status is MetricStatus.NOT_EVALUATED else None,
+                            details={"judge": details, "per_invocation": [p.details for p in per_invocation]})
 
 
 def _paired(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> Sequence[Invocation]:

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_config import EvalMetric
@@ -37,9 +37,9 @@ def final_status(statuses: Iterable[MetricStatus]) -> CaseStatus:
 
 def score_run(
     metrics: Sequence[EvalMetric], actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]],
-    rules: AdkRules = RULES_NEWEST,
+    rules: AdkRules = RULES_NEWEST, judged: Optional[Mapping[str, Any]] = None,
 ) -> RunRecord:
-    evaluations = tuple(evaluate_metric(metric, actual, expected, rules) for metric in metrics)
+    evaluations = tuple(evaluate_metric(metric, actual, expected, rules, judged) for metric in metrics)
     return RunRecord(
         actual=tuple(actual),
         expected=tuple(expected) if expected is not None else None,

@@ -22,7 +22,7 @@ from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, discover
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
-from agentdiff.core.run.rescore import rescore_case
+from agentdiff.core.run.rescore import judge_again, rescore_case
 from agentdiff.core.run.runner import run_case
 from agentdiff.core.workbench.baselines import Baselines
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
@@ -188,7 +188,8 @@ class Workbench(Baselines):
                 self._emit(CaseUpdated(case_id))
                 run = await run_case(ref, self.pool, self.options, self.root, self._agents)
             if state.ref is not ref and run.outputs:  # its expectations changed while it ran
-                run = rescore_case(state.ref, run, self.options)
+                judged = await judge_again(state.ref, run, self.pool, self.options)
+                run = rescore_case(state.ref, run, self.options, judged)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an engine failure is shown on the case, never raised into the UI
@@ -231,12 +232,15 @@ class Workbench(Baselines):
         if not cached:
             return
         options = self.options
+        judged = await asyncio.gather(*(judge_again(ref, run, self.pool, options) for _, ref, run in cached), return_exceptions=True)
 
         def score_all() -> list[tuple[CaseState, CaseRef, CaseRun, object]]:
             out = []
-            for state, ref, run in cached:
+            for (state, ref, run), judgement in zip(cached, judged):
                 try:
-                    out.append((state, ref, run, rescore_case(ref, run, options)))
+                    if isinstance(judgement, BaseException):
+                        raise judgement
+                    out.append((state, ref, run, rescore_case(ref, run, options, judgement)))
                 except Exception as exc:
                     out.append((state, ref, run, exc))
             return out

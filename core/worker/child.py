@@ -37,6 +37,10 @@ def _watch_reads(roots: tuple[str, ...], seen: set[str]) -> None:
 
 
 async def run_job(job: Job) -> RunOutput:
+    if job.judge is not None:
+        from .judge import judge
+
+        return RunOutput(judged=await judge(job.judge))
     kind = job.agent.kind
     if kind == "auto":
         from .adk_adapter import load_module

@@ -44,6 +44,9 @@ class Job(_Model):
     streaming: Literal["none", "sse"] = "none"
     run_tools: bool = False  # replay: keep the real tools' results to diff against the recorded ones
     repeat: int = 0  # which of num_runs this is
+    # Not a run but scoring one: the case, the judged criteria and the run's actual invocations, for
+    # ADK's evaluators (`judge.py`); the answer is `RunOutput.judged`.
+    judge: Optional[dict[str, Any]] = None
 
 
 class ExchangeOut(_Model):
@@ -89,3 +92,4 @@ class RunOutput(_Model):
     agent_info: dict[str, Any] = {}  # models, instruction and tool-source hashes: for registration
     seconds: float = 0.0
     log: str = ""  # the end of what the agent printed
+    judged: Optional[dict[str, Any]] = None  # a judge job's answer: each judged metric's result

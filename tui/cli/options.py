@@ -134,6 +134,8 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     parser.add_argument("--timeout", type=positive_float, help="seconds per run before it is stopped (default 120)")
     parser.add_argument("--python", metavar="PATH",
                         help="the interpreter (or environment folder) that runs the agents (default: the project's, see README)")
+    parser.add_argument("--no-judge-cache", action="store_true",
+                        help="make every judge call again instead of answering from .agentdiff/judge-cache/")
     if repeats:
         parser.add_argument("--num-runs", type=positive_int, help="repeats per case, run concurrently (default 1)")
         parser.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
@@ -155,6 +157,7 @@ def run_options(args: argparse.Namespace, config):
         streaming=args.streaming_mode,
         agents_dirs=tuple(args.agents) + config.agents,
         mapping=config.agent_for,
+        judge_cache=None if args.no_judge_cache else Path.cwd() / ".agentdiff" / "judge-cache",
     )
 
 
