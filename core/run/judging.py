@@ -34,6 +34,7 @@ def judge_job(ref: EvalCaseRef, agent: AgentRef, out: RunOutput, criteria: dict[
     from agentdiff.core.run.scored import rules_of
 
     actual = invocations_from_output(out, messages_for(ref), rules_of([out]))
+    actual = [inv.model_copy(update={"app_details": app_details(out, turn)}) for turn, inv in enumerate(actual)]
     return Job(
         case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[], repeat=0,
         judge={
@@ -61,3 +62,20 @@ async def judge_outputs(ref: EvalCaseRef, agent: Optional[AgentRef], outputs: Se
         return answer.judged
 
     return list(await asyncio.gather(*(one(out) for out in outputs)))
+
+
+def app_details(out: RunOutput, turn: int) -> Optional[dict[str, Any]]:
+    """ADK's `AppDetails` of one turn, as its evaluation generator builds them: per agent that called
+    the model, the system instruction and tool declarations of its first request. Rubric and
+    hallucination judges read them (the agent's instructions and tools)."""
+    agents: dict[str, Any] = {}
+    for exchange in sorted((e for e in out.exchanges if e.turn == turn), key=lambda e: e.seq):
+        if exchange.agent in agents:
+            continue
+        config = exchange.request.get("config") or {}
+        instruction = config.get("system_instruction")
+        if isinstance(instruction, dict):  # a Content: its text, as ADK would see it
+            instruction = "".join(part.get("text") or "" for part in instruction.get("parts") or [])
+        agents[exchange.agent] = {"name": exchange.agent, "instructions": instruction or "",
+                                  "tool_declarations": config.get("tools") or []}
+    return {"agent_details": agents} if agents else None

@@ -21,6 +21,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from typing import Any, Optional
@@ -30,6 +31,7 @@ _SLOT: contextvars.ContextVar[Optional[tuple[int, int]]] = contextvars.ContextVa
 #: The judge calls of the job this task runs (a worker may run several judge jobs at once).
 _CALLS: contextvars.ContextVar[Optional["JudgeCalls"]] = contextvars.ContextVar("agentdiff_judge_calls", default=None)
 _ROUTED: list[bool] = []
+_CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class JudgeCalls:
@@ -46,6 +48,7 @@ class JudgeCalls:
             config.pop("http_options", None)  # retry settings: how to ask, not what is asked
         contents = [c.model_dump(mode="json", exclude_none=True) for c in request.contents]
         base = json.dumps({"model": model, "contents": contents, "config": config}, sort_keys=True, default=str)
+        base = _CALL_ID.sub("adk-<id>", base)  # ids ADK draws at random for each run's function calls
         sample = self.seen[base]  # the same request asked again (num_samples) is another sample
         self.seen[base] += 1
         return hashlib.sha256(f"{base}\n{sample}".encode()).hexdigest()
