@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
 
@@ -24,6 +25,7 @@ def case_problem(case: CaseResult) -> str:
     for metric in case.metrics:  # in config order
         if metric.status is MetricStatus.FAILED:
             lines.append(failing_metric_line(case, metric))
+            lines += ["  " + line for line in judge_lines(case, metric)]
         elif metric.status is MetricStatus.NOT_EVALUATED and case.status is not CaseStatus.NOT_EVALUATED:
             lines.append(f"{metric.name}: not evaluated ({metric.reason})")
     if case.status is CaseStatus.ERROR:

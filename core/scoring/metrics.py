@@ -114,11 +114,24 @@ def judged_evaluation(metric: EvalMetric, judged: Mapping[str, Any], invocations
         raise MetricNotEvaluated(f"the judge returned {len(per_invocation)} results for {invocations} invocations")
     reason = data.get("reason")
     if status is MetricStatus.NOT_EVALUATED and not reason:
-        reason = "the judge produced no score (no sample could be parsed, or every judge call failed)"
+        reason = _unscored_reason(data)
     details = {key: data[key] for key in ("rubric_scores", "calls", "judge_calls", "cache_hits", "prompt_tokens", "output_tokens")
                if data.get(key) not in (None, [])}
     return MetricEvaluation(metric, data.get("score"), status, per_invocation, reason=reason if status is MetricStatus.NOT_EVALUATED else None,
                             details={"judge": details, "per_invocation": [p.details for p in per_invocation]})
+
+
+def _unscored_reason(data: Mapping[str, Any]) -> str:
+    """Why a judged metric has no score: the judge's calls failed, or its answers were not in the form
+    ADK reads (with the first answer, so the user sees what the judge said)."""
+    samples = [s for p in data.get("per_invocation") or [] for s in p.get("samples") or []]
+    calls = [c for c in data.get("calls") or []]
+    answers = [s.get("text") for s in samples if s.get("text")] + [c.get("text") for c in calls if c.get("text")]
+    if answers:
+        first = " ".join(str(answers[0]).split())
+        first = first if len(first) <= 120 else first[:119] + "…"
+        return f"the judge's answers were not in the form ADK reads (the first: {first!r})"
+    return "the judge produced no score (every judge call failed, or none was made)"
 
 
 def _paired(metric: EvalMetric, actual: Sequence[Invocation], expected: Optional[Sequence[Invocation]]) -> Sequence[Invocation]:

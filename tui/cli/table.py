@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import format_score
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, summarize
@@ -50,6 +51,10 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False) -> str:
             changed = [layer.first_divergence for layer in case.layers if layer.status == "changed" and layer.first_divergence]
             if changed:
                 lines.append(f"    {changed[0]}")
+            for metric in case.metrics:
+                if metric.status is MetricStatus.FAILED:
+                    lines += [f"    {metric.name} {line}" if not line.startswith(" ") else f"      {line.strip()}"
+                              for line in judge_lines(case, metric)]
         if not case.error:
             lines += [f"    {m.name} not evaluated: {m.reason}" for m in case.metrics if m.status is MetricStatus.NOT_EVALUATED and m.reason]
     summary = summarize(cases)

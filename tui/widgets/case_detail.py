@@ -9,6 +9,7 @@ from typing import NamedTuple, Optional
 
 from agentdiff.core.diff.model import Divergence
 from agentdiff.core.project.discovery import ConformanceCaseRef
+from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
@@ -149,6 +150,10 @@ class CaseDetail(VerticalScroll):
                         header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
                 if result.error:
                     header.append(f"\n{result.error}", style="red")
+                for metric in result.metrics:  # the judge's verdict and reasons for the turn shown
+                    for line in judge_lines(result, metric, only_failing=False, turn_only=self.turn):
+                        header.append(f"\njudge · {metric.name} " if not line.startswith(" ") else "\n    ", style="magenta")
+                        header.append(line.strip().replace(" · judge: ", " · "))
             elif state.running:
                 header.append("\nrunning…", style="cyan")
             else:
