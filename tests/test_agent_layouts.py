@@ -272,3 +272,16 @@ def test_a_named_eval_file_that_does_not_load_is_a_load_error(tmp_path, monkeypa
     monkeypatch.chdir(root)
     code, out, err = run("list")
     assert code != 0 and "eval/data/broken.json" in err
+
+
+def test_run_from_inside_an_agent_package_finds_it_for_its_conformance_cases(tmp_path, monkeypatch):
+    import shutil
+
+    SAMPLES = Path(__file__).resolve().parent.parent / "sample_agents"
+    shutil.copytree(SAMPLES / "home_automation", tmp_path / "home_automation")
+    shutil.copy(SAMPLES / "demo_model.py", tmp_path / "demo_model.py")
+    inside = tmp_path / "home_automation"
+    monkeypatch.chdir(inside)
+    found = discover([inside], inside)
+    agents = {ref.id: resolve_agent(ref, inside).agent for ref in found.cases}
+    assert agents and all(agent is not None and agent.name == "home_automation" for agent in agents.values()), agents

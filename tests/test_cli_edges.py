@@ -228,6 +228,8 @@ def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypat
     ("junit=agents/echo/test_config.json", "it is one of the project's own files"),
     ("csv=agents/echo/agent.py", "it is one of the project's own files"),
     ("json=fifo", "it is not a regular file"),
+    ("json=/proc/self/comm", "it is a kernel file"),
+    ("json=r.out --report junit=./r.out", "the json report is written there too"),
 ])
 def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, monkeypatch, spec, said):
     import os
@@ -241,6 +243,25 @@ def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, 
         (tmp_path / name).write_text(text)
     os.mkfifo(tmp_path / "fifo")
     monkeypatch.chdir(tmp_path)
-    code, _, err = run("run", "--report", spec)
+    code, _, err = run("run", "--report", *spec.split(" "))
     assert code == 2 and said in err, err
+    assert not (tmp_path / "r.out").exists()
     assert {name: (tmp_path / name).read_text() for name in files} == files
+
+
+def test_a_newline_in_a_file_name_never_forges_a_line(tmp_path, monkeypatch):
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    case = {"eval_id": "c1", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                              "final_response": {"role": "model", "parts": [{"text": "bye"}]}}]}
+    for name in ("s.evalset.json", "nl\nX.evalset.json"):
+        (tmp_path / "agents" / "echo" / name).write_text(json.dumps({"eval_set_id": "s", "eval_cases": [case]}))
+    monkeypatch.chdir(tmp_path)
+    outputs = [run("list"), run("diff", "c1"), run("run"), run("accept", "agents/echo/nl\\nX.evalset.json::c1", "--yes"), run("undo")]
+    for code, out, err in outputs:
+        lines = (out + err).splitlines()
+        assert not any(line.startswith("X.evalset.json") or line.startswith("X.agentdiff") for line in lines), out + err
+    assert "agents/echo/nl\\nX.evalset.json::c1" in outputs[1][2]  # the ambiguous id, listed on one line
+    assert outputs[3][0] == 0 and "--- a/agents/echo/nl\\nX.evalset.json" in outputs[3][1]
+    assert "  agents/echo/nl\\nX.evalset.json" in outputs[4][1]
+    assert json.loads((tmp_path / "agents" / "echo" / "nl\nX.evalset.json").read_text())["eval_cases"][0] == case  # undone

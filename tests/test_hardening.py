@@ -90,7 +90,7 @@ def test_a_huge_file_is_refused_without_reading_it(tmp_path):
     with open(path, "wb") as handle:
         handle.truncate(100_000_000)  # sparse: 100 MB that costs nothing to make
     start = time.monotonic()
-    assert "file is too large to load (100 MB; the limit is 64 MB)" in error_of(path)
+    assert "file is too large to load (100,000,000 bytes; the limit is 64,000,000 bytes)" in error_of(path)
     assert time.monotonic() - start < 1
 
 
@@ -390,7 +390,7 @@ def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said)
     process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
     assert process.stderr.readline().startswith("starting workers")
-    assert process.stderr.readline().startswith("running 1 cases")
+    assert process.stderr.readline().startswith("running 1 case")
     time.sleep(1.0)  # the run is in flight
     process.send_signal(sig)
     _, err = process.communicate(timeout=30)
@@ -428,3 +428,37 @@ async def test_a_worker_killed_by_sigkill_is_said_so(tmp_path):
         assert out.error == "the agent's process was killed by SIGKILL"
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize("escape, ok", [("\\ud800", False), ("\\udc00", False), ("x\\ud83d", False), ("\\ud83d\\ude00", True),
+                                        ("\\\\ud800", True), ("\\ud83d\\ude00\\udc00", False)])
+def test_a_lone_surrogate_escape_is_a_located_load_error_not_a_crash_later(tmp_path, escape, ok):
+    """Python's json reads `"\\ud800"` into a string no encoder can write; ADK's loader refuses it."""
+    (tmp_path / "s.evalset.json").write_text('{"eval_set_id": "s",\n "eval_cases": [{"eval_id": "id' + escape + '", "conversation": []}]}')
+    found = discover([tmp_path], tmp_path)
+    if ok:
+        assert found.errors == [] and len(found.cases) == 1
+        found.cases[0].case.eval_id.encode("utf-8")  # writable
+    else:
+        (error,) = found.errors
+        assert (error.line, "half of a surrogate pair, not a character" in error.message) == (2, True), error
+
+
+def test_a_suspended_run_is_not_a_false_timeout(tmp_path):
+    """Ctrl+Z (SIGSTOP) on `agentdiff run` while its agent works, SIGCONT after the timeout has
+    passed: the answers that arrived meanwhile are read, not thrown away as timed out."""
+    (tmp_path / "agents" / "slow").mkdir(parents=True)
+    (tmp_path / "agents" / "slow" / "agent.py").write_text("import asyncio\n\nasync def run_turn(ctx):\n    await asyncio.sleep(1.5)\n    return ctx.message\n")
+    (tmp_path / "agents" / "slow" / "slow.evalset.json").write_text(json.dumps({"eval_set_id": "slow", "eval_cases": [
+        {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                           "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]}))
+    process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run", "--timeout", "3"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr.readline().startswith("starting workers")
+    assert process.stderr.readline().startswith("running 1 case")
+    time.sleep(0.5)
+    process.send_signal(signal.SIGSTOP)
+    time.sleep(5)  # past the timeout; the agent finished meanwhile
+    process.send_signal(signal.SIGCONT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and "timed out" not in out + err, out + err

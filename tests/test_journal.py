@@ -151,3 +151,13 @@ def test_a_second_process_waits_for_the_lock_then_is_refused_clearly(tmp_path):
         holder.wait()
     with project_lock(tmp_path, wait=0.2):  # released when its holder ended
         pass
+
+
+def test_a_write_that_fails_on_any_exception_leaves_nothing_and_the_next_write_works(tmp_path):
+    files(tmp_path, a="1")
+    with pytest.raises(UnicodeEncodeError):  # text no encoder can write, as a lone surrogate once was
+        write(tmp_path, "bad", a="\ud800")
+    assert state(tmp_path, "a") == ("1",) and leftovers(tmp_path) == [] and journal_entries(tmp_path) == []
+    (tmp_path / ".agentdiff" / "journal" / "00000007").mkdir(parents=True)  # as a crash before the entry was saved
+    write(tmp_path, "good", a="2")
+    assert state(tmp_path, "a") == ("2",) and [e.seq for e in journal_entries(tmp_path)] == [8]

@@ -480,3 +480,12 @@ def test_the_editor_is_opened_at_the_line_in_its_own_spelling(monkeypatch, edito
     monkeypatch.setattr(editor_module.subprocess, "call", calls.append)
     editor_module.default_editor(Path("/x/y.json"), 12)
     assert calls == [command]
+
+
+async def test_ctrl_c_says_how_to_quit_in_plain_words(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["Press ctrl+q to quit the app"]

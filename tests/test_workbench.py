@@ -505,3 +505,18 @@ async def test_renaming_an_agent_folder_moves_its_cases_at_once(root, sets, pool
     assert sorted(job.case_id for job in pool.jobs) == sorted(moved)
     assert {job.agent.name for job in pool.jobs} == {"echo2"}
     assert all(wb.cases[case_id].status is CaseStatus.PASSED for case_id in moved)
+
+
+async def test_a_symlink_loop_named_like_an_eval_file_is_a_load_error_while_watching(root, sets, pool):
+    wb, _ = await start(root, pool)
+    loop = root / "agents" / "echo" / "loop.evalset.json"
+    loop.symlink_to(loop.name)
+    pair = root / "agents" / "echo" / "a.evalset.json"
+    pair.symlink_to("b.evalset.json")
+    (root / "agents" / "echo" / "b.evalset.json").symlink_to(pair.name)
+    await wb.on_changes([loop, pair])
+    await wb.wait()
+    errors = {(e.file, e.message) for e in wb.errors}
+    assert ("agents/echo/loop.evalset.json", "a symlink loop (its links lead back to themselves)") in errors
+    assert ("agents/echo/a.evalset.json", "a symlink loop (its links lead back to themselves)") in errors
+    assert set(statuses(wb)) == {ECHO_0, ECHO_1, OTHER_0}  # the other cases are still there

@@ -54,6 +54,13 @@ class AgentdiffApp(App):
         terminal as escapes."""
         super().notify(pictured(message), title=pictured(title), severity=severity, timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C: say how to quit (Textual's own message, in plain text like every notification)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return
+
     def on_unmount(self) -> None:
         self.workbench.cancel()
         if self.workbench.history is not None:

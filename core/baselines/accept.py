@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional, Sequence
 
+from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.baselines.documents import (
     REGISTRATION_FILE,
     RecordError,
@@ -83,10 +84,7 @@ def _preview(writes: Sequence[FileWrite], root: Path) -> str:
     say who accepted what, when: they differ every time and decide nothing)."""
     out, registrations = [], []
     for write in writes:
-        try:
-            shown = write.path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            shown = str(write.path)
+        shown = display_path(write.path, root)
         if write.path.name.endswith(REGISTRATION_FILE):
             registrations.append(shown)
             continue

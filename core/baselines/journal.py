@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from agentdiff.core.formats.source_file import read_regular
+from agentdiff.core.formats.source_file import read_regular, resolved
 
 JOURNAL_DIR = Path(".agentdiff") / "journal"
 LOCK_FILE = Path(".agentdiff") / "lock"
@@ -105,7 +105,7 @@ def _display(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        return str(path.resolve())
+        return str(resolved(path))
 
 
 def _stage(path: Path, text: str, durable: bool = True, name: Optional[str] = None) -> str:
@@ -211,7 +211,10 @@ def journal_entries(root: Path, states: Optional[Sequence[str]] = None) -> list[
 
 
 def _next_seq(root: Path) -> int:
-    return max((e.seq for e in journal_entries(root)), default=0) + 1
+    """After every entry and every numbered folder (one a crash left before its entry was saved)."""
+    folder = root / JOURNAL_DIR
+    numbered = [int(p.name) for p in folder.iterdir() if p.name.isdigit()] if folder.is_dir() else []
+    return max([e.seq for e in journal_entries(root)] + numbered, default=0) + 1
 
 
 def _text(folder: Path, name: Optional[str]) -> Optional[str]:
@@ -292,13 +295,15 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
             for write, file in zip(writes, files):
                 staged.append((_stage(write.path, write.text, name=file["staged"]), write.path))
             _fault("staged")
-        except OSError as exc:
+        except BaseException as exc:  # nothing has changed yet: take back what was staged
             for temp, _ in staged:
                 Path(temp).unlink(missing_ok=True)
             for item in folder.iterdir() if folder.is_dir() else []:
                 item.unlink()
             if folder.is_dir():
                 folder.rmdir()
+            if not isinstance(exc, OSError):
+                raise
             where = getattr(exc, "filename", None) or ""
             raise BaselineWriteError(f"nothing was written: {exc.strerror or exc}{f' ({where})' if where else ''}") from exc
         for count, (temp, path) in enumerate(staged, 1):

@@ -27,6 +27,7 @@ from agentdiff.core.formats.source_file import (
     display_path,
     parse_source,
     read_source,
+    resolved,
 )
 from pydantic import ValidationError
 
@@ -192,8 +193,8 @@ def config_path(eval_file: Path, project_root: Optional[Path] = None) -> Path:
     beside = eval_file.parent / CONFIG_FILE_NAME
     if beside.is_file():
         return beside
-    top = (project_root or eval_file.parent).resolve()
-    folder = eval_file.parent.resolve()
+    top = resolved(project_root or eval_file.parent)
+    folder = resolved(eval_file.parent)
     for candidate in [folder, *folder.parents]:
         if (candidate / FALLBACK_CONFIG_NAME).is_file():
             return candidate / FALLBACK_CONFIG_NAME

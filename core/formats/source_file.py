@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import re
 import stat
 import json
 from dataclasses import dataclass
@@ -76,16 +78,43 @@ class SourceFileError(Exception):
         self.error = error
 
 
+def missing_reason(path: Path) -> str:
+    """Why a named path cannot be opened: missing, a dangling symlink (named by its target), or a
+    symlink loop."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop (its links lead back to themselves)"
+        if os.path.islink(path):
+            return f"a symlink to {os.readlink(path)!r}, which does not exist"
+        return "no such file or folder"
+    except ValueError:  # a NUL in the name
+        return "no such file or folder"
+    return "no such file or folder"
+
+
+def resolved(path: Path) -> Path:
+    """`path.resolve()`, or its absolute form when it cannot be resolved (a symlink loop)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 def display_path(path: Path, root: Optional[Path] = None) -> str:
-    """How a path is shown: relative to the project root when it lies inside it, POSIX style. A
-    symlink is shown by its own name, not its target's."""
+    """How a path is shown (and how case ids name their file): relative to the project root when it
+    lies inside it, POSIX style. A symlink is shown by its own name, not its target's. A newline, tab
+    or carriage return in a name is shown as `\\n`, `\\t`, `\\r`, so a name cannot forge a line."""
+    shown = path.as_posix()
     if root is not None:
-        for here, top in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (path.resolve(), root.resolve())):
+        for here, top in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (resolved(path), resolved(root))):
             try:
-                return here.relative_to(top).as_posix()
+                shown = here.relative_to(top).as_posix()
+                break
             except (ValueError, OSError):
                 continue
-    return path.as_posix()
+    return shown.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
 class NotRegularFile(OSError):
@@ -101,12 +130,19 @@ def read_regular(path: Path, limit: Optional[int] = None) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(f"not a regular file ({_kind(info.st_mode)})")
+        real = os.path.realpath(path)
+        if real.startswith(("/proc/", "/sys/")):  # they look regular, but are the kernel's (and may block)
+            raise NotRegularFile(f"not a regular file (a kernel file: {real})")
         if limit is not None and info.st_size > limit:
             raise FileTooLarge(info.st_size)
-        os.set_blocking(fd, True)
+        # Left non-blocking: a regular file ignores it, and a kernel file that only looks regular
+        # (`/proc/kmsg`) fails at once instead of blocking the app.
         with os.fdopen(fd, "rb", closefd=True) as handle:
             fd = -1
-            return handle.read()
+            try:
+                return handle.read()
+            except BlockingIOError:
+                raise NotRegularFile("not a regular file (reading it would block: a kernel or device file)") from None
     finally:
         if fd >= 0:
             os.close(fd)
@@ -119,7 +155,7 @@ def read_text_regular(path: Path, errors: str = "strict") -> str:
 
 class FileTooLarge(OSError):
     def __init__(self, size: int) -> None:
-        super().__init__(f"file is too large to load ({size / 1e6:.0f} MB; the limit is {MAX_FILE_BYTES // 1_000_000} MB)")
+        super().__init__(f"file is too large to load ({size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes)")
         self.size = size
 
 
@@ -139,8 +175,8 @@ def read_source(path: Path, display: Optional[str] = None) -> SourceText:
         raise SourceFileError(LoadError(file=display, message=str(exc)))
     except OSError as exc:
         message = f"cannot read file: {exc.strerror or exc}"
-        if isinstance(exc, FileNotFoundError) and path.is_symlink():
-            message = f"a symlink to {os.readlink(path)!r}, which does not exist"
+        if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP:
+            message = missing_reason(path)
         raise SourceFileError(LoadError(file=display, message=message))
     try:
         text = raw.decode("utf-8")
@@ -152,7 +188,38 @@ def read_source(path: Path, display: Optional[str] = None) -> SourceText:
     return SourceText(path=path, display=display, text=text, sha256=hashlib.sha256(raw).hexdigest())
 
 
+_SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def lone_surrogate(text: str) -> Optional[int]:
+    """The offset of the first `\\uD800`–`\\uDFFF` escape that is not half of a surrogate pair: JSON
+    lets Python read it as a string no encoder can write (ADK's loader refuses the file), so it is a
+    load error, not a crash later."""
+    paired_low = -1
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        if len(match.group(1)) % 2 == 0 or match.start(1) + len(match.group(1)) - 1 == paired_low:
+            continue  # an escaped backslash followed by "u…", or the low half of a pair already seen
+        code = int(match.group(2), 16)
+        low_next = _SURROGATE_ESCAPE.match(text, match.end())
+        if code < 0xDC00 and low_next and len(low_next.group(1)) == 1 and int(low_next.group(2), 16) >= 0xDC00:
+            paired_low = low_next.start(1)
+            continue
+        return match.start(1) + len(match.group(1)) - 1
+    return None
+
+
+def _refuse_lone_surrogates(source: SourceText, kind: Kind) -> None:
+    offset = lone_surrogate(source.text) if "\\u" in source.text or "\\U" in source.text else None
+    if offset is not None:
+        line, column = line_col(source.text, offset)
+        escape = source.text[offset : offset + 6]
+        raise SourceFileError(LoadError(file=source.display, line=line, column=column,
+                                        message=f"invalid {'JSON' if kind == 'json' else 'YAML'}: "
+                                                f"{escape} is half of a surrogate pair, not a character"))
+
+
 def parse_source(source: SourceText, kind: Kind) -> Any:
+    _refuse_lone_surrogates(source, kind)
     if kind == "json":
         try:
             return json.loads(source.text)

@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
+from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.project.agent_hints import hinted_agents
 from agentdiff.core.project.agent_packages import (
     agent_packages,
@@ -83,6 +84,9 @@ def _find(name: str, dirs: Sequence[Path], strict: bool = False) -> Optional[Age
     for agents_dir in dirs:
         if app and is_agent(agents_dir / app):
             return AgentRef(agents_dir=str(agents_dir.resolve()), name=app, sub_agent=sub or None)
+    for agents_dir in dirs:  # run from inside the agent's own package: the folder itself is the agent
+        if app and resolved(agents_dir).name == app and is_agent(agents_dir):
+            return AgentRef(agents_dir=str(resolved(agents_dir).parent), name=app, sub_agent=sub or None)
     return None
 
 

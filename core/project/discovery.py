@@ -35,7 +35,7 @@ from agentdiff.core.formats.eval_set_files import (
     load_eval_set,
 )
 from agentdiff.core.formats.load_error import LoadError
-from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.source_file import display_path, missing_reason, resolved
 from agentdiff.core.project.agent_hints import hinted_eval_paths
 from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
 
@@ -157,20 +157,20 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     for path in paths:
         try:
             there = path.exists()
-            dangling = not there and path.is_symlink()
         except (OSError, ValueError):  # a name the system cannot look up (too long, a NUL in it)
-            there = dangling = False
+            there = False
         if not there:
-            message = "no such file or folder"
-            if dangling:
-                message = f"a symlink to {os.readlink(path)!r}, which does not exist"
+            try:
+                message = missing_reason(path)
+            except OSError:
+                message = "no such file or folder"
             found.errors.append(LoadError(file=display_path(path, root)[:200], message=message))
             continue
         files, dirs = _walk(path)
         eval_files += files
         case_dirs += dirs
-        searched.append(path.resolve())
-    named, in_named_dirs = _hinted_files(root, searched, {f.resolve() for f in eval_files})
+        searched.append(resolved(path))
+    named, in_named_dirs = _hinted_files(root, searched, {resolved(f) for f in eval_files})
     configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
     optional = set(in_named_dirs)
     for file in _unique(eval_files + named + in_named_dirs):
@@ -200,7 +200,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
 def find_eval_sets(root: Path) -> CaseIds:
     """The eval set files under `root` (the project root), for naming stored results by their cases' ids."""
     eval_files, _ = _walk(root)
-    named, in_named_dirs = _hinted_files(root, [root.resolve()], {f.resolve() for f in eval_files})
+    named, in_named_dirs = _hinted_files(root, [root.resolve()], {resolved(f) for f in eval_files})
     loaded = (load_eval_set(file, display_path(file, root))[0] for file in _unique(eval_files + named + in_named_dirs))
     return CaseIds(eval_set for eval_set in loaded if eval_set is not None)
 
@@ -250,7 +250,7 @@ def _unique(paths: list[Path]) -> list[Path]:
     seen: set[Path] = set()
     out: list[Path] = []
     for path in sorted(paths):
-        key = path.resolve()
+        key = resolved(path)
         if key not in seen:
             seen.add(key)
             out.append(path)

@@ -12,7 +12,7 @@ from agentdiff.core.formats.adk_results import (
     LoadedResults,
     load_eval_set_result,
 )
-from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.traces.from_files import trace_from_invocations
 from agentdiff.core.traces.model import Trace
@@ -22,7 +22,7 @@ def find_adk_results(ref: EvalCaseRef, root: Path) -> list[Path]:
     """ADK's stored results for the case's eval set, newest first: `.adk/eval_history/` of the
     eval set's folder and of each parent up to the project root."""
     set_id = ref.eval_set.eval_set.eval_set_id
-    folder = ref.eval_set.source.path.resolve().parent
+    folder = resolved(ref.eval_set.source.path).parent
     top = root.resolve()
     found: list[Path] = []
     while True:

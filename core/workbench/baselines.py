@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.baselines.accept import AcceptPlan, AcceptRequest, Scope, apply_accept, plan_accepts
 from agentdiff.core.baselines.journal import JournalEntry, drop_last, redo_last, sha256_of, undo_last
 from agentdiff.core.baselines.record import RecordOutcome, record_case
@@ -81,11 +84,11 @@ class Baselines:
 
     def _own_writes(self, paths: Sequence[Path]) -> None:
         for path in paths:
-            self._own[path.resolve()] = sha256_of(path)
+            self._own[resolved(path)] = sha256_of(path)
 
     def _is_own(self, path: Path) -> bool:
         """A watcher event for a file this workbench wrote, which is still as it wrote it (seen once)."""
-        key = path.resolve()
+        key = resolved(path)
         if key not in self._own:
             return False
         if sha256_of(key) != self._own[key]:
@@ -96,14 +99,14 @@ class Baselines:
     def _hold(self, paths: Sequence[Path]) -> None:
         """Keep changes made while paused; mark the cases they touch stale, saying why. An editor's or
         a tool's temporary file (gone already, or one the watcher ignores) is not kept."""
-        paths = [p for p in paths if interesting(str(p)) and (Path(p).exists() or self.index.known(Path(p).resolve()))]
+        paths = [p for p in paths if interesting(str(p)) and (os.path.lexists(p) or self.index.known(resolved(Path(p))))]
         if not paths:
             return
         self._paused_changes += paths
         touched: set[str] = set()
         for path in paths:
-            touched |= self.index.affected_by(Path(path).resolve())
-            touched |= {case_id for case_id, unit in self.units.items() if unit == Path(path).resolve() or unit in Path(path).resolve().parents}
+            touched |= self.index.affected_by(resolved(Path(path)))
+            touched |= {case_id for case_id, unit in self.units.items() if unit == resolved(Path(path)) or unit in resolved(Path(path)).parents}
         for case_id in sorted(touched):
             state = self.cases.get(case_id)
             if state is not None and not state.running:
@@ -133,7 +136,4 @@ class Baselines:
 
 
 def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return display_path(path, root)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.formats.conformance import SPEC_FILE, recordings_file, session_file
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
@@ -28,7 +29,7 @@ class CaseFiles:
 
 def unit_of(ref: CaseRef) -> Path:
     """The file or folder a case loads from: its eval set file, or its conformance case folder."""
-    return ref.eval_set.source.path.resolve() if isinstance(ref, EvalCaseRef) else ref.case.dir.resolve()
+    return resolved(ref.eval_set.source.path) if isinstance(ref, EvalCaseRef) else resolved(ref.case.dir)
 
 
 def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:

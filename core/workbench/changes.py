@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping, Optional
 
+from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.project.agent_hints import may_name_agents
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
@@ -38,10 +39,7 @@ class Selection:
 
 
 def shown(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return display_path(path, root)
 
 
 def is_case_file(path: Path) -> bool:
@@ -52,12 +50,12 @@ def is_case_file(path: Path) -> bool:
 def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:
     paths = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
     # a path that is gone and was never read is an editor's or a tool's temporary file
-    paths = [p for p in paths if p.exists() or index.known(p) or p.suffix == ".py" or index.holds(p)]
-    paths.sort(key=lambda p: not p.exists())  # reasons name a file that is there
+    paths = [p for p in paths if os.path.lexists(p) or index.known(p) or p.suffix == ".py" or index.holds(p)]
+    paths.sort(key=lambda p: not os.path.lexists(p))  # reasons name a file that is there
     reload_paths: list[Path] = []
     rerun: dict[str, Path] = {}
     for path in paths:
-        if index.is_source(path) or is_case_file(path) or path.is_dir() or (not path.exists() and index.holds(path)):
+        if index.is_source(path) or is_case_file(path) or path.is_dir() or (not os.path.lexists(path) and index.holds(path)):
             reload_paths.append(path)
             continue
         for case_id in sorted(index.affected_by(path)):

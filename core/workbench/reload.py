@@ -4,6 +4,7 @@ function meant for a thread)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -11,7 +12,7 @@ from typing import Mapping, Sequence
 from agentdiff.core.formats.conformance import SPEC_FILE
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.formats.load_error import LoadError
-from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.discovery import (
     CaseRef,
     case_units,
@@ -43,15 +44,15 @@ class Reload:
 def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) -> frozenset[Path]:
     """The eval set files and conformance case folders to load again for these changed paths;
     `known` holds the units loaded now."""
-    roots = [p.resolve() for p in watched]
+    roots = [resolved(p) for p in watched]
     units: set[Path] = set()
-    for path in (p.resolve() for p in paths):
+    for path in (resolved(p) for p in paths):
         if path.name == CONFIG_FILE_NAME:  # every eval set beside it is scored with it
             units |= {u for u in known if u.parent == path.parent}
             if path.parent.is_dir():
-                units |= {p.resolve() for p in path.parent.iterdir() if is_eval_set_file(p.name)}
+                units |= {resolved(p) for p in path.parent.iterdir() if is_eval_set_file(p.name)}
         elif path.is_dir() and path.name != "__pycache__":  # a folder renamed or moved in: everything in it
-            units |= {u.resolve() for u in case_units(path)}
+            units |= {resolved(u) for u in case_units(path)}
         elif not path.exists() and any(path in u.parents for u in known):  # a folder renamed or moved away
             units |= {u for u in known if path in u.parents}
         elif path.name == FALLBACK_CONFIG_NAME:  # it may score every eval set at or below its folder
@@ -66,7 +67,7 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
 
 
 def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path) -> Reload:
-    found = discover([u for u in sorted(units) if u.exists()], root) if units else None
+    found = discover([u for u in sorted(units) if os.path.lexists(u)], root) if units else None
     unit = units_of(found.cases) if found else {}
     cases = [c for c in found.cases if unit[c.id] in units] if found else []
     shown = {display_path(u, root) for u in units}

@@ -280,12 +280,16 @@ class WorkerPool:
                 return results, (hello or {}).get("error") or "the worker server refused the run"
             pid = hello["pid"]
             failed: Optional[str] = None
-            deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow async runs itself
+            deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow runs itself
+            grace = True
             while True:
                 remaining = deadline - asyncio.get_running_loop().time()
                 try:
                     frame = await asyncio.wait_for(_read_frame(reader), max(remaining, 0.01))
                 except asyncio.TimeoutError:
+                    if grace:  # answers may be waiting unread (this process was suspended, Ctrl+Z): read them first
+                        grace, deadline = False, asyncio.get_running_loop().time() + 1
+                        continue
                     _kill(pid)
                     return results, f"timed out after {timeout:g} s (the agent's process was stopped)"
                 except asyncio.CancelledError:

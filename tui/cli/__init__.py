@@ -80,6 +80,20 @@ def _terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
+def _what_stopped() -> str:
+    """What an interruption stopped, by command: runs, and no report or no baseline written."""
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
+    if command in ("run", "score"):
+        return ": the runs were stopped; no report was written"
+    if command in ("accept", "record", "review"):
+        return ": the runs were stopped; nothing more was written (each write is whole or not at all)"
+    if command in ("undo", "redo"):
+        return ": nothing more was written (each write is whole or not at all)"
+    if command == "diff":
+        return ": the runs were stopped"
+    return ""
+
+
 def entry() -> None:
     """The `agentdiff` command. Ctrl+C (SIGINT), SIGTERM, SIGHUP and SIGQUIT stop the runs, end every
     worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
@@ -89,10 +103,10 @@ def entry() -> None:
         code = main()
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C must not interrupt the cleanup
-        print("\ninterrupted: the runs were stopped; no report was written", file=sys.stderr)
+        print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
         code = 130
     except Terminated as ended:
-        print("\nterminated: the runs were stopped; no report was written", file=sys.stderr)
+        print(f"\nterminated{_what_stopped()}", file=sys.stderr)
         code = 128 + int(ended.args[0]) if ended.args else 143
     finally:
         for sig, handler in previous.items():

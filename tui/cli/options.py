@@ -69,6 +69,9 @@ def _report_problem(path: Path) -> Optional[str]:
     folder is created only when the path is inside the current directory."""
     if path.is_dir():
         return "it is a folder"
+    real = os.path.realpath(path)
+    if real.startswith(("/proc/", "/sys/")) or real in ("/proc", "/sys"):
+        return f"it is a kernel file ({real}), not a place for a report"
     if path.exists() and not path.is_file():
         return "it is not a regular file (a FIFO or a device would block or swallow the report)"
     if path.exists() and _is_project_file(path):
@@ -97,11 +100,25 @@ def _is_project_file(path: Path) -> bool:
             or name.endswith(_PROJECT_SUFFIXES) or name.endswith(".evalset_result.json"))
 
 
-def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO) -> bool:
-    """True when every `--report` path looks writable; else says why (one line each) on `err`."""
-    ok = True
+def _problems(reports: Sequence[tuple[str, Path]]) -> list[Optional[str]]:
+    """Each report's problem (`_report_problem`), or that an earlier report has its path."""
+    problems: list[Optional[str]] = []
+    first: dict[str, str] = {}
     for kind, path in reports:
+        key = os.path.realpath(path)
         problem = _report_problem(path)
+        if problem is None and key in first:
+            problem = f"the {first[key]} report is written there too; give each report its own path"
+        first.setdefault(key, kind)
+        problems.append(problem)
+    return problems
+
+
+def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO) -> bool:
+    """True when every `--report` path looks writable and no two share a path; else says why (one
+    line each) on `err`."""
+    ok = True
+    for (kind, path), problem in zip(reports, _problems(reports)):
         if problem:
             print(f"error: cannot write the {kind} report to {path}: {problem}", file=err)
             ok = False
@@ -112,8 +129,8 @@ def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO) -> bo
     """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
     the others are still written. True when all were written."""
     ok = check_reports(reports, err)
-    for kind, path in reports:
-        if _report_problem(path):
+    for (kind, path), problem in zip(reports, _problems(reports)):
+        if problem:
             continue
         try:
             write_report(kind, cases, path)

@@ -168,7 +168,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     await start()
                 except Exception:  # noqa: BLE001 - each case's run retries and reports why, as an error verdict
                     pass
-            progress.say(f"running {len(found.cases)} cases")
+            progress.say(f"running {len(found.cases)} case{'' if len(found.cases) == 1 else 's'}")
             # As many cases at once as the pool runs jobs at once, so a case's clock starts when it runs.
             jobs = getattr(pool, "jobs", None)  # WorkerPool's; a test's pool may not say
             slots = asyncio.Semaphore(jobs if isinstance(jobs, int) and jobs > 0 else len(found.cases))

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+from ..safe_text import one_line
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
 
 NAME = "undo"
@@ -42,5 +43,5 @@ def journal_step(step, verb: str, out: TextIO) -> int:
     done = {"undo": "undone", "redo": "redone", "drop": "dropped (its files stay as they are)"}[verb]
     print(f"{done}: {entry.reason}", file=out)
     for file in entry.files:
-        print(f"  {file['path']}", file=out)
+        print(f"  {one_line(file['path'])}", file=out)
     return EXIT_OK
