@@ -1,4 +1,5 @@
-"""Judged metrics score exactly as ADK 2.13 scores them: ADK's AgentEvaluator and `agentdiff run` run
+"""Judged metrics (all six of ADK 2.13's but the user-simulator one, which needs a simulated
+conversation) score exactly as ADK 2.13 scores them: ADK's AgentEvaluator and `agentdiff run` run
 the same real ADK agent (the Gemini model class, through google-genai's HTTP client) against the same
 fake Gemini server, which also answers as the judge, deciding by content. Both must send the judge
 the same prompts and end with the same scores and statuses; a second run is answered from the judge
@@ -70,6 +71,14 @@ class Script:
             valid = "tomorrow" not in prompt or sample % 2 == 0  # the second turn splits 1 valid : 2 invalid
             label = "valid" if valid else "invalid"
             return Reply(text=f'{{"reasoning": "sample {sample}: the response is {label}.", "is_the_agent_response_valid": "{label}"}}')
+        if "please segment the response into sentences" in prompt:  # hallucinations_v1, step 1
+            response = prompt.split("**Response Begin**", 1)[1].split("**Response End**", 1)[0].strip()
+            return Reply(text="\n".join(f"<sentence>{s.strip()}</sentence>" for s in re.split(r"(?<=[.!?]) ", response) if s.strip()))
+        if "**Sentences Begin**" in prompt:  # hallucinations_v1, step 2
+            sentences = re.findall(r"<sentence>(.*?)</sentence>", prompt.split("**Sentences Begin**", 1)[1], re.DOTALL)
+            return Reply(text="\n".join(
+                f"sentence: {s}\nlabel: {'supported' if 'sunny in' in s.lower() else 'unsupported'}\nrationale: checked.\n"
+                "supporting_excerpt: null\ncontradicting_excerpt: null" for s in sentences))
         if "Property:" in prompt and "[id: " in prompt:
             final = prompt.rsplit("<final_answer>", 1)[-1] if "<final_answer>" in prompt else prompt
             lines = []
@@ -94,15 +103,20 @@ def _agent_reply(call: Call) -> Reply:
 
 def _criteria(samples: int) -> dict:
     judge = {"judge_model": "gemini-2.5-flash", "num_samples": samples}
+    tool_rubrics = [{"rubric_id": "looks_up", "rubric_content": {"text_property": "The agent calls get_weather for the city asked about."}}]
     return {
         "final_response_match_v2": {"threshold": 0.6, "judge_model_options": judge},
         "rubric_based_final_response_quality_v1": {"threshold": 0.7, "judge_model_options": judge, "rubrics": RUBRICS},
+        "rubric_based_tool_use_quality_v1": {"threshold": 0.5, "judge_model_options": judge, "rubrics": tool_rubrics},
+        "rubric_based_multi_turn_trajectory_quality_v1": {"threshold": 0.5, "judge_model_options": judge, "rubrics": RUBRICS},
+        "hallucinations_v1": {"threshold": 0.6, "judge_model_options": judge},
     }
 
 
 def _judge_prompts(calls: list[Call]) -> list[str]:
     """The judge prompts sent, in a stable order, with the function-call ids ADK draws at random."""
-    prompts = [c.prompt for c in calls if '"is_the_agent_response_valid"' in c.prompt or "Property:" in c.prompt]
+    marks = ('"is_the_agent_response_valid"', "Property:", "segment the response into sentences", "**Sentences Begin**")
+    prompts = [c.prompt for c in calls if any(mark in c.prompt for mark in marks)]
     return sorted(re.sub(r"adk-[0-9a-f-]{36}", "adk-<id>", prompt) for prompt in prompts)
 
 
@@ -131,8 +145,9 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
         script.asked.clear()
         server.calls.clear()
         ours = _agentdiff_run(project)
-        assert _judge_prompts(server.calls) == adk_prompts  # the same judge prompts, as many times
-        assert len(adk_prompts) == (3 + 3) * samples  # FRM: 3 turns × samples; rubrics: 3 turns × samples
+        mine_prompts = _judge_prompts(server.calls)
+        assert mine_prompts == adk_prompts, _first_difference(adk_prompts, mine_prompts)  # the same prompts, as many times
+        assert len(adk_prompts) > (3 + 3) * samples  # FRM and each rubric metric: 3 turns × samples; and the others
 
         for eval_id, case in theirs.items():
             mine = {m["name"]: m for m in ours[eval_id]["metrics"]}
@@ -162,6 +177,15 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
         assert judged_scores(again) == judged_scores(ours)
     finally:
         server.close()
+
+
+def _first_difference(theirs: list[str], ours: list[str]) -> str:
+    import difflib
+
+    for a, b in zip(theirs, ours):
+        if a != b:
+            return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "ADK", "agentdiff", n=1))[:3000]
+    return f"ADK sent {len(theirs)} judge prompts, agentdiff {len(ours)}"
 
 
 def _agentdiff_run(project: Path) -> dict:

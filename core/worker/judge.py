@@ -180,6 +180,16 @@ def _attach_rubrics(eval_case: Any, actual: list[Any]) -> None:
         invocation.rubrics = list(invocation.rubrics or []) + list(expected.rubrics or [])
 
 
+def _with_tool_objects(actual: list[Any]) -> None:
+    """App details carry each agent's tools as genai `Tool`s at run time (judges read their
+    `function_declarations`); from JSON they are dicts: make them `Tool`s again."""
+    from google.genai import types
+
+    for invocation in actual:
+        for details in (invocation.app_details.agent_details.values() if invocation.app_details else ()):
+            details.tool_declarations = [types.Tool.model_validate(t) if isinstance(t, dict) else t for t in details.tool_declarations]
+
+
 def _status(value: Any) -> str:
     name = getattr(value, "name", str(value)).lower()
     return name if name in {"passed", "failed", "not_evaluated", "informational"} else "not_evaluated"
@@ -200,6 +210,7 @@ async def judge(request: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for metric in metrics:
         actual = [Invocation.model_validate(inv) for inv in request["actual"]]
+        _with_tool_objects(actual)
         _attach_rubrics(eval_case, actual)
         samples: list[list[dict[str, Any]]] = [[] for _ in actual]
         first_call = len(calls.calls)
