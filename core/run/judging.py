@@ -6,6 +6,7 @@ request, so scoring an unchanged run again makes no judge call."""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Optional, Sequence
 
 from agentdiff.core.formats import eval_config as names
@@ -21,11 +22,26 @@ from agentdiff.core.worker.jobs import AgentRef, Job, RunOutput
 Judged = Optional[dict[str, Any]]
 
 
+def vertex_configured(environ: Optional[dict[str, str]] = None) -> bool:
+    """Whether Google Cloud is configured for Vertex AI's evaluation service: a project, a location,
+    and credentials (a key file, or gcloud's application-default login)."""
+    env = os.environ if environ is None else environ
+    if not (env.get("GOOGLE_CLOUD_PROJECT") and env.get("GOOGLE_CLOUD_LOCATION")):
+        return False
+    if env.get("GOOGLE_APPLICATION_CREDENTIALS"):
+        return True
+    config = env.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
+    return os.path.isfile(os.path.join(config, "application_default_credentials.json"))
+
+
 def judged_criteria(ref: EvalCaseRef) -> dict[str, Any]:
-    """The judged criteria of the case's config, as written: name → threshold or criterion."""
+    """The criteria of the case's config that a model scores (ADK's evaluators, in a worker), as
+    written: name → threshold or criterion. Vertex AI's metrics are among them only when Google Cloud
+    is configured (else they are not evaluated, saying what to set)."""
     criteria: dict[str, Any] = {}
+    judged_here = names.JUDGE_METRICS | (names.VERTEX_METRICS if vertex_configured() else frozenset())
     for name, value in ref.config.config.criteria.items():
-        if name in names.JUDGE_METRICS:
+        if name in judged_here:
             criteria[name] = value.model_dump(mode="json") if isinstance(value, BaseCriterion) else value
     return criteria
 

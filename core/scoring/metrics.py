@@ -64,7 +64,8 @@ def evaluate_metric(
     """`judged`: what ADK's evaluators made of this run's judged metrics, in the worker (see
     `core/run/judging.py`); a judged metric without it is NOT_EVALUATED."""
     try:
-        if metric.metric_name in names.JUDGE_METRICS and judged is not None:
+        judged_here = names.JUDGE_METRICS | names.VERTEX_METRICS
+        if metric.metric_name in judged_here and judged is not None and (metric.metric_name in judged or "error" in judged):
             return judged_evaluation(metric, judged, len(actual))
         return _evaluate(metric, actual, expected, rules)
     except (MetricNotEvaluated, ValueError) as exc:
@@ -92,7 +93,10 @@ def _evaluate(metric: EvalMetric, actual: Sequence[Invocation], expected: Option
     if name in names.JUDGE_METRICS:
         raise MetricNotEvaluated(f"`{name}` is scored by a judge model, and this run was not judged")
     if name in names.VERTEX_METRICS:
-        raise MetricNotEvaluated(f"`{name}` needs Vertex AI's evaluation service (Google Cloud)")
+        raise MetricNotEvaluated(
+            f"`{name}` is computed by Vertex AI's evaluation service: set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION "
+            "and Google Cloud credentials (`gcloud auth application-default login`, or GOOGLE_APPLICATION_CREDENTIALS)"
+        )
     raise MetricNotEvaluated(f"unknown metric `{name}`")
 
 

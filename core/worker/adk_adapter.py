@@ -40,7 +40,7 @@ def load_module(ref: AgentRef) -> Any:
     folder = os.path.realpath(os.path.join(ref.agents_dir, ref.name))
     if not os.path.isdir(folder) or os.path.dirname(folder) != os.path.realpath(ref.agents_dir):
         raise ImportError(f"{ref.name!r} is not an agent folder in {ref.agents_dir}")
-    _load_dotenv(ref)
+    load_dotenv(ref)
     if ref.agents_dir not in sys.path:
         sys.path.insert(0, ref.agents_dir)
     package = importlib.import_module(ref.name)
@@ -57,7 +57,7 @@ def load_module(ref: AgentRef) -> Any:
     return module if module is not None else package
 
 
-def _load_dotenv(ref: AgentRef) -> None:
+def load_dotenv(ref: AgentRef) -> None:
     """The `.env` nearest the agent's folder (walking up), loaded as `adk eval` loads it, by ADK's own
     function where this ADK has it (`ADK_DISABLE_LOAD_DOTENV` honoured)."""
     try:

@@ -38,8 +38,10 @@ def _watch_reads(roots: tuple[str, ...], seen: set[str]) -> None:
 
 async def run_job(job: Job) -> RunOutput:
     if job.judge is not None:
+        from .adk_adapter import load_dotenv
         from .judge import judge
 
+        load_dotenv(job.agent)  # the judge reaches its model as the agent does (`adk eval` loads it too)
         return RunOutput(judged=await judge(job.judge))
     kind = job.agent.kind
     if kind == "auto":

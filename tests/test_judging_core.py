@@ -1,0 +1,53 @@
+"""The app's side of judged metrics: what the worker's judge answers become, and how they read."""
+
+from __future__ import annotations
+
+from agentdiff.core.formats.eval_config import EvalMetric
+from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.reports.judge_text import reasoning, sample_split
+from agentdiff.core.run.judging import vertex_configured
+from agentdiff.core.scoring.metrics import MetricStatus, evaluate_metric
+
+FRM = EvalMetric(metric_name="final_response_match_v2", threshold=0.5, criterion={"threshold": 0.5})
+TURN = Invocation.model_validate({"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                  "final_response": {"role": "model", "parts": [{"text": "hello"}]}})
+
+
+def _judged(score, status, samples):
+    return {"final_response_match_v2": {"score": score, "status": status, "per_invocation": [
+        {"score": score, "status": status, "rubric_scores": [], "samples": samples}], "judge_calls": len(samples), "cache_hits": 0}}
+
+
+def test_the_workers_answer_is_the_metric_with_each_samples_verdict_kept():
+    samples = [{"score": 1.0, "text": '{"reasoning": "It matches.", "is_the_agent_response_valid": "valid"}'}, {"score": 0.0, "text": "no"},
+               {"score": 1.0, "text": "yes"}]
+    result = evaluate_metric(FRM, [TURN], [TURN], judged=_judged(1.0, "passed", samples))
+    assert (result.score, result.status) == (1.0, MetricStatus.PASSED)
+    assert result.per_invocation[0].details["samples"] == samples
+    assert result.details["judge"]["judge_calls"] == 3
+    assert sample_split(samples) == "2/3 valid" and reasoning(samples[0]["text"]) == "It matches."
+
+
+def test_a_judge_that_could_not_run_or_answered_unreadably_says_so():
+    failed = evaluate_metric(FRM, [TURN], [TURN], judged={"error": "timed out after 120 s (the agent's process was stopped)"})
+    assert failed.status is MetricStatus.NOT_EVALUATED and failed.reason == "the judge could not run: timed out after 120 s (the agent's process was stopped)"
+    unread = evaluate_metric(FRM, [TURN], [TURN], judged=_judged(None, "not_evaluated", [{"score": None, "text": "I think so"}]))
+    assert unread.reason == "the judge's answers were not in the form ADK reads (the first: 'I think so')"
+    short = evaluate_metric(FRM, [TURN, TURN], [TURN, TURN], judged=_judged(1.0, "passed", []))
+    assert short.status is MetricStatus.NOT_EVALUATED and short.reason == "the judge returned 1 results for 2 invocations"
+
+
+def test_an_unjudged_run_and_vertex_metrics_without_google_cloud_are_not_evaluated_with_what_to_do():
+    assert evaluate_metric(FRM, [TURN], [TURN]).reason == "`final_response_match_v2` is scored by a judge model, and this run was not judged"
+    safety = evaluate_metric(EvalMetric(metric_name="safety_v1", threshold=0.8, criterion={"threshold": 0.8}), [TURN], [TURN])
+    assert safety.status is MetricStatus.NOT_EVALUATED and "set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION" in safety.reason
+
+
+def test_vertex_needs_a_project_a_location_and_credentials(tmp_path):
+    project = {"GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    assert not vertex_configured({})
+    assert not vertex_configured(project | {"CLOUDSDK_CONFIG": str(tmp_path)})
+    assert vertex_configured(project | {"GOOGLE_APPLICATION_CREDENTIALS": "/keys/sa.json"})
+    (tmp_path / "application_default_credentials.json").write_text("{}")
+    assert vertex_configured(project | {"CLOUDSDK_CONFIG": str(tmp_path)})
+    assert not vertex_configured({"GOOGLE_CLOUD_PROJECT": "p", "CLOUDSDK_CONFIG": str(tmp_path)})
