@@ -51,6 +51,8 @@ EVAL_SET = {"eval_set_id": "weather_set", "eval_cases": [
     {"eval_id": "paris", "conversation": [_turn("Weather in Paris?", "It is sunny in Paris.", "Paris")]},
     {"eval_id": "rome", "conversation": [_turn("Weather in Rome?", "It is sunny in Rome.", "Rome"), _turn("And tomorrow?", "Sunny again in Rome.")],
      "rubrics": [{"rubric_id": "friendly", "rubric_content": {"text_property": "The response is friendly."}}]},
+    {"eval_id": "chat", "conversation_scenario": {"starting_prompt": "Weather in Paris?",
+                                                  "conversation_plan": "Ask about the weather in Paris, then about tomorrow, then finish."}},
 ]}
 
 
@@ -64,6 +66,12 @@ class Script:
 
     def __call__(self, call: Call) -> Reply:
         prompt = call.prompt
+        if "You are a Simulated User designed to test an AI Agent" in prompt:  # ADK's user simulator
+            said = prompt.count("It is sunny in") + prompt.count("Sunny again")  # the agent's answers so far
+            return Reply(text="And tomorrow?" if said < 2 else "Thanks! </finished>")
+        if '"is_valid"' in prompt:  # per_turn_user_simulator_quality_v1
+            verdict = "invalid" if "</finished>" in prompt.rsplit("Generated User Response", 1)[-1] and "tomorrow" not in prompt else "valid"
+            return Reply(text=f'{{"reasoning": "checked.", "is_valid": "{verdict}"}}')
         if '"is_the_agent_response_valid"' in prompt:
             with self.lock:
                 self.asked[prompt] += 1
@@ -110,12 +118,13 @@ def _criteria(samples: int) -> dict:
         "rubric_based_tool_use_quality_v1": {"threshold": 0.5, "judge_model_options": judge, "rubrics": tool_rubrics},
         "rubric_based_multi_turn_trajectory_quality_v1": {"threshold": 0.5, "judge_model_options": judge, "rubrics": RUBRICS},
         "hallucinations_v1": {"threshold": 0.6, "judge_model_options": judge},
+        "per_turn_user_simulator_quality_v1": {"threshold": 0.5, "judge_model_options": judge},
     }
 
 
 def _judge_prompts(calls: list[Call]) -> list[str]:
     """The judge prompts sent, in a stable order, with the function-call ids ADK draws at random."""
-    marks = ('"is_the_agent_response_valid"', "Property:", "segment the response into sentences", "**Sentences Begin**")
+    marks = ('"is_the_agent_response_valid"', "Property:", "segment the response into sentences", "**Sentences Begin**", '"is_valid"')
     prompts = [c.prompt for c in calls if any(mark in c.prompt for mark in marks)]
     return sorted(re.sub(r"adk-[0-9a-f-]{36}", "adk-<id>", prompt) for prompt in prompts)
 
@@ -144,7 +153,7 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
 
         script.asked.clear()
         server.calls.clear()
-        ours = _agentdiff_run(project)
+        ours = _agentdiff_run(project, "--no-judge-cache")  # every judge call made, as ADK makes them
         mine_prompts = _judge_prompts(server.calls)
         assert mine_prompts == adk_prompts, _first_difference(adk_prompts, mine_prompts)  # the same prompts, as many times
         assert len(adk_prompts) > (3 + 3) * samples  # FRM and each rubric metric: 3 turns × samples; and the others
@@ -168,13 +177,15 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
         rationales = {r["rubric_id"]: r["rationale"] for r in rubric["details"]["per_invocation"][0]["rubric_scores"]}
         assert rationales == {"names_city": "checked names_city.", "short": "checked short."}  # a case rubric without a type is dropped, as in ADK
 
+        script.asked.clear()
+        filled = _agentdiff_run(project)  # fills the judge cache (cases that ask the judge the same share one answer)
         server.calls.clear()
         again = _agentdiff_run(project)
         assert _judge_prompts(server.calls) == []  # the judge cache answered every judge call
         def judged_scores(run: dict) -> dict:
             return {k: [m["score"] for m in c["metrics"] if m["name"] in _criteria(samples)] for k, c in run.items()}
 
-        assert judged_scores(again) == judged_scores(ours)
+        assert judged_scores(again) == judged_scores(filled) == judged_scores(ours)
     finally:
         server.close()
 
@@ -182,14 +193,18 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
 def _first_difference(theirs: list[str], ours: list[str]) -> str:
     import difflib
 
-    for a, b in zip(theirs, ours):
-        if a != b:
-            return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "ADK", "agentdiff", n=1))[:3000]
-    return f"ADK sent {len(theirs)} judge prompts, agentdiff {len(ours)}"
+    only_theirs = list((Counter(theirs) - Counter(ours)).elements())
+    only_ours = list((Counter(ours) - Counter(theirs)).elements())
+    said = f"ADK sent {len(theirs)} judge prompts, agentdiff {len(ours)}; {len(only_theirs)} only ADK's, {len(only_ours)} only agentdiff's\n"
+    if only_theirs and only_ours:
+        said += "".join(difflib.unified_diff(only_theirs[0].splitlines(True), only_ours[0].splitlines(True), "ADK", "agentdiff", n=1))
+    else:
+        said += (only_theirs or only_ours or [""])[0]
+    return said[:4000]
 
 
-def _agentdiff_run(project: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run", "--json", "--jobs", "4", "--timeout", "60"],
+def _agentdiff_run(project: Path, *flags: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run", "--json", "--jobs", "4", "--timeout", "60", *flags],
                           cwd=project, capture_output=True, text=True, timeout=180, env=os.environ.copy())
     assert done.returncode in (0, 1), done.stderr
     return {case["eval_id"]: case for case in json.loads(done.stdout)["cases"]}

@@ -106,4 +106,5 @@ def score_live_conformance(
     baseline = load_baseline(ref, streaming)
     metrics = eval_metrics(live_config(options), rules_of(outputs))
     criteria = DiffCriteria(options.live_trajectory, response_threshold=options.live_response_threshold)
-    return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), expected_invocations(baseline.trace), metrics, criteria)
+    return scored_case_run(ref, agent, baseline, outputs, [messages_for(ref)] * len(outputs), expected_invocations(baseline.trace), metrics,
+                           criteria)

@@ -10,14 +10,13 @@ from agentdiff.core.formats.eval_config import eval_metrics
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.expected import load_baseline
-from agentdiff.core.run.jobs import eval_case_job, messages_for
+from agentdiff.core.run.jobs import eval_case_job, messages_of
 from agentdiff.core.run.judging import Judged, judge_outputs
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.scored import rules_of, scored_case_run
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import AgentRef, RunOutput
 
-SCENARIO = "conversation_scenario cases need ADK's user simulator, which agentdiff does not run"
 NO_RECORDINGS = "replay needs recordings: an EvalSet case has none; run it live (--mode live) or record a conformance case"
 
 
@@ -35,8 +34,6 @@ async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOpt
         return unrun(ref, agent, "live", CaseStatus.ERROR, broken)
     if options.mode == "replay":
         return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
-    if ref.case.conversation is None:
-        return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
     job = eval_case_job(ref, agent, "live")
     repeats = max(1, options.num_runs)
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
@@ -52,9 +49,8 @@ def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutp
     if broken is not None:
         unscored = unrun(ref, agent, "live", CaseStatus.ERROR, broken)
         return CaseRun(unscored.ref, unscored.result, agent, outputs=tuple(outputs))
-    if ref.case.conversation is None:
-        return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, SCENARIO)
     baseline = load_baseline(ref)
     metrics = eval_metrics(ref.config.config, rules_of(outputs))
-    return scored_case_run(ref, agent, baseline, outputs, messages_for(ref), list(ref.case.conversation), metrics, baseline.criteria,
-                           judged)
+    expected = list(ref.case.conversation) if ref.case.conversation is not None else None  # a scenario has none
+    return scored_case_run(ref, agent, baseline, outputs, [messages_of(ref, out) for out in outputs], expected, metrics,
+                           baseline.criteria, judged)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.options import RunOptions
-from agentdiff.core.worker.jobs import AgentRef, Job, Message
+from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
+
+
+def messages_of(ref: CaseRef, out: RunOutput) -> list[Message]:
+    """The user messages of one run: the case's, or those ADK's user simulator wrote in it."""
+    if isinstance(ref, EvalCaseRef) and ref.case.conversation is None:
+        return [Message(content=content) for content in out.user_messages]
+    return messages_for(ref)
 
 
 def messages_for(ref: CaseRef) -> list[Message]:
@@ -23,9 +30,15 @@ def messages_for(ref: CaseRef) -> list[Message]:
 
 
 def eval_case_job(ref: EvalCaseRef, agent: AgentRef, mode: str) -> Job:
-    """The job of an EvalSet case: its session_input as ADK's evaluation generator uses it."""
+    """The job of an EvalSet case: its session_input as ADK's evaluation generator uses it; a
+    `conversation_scenario` case carries the case and its user simulator config instead of messages."""
     session = ref.case.session_input
+    scenario = None
+    if ref.case.conversation is None:
+        scenario = {"eval_case": ref.case.model_dump(mode="json", exclude_none=True),
+                    "user_simulator_config": ref.config.config.user_simulator_config}
     return Job(
+        scenario=scenario,
         case_id=ref.id, agent=agent, mode=mode,  # type: ignore[arg-type]
         app_name=(session.app_name if session and session.app_name else agent.name),
         user_id=(session.user_id if session and session.user_id else "test_user_id"),

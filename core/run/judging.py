@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 from agentdiff.core.formats import eval_config as names
 from agentdiff.core.formats.eval_config import BaseCriterion
 from agentdiff.core.project.discovery import EvalCaseRef
-from agentdiff.core.run.jobs import messages_for
+from agentdiff.core.run.jobs import messages_of
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
 from agentdiff.core.worker.jobs import AgentRef, Job, RunOutput
@@ -49,7 +49,7 @@ def judged_criteria(ref: EvalCaseRef) -> dict[str, Any]:
 def judge_job(ref: EvalCaseRef, agent: AgentRef, out: RunOutput, criteria: dict[str, Any], options: RunOptions) -> Job:
     from agentdiff.core.run.scored import rules_of
 
-    actual = invocations_from_output(out, messages_for(ref), rules_of([out]))
+    actual = invocations_from_output(out, messages_of(ref, out), rules_of([out]))
     actual = [inv.model_copy(update={"app_details": app_details(out, turn)}) for turn, inv in enumerate(actual)]
     return Job(
         case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[], repeat=0,
@@ -66,7 +66,7 @@ async def judge_outputs(ref: EvalCaseRef, agent: Optional[AgentRef], outputs: Se
                         options: RunOptions) -> list[Judged]:
     """Each run's judged metrics (None for a run that failed, or a case with none)."""
     criteria = judged_criteria(ref)
-    if not criteria or agent is None or ref.case.conversation is None:
+    if not criteria or agent is None:
         return [None] * len(outputs)
 
     async def one(out: RunOutput) -> Judged:

@@ -37,7 +37,7 @@ def rules_of(outputs: Sequence[RunOutput]) -> AdkRules:
 
 
 def score_output(
-    out: RunOutput, messages: Sequence[Message], expected: Sequence[Invocation], metrics: Sequence[EvalMetric],
+    out: RunOutput, messages: Sequence[Message], expected: Optional[Sequence[Invocation]], metrics: Sequence[EvalMetric],
     rules: AdkRules = RULES_NEWEST, judged: Judged = None,
 ) -> RunRecord:
     """One repeat scored as `rules`' ADK version scores; its actual invocations are built here, once,
@@ -53,19 +53,21 @@ def scored_case_run(
     agent: Optional[AgentRef],
     baseline: Baseline,
     outputs: Sequence[RunOutput],
-    messages: Sequence[Message],
-    expected: Sequence[Invocation],
+    messages: Sequence[Sequence[Message]],
+    expected: Optional[Sequence[Invocation]],
     metrics: Sequence[EvalMetric],
     criteria: DiffCriteria,
     judged: Sequence[Judged] = (),
 ) -> CaseRun:
+    """`messages`: each output's user messages (the case's, or a simulated user's); `expected`: None
+    for a `conversation_scenario` case."""
     rules = rules_of(outputs)
-    runs = tuple(score_output(out, messages, expected, metrics, rules, judged[i] if i < len(judged) else None)
+    runs = tuple(score_output(out, messages[i], expected, metrics, rules, judged[i] if i < len(judged) else None)
                  for i, out in enumerate(outputs))
     results = aggregate(runs)
     status, reason = case_verdict(runs, results)
     shown = shown_index(runs)
-    trace = trace_from_output(outputs[shown], messages)
+    trace = trace_from_output(outputs[shown], messages[shown])
     diff = None
     if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
         diff = explain_scored(diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources), results, runs[shown])

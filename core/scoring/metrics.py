@@ -116,6 +116,8 @@ def judged_evaluation(metric: EvalMetric, judged: Mapping[str, Any], invocations
     )
     if status not in (MetricStatus.NOT_EVALUATED, MetricStatus.INFORMATIONAL) and len(per_invocation) != invocations:
         raise MetricNotEvaluated(f"the judge returned {len(per_invocation)} results for {invocations} invocations")
+    if len(per_invocation) != invocations:  # as ADK: results that cannot be aligned are empty placeholders
+        per_invocation = tuple(InvocationScore(None, MetricStatus.NOT_EVALUATED) for _ in range(invocations))
     reason = data.get("reason")
     if status is MetricStatus.NOT_EVALUATED and not reason:
         reason = _unscored_reason(data)

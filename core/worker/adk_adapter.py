@@ -279,20 +279,22 @@ async def run_adk(job: Job) -> RunOutput:
     session = await runner.session_service.create_session(app_name=app_name, user_id=job.user_id, state=dict(job.initial_state))
     collect_busy = _busy_collector()
     run_config = RunConfig(streaming_mode=StreamingMode.SSE if job.streaming == "sse" else StreamingMode.NONE)
+    seen: list[Any] = []  # the conversation as ADK's user simulator is shown it
     try:
-        for index, message in enumerate(job.messages):
+        async for index, content, state_delta in _user_turns(job, seen, out):
             harness.turn = index
             started = time.monotonic()
             try:
                 with collect_busy() as busy:
-                    async for _ in runner.run_async(
+                    async for event in runner.run_async(
                         user_id=job.user_id,
                         session_id=session.id,
-                        new_message=_content(message.content),
-                        state_delta=message.state_delta,
+                        new_message=content,
+                        state_delta=state_delta,
                         run_config=run_config,
                     ):
-                        pass
+                        if job.scenario is not None:
+                            _note(seen, event, content)
                 out.turn_seconds[index] = round(time.monotonic() - started, 3)
                 if busy is not None:
                     out.turn_model_seconds[index] = round(busy.model_seconds(), 3)
@@ -315,6 +317,44 @@ async def run_adk(job: Job) -> RunOutput:
     finally:
         await runner.close()
     return out
+
+
+async def _user_turns(job: Job, seen: list[Any], out: RunOutput) -> AsyncGenerator[tuple[int, Any, Any], None]:
+    """Each user turn: the job's messages, or, for a `conversation_scenario` case, what ADK's user
+    simulator says next (given the conversation so far, as ADK's evaluation generator gives it) until
+    it stops; its messages are kept in `out.user_messages`."""
+    if job.scenario is None:
+        for index, message in enumerate(job.messages):
+            yield index, _content(message.content), message.state_delta
+        return
+    import copy
+
+    from google.adk.evaluation.eval_case import EvalCase
+    from google.adk.evaluation.eval_config import EvalConfig
+    from google.adk.evaluation.simulation.user_simulator import Status
+    from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
+
+    config = EvalConfig.model_validate({"user_simulator_config": job.scenario.get("user_simulator_config")})
+    simulator = UserSimulatorProvider(user_simulator_config=config.user_simulator_config).provide(
+        EvalCase.model_validate(job.scenario["eval_case"]))
+    index = 0
+    while True:
+        turn = await simulator.get_next_user_message(copy.deepcopy(seen))
+        if turn.status != Status.SUCCESS or turn.user_message is None:
+            out.simulation_end = getattr(turn.status, "value", str(turn.status))
+            return
+        out.user_messages.append(turn.user_message.model_dump(mode="json", exclude_none=True))
+        yield index, turn.user_message, None
+        index += 1
+
+
+def _note(seen: list[Any], event: Any, content: Any) -> None:
+    """Keep `event` for the simulator, after the user's own event for its invocation."""
+    from google.adk.events.event import Event
+
+    if not seen or seen[-1].invocation_id != event.invocation_id:
+        seen.append(Event(content=content, author="user", invocation_id=event.invocation_id))
+    seen.append(event)
 
 
 def adk_version() -> Optional[str]:

@@ -47,6 +47,9 @@ class Job(_Model):
     # Not a run but scoring one: the case, the judged criteria and the run's actual invocations, for
     # ADK's evaluators (`judge.py`); the answer is `RunOutput.judged`.
     judge: Optional[dict[str, Any]] = None
+    # A `conversation_scenario` case: no messages; ADK's user simulator writes them as the run goes
+    # (`eval_case`: the case as in its file; `user_simulator_config`: the eval config's, as written).
+    scenario: Optional[dict[str, Any]] = None
 
 
 class ExchangeOut(_Model):
@@ -93,3 +96,5 @@ class RunOutput(_Model):
     seconds: float = 0.0
     log: str = ""  # the end of what the agent printed
     judged: Optional[dict[str, Any]] = None  # a judge job's answer: each judged metric's result
+    user_messages: list[dict[str, Any]] = []  # a simulated conversation: the user's Content of each turn
+    simulation_end: Optional[str] = None  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")

@@ -94,6 +94,9 @@ class TurnContext:
 async def run_native(job: Job) -> RunOutput:
     harness = Harness(job)
     out = harness.output
+    if job.scenario is not None:
+        out.error = "a conversation_scenario case needs an ADK agent: ADK's user simulator talks to it through ADK's runner"
+        return out
     module = load_module(job.agent)
     run_turn = getattr(module, "run_turn", None)
     if not callable(run_turn):
