@@ -26,6 +26,7 @@ from typing import Any, AsyncGenerator, Optional
 from .harness import Harness, RanPastRecording
 from .hints import how_to_fix
 from .jobs import AgentRef, Job, RunOutput
+from .model_calls import call_with_retries
 
 REQUEST_EXCLUDE = {"config": {"http_options"}}
 
@@ -155,7 +156,9 @@ def _harness_llm_class() -> type:
                 from google.adk.models.registry import LLMRegistry
 
                 inner = LLMRegistry.new_llm(self.model)
-            async for response in inner.generate_content_async(llm_request, stream=stream):
+            what = f"model call {exchange.index + 1} of turn {harness.turn + 1} ({agent}, {self.model})"
+            calls = call_with_retries(lambda: inner.generate_content_async(llm_request, stream=stream), self.model, what, exchange)
+            async for response in calls:
                 exchange.responses.append(response.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
                 yield response
 

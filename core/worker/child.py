@@ -64,7 +64,11 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
     try:
         out = await asyncio.wait_for(run_job(job), timeout)
     except asyncio.TimeoutError:
-        out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped)")
+        from .harness import RUNNING
+
+        harness = RUNNING.get(id(job))
+        waiting = harness.waiting_on() if harness is not None else ""
+        out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped{', ' + waiting if waiting else ''})")
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
         out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip() + how_to_fix(exc))
     out.seconds = time.perf_counter() - start

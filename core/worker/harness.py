@@ -23,6 +23,7 @@ class Harness:
         self.job = job
         self.output = RunOutput()
         self.turn = 0
+        RUNNING[id(job)] = self
         self._seq: dict[int, int] = {}
         self._llm_index: dict[tuple[str, int], int] = {}
         self._tool_index: dict[tuple[str, int], int] = {}
@@ -87,6 +88,22 @@ class Harness:
     def finish_tool(self, tool: ToolOut, result: Any) -> None:
         tool.response = _jsonable(result if isinstance(result, dict) else {"result": result})
         tool.has_response = True
+
+    def waiting_on(self) -> str:
+        """What the run is waiting for now: its model call or tool call in flight ("" when neither)."""
+        for exchange in reversed(self.output.exchanges):
+            if not exchange.responses and exchange.error is None:
+                attempt = f", attempt {exchange.attempts}" if exchange.attempts > 1 else ""
+                model = exchange.request.get("model") or "?"
+                return f"waiting for model call {exchange.index + 1} of turn {exchange.turn + 1} ({exchange.agent}, {model}{attempt})"
+        for tool in reversed(self.output.tools):
+            if not tool.has_response and tool.error is None:
+                return f"waiting for tool {tool.name} in turn {tool.turn + 1} ({tool.agent})"
+        return ""
+
+
+#: The harness of each run in this worker, by `id(job)`: what a run that timed out was waiting for.
+RUNNING: dict[int, Harness] = {}
 
 
 def _jsonable(value: Any) -> Any:

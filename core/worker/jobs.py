@@ -60,6 +60,7 @@ class ExchangeOut(_Model):
     request: dict[str, Any]
     responses: list[dict[str, Any]] = []
     error: Optional[str] = None
+    attempts: int = 1  # live: how many times the call was made (rate limits and transient errors are retried)
 
 
 class ToolOut(_Model):
