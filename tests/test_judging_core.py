@@ -51,3 +51,36 @@ def test_vertex_needs_a_project_a_location_and_credentials(tmp_path):
     (tmp_path / "application_default_credentials.json").write_text("{}")
     assert vertex_configured(project | {"CLOUDSDK_CONFIG": str(tmp_path)})
     assert not vertex_configured({"GOOGLE_CLOUD_PROJECT": "p", "CLOUDSDK_CONFIG": str(tmp_path)})
+
+
+def test_tokens_are_counted_per_model_for_the_agent_and_the_judge_and_priced():
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.reports.text import usage_line
+    from agentdiff.core.run.usage import case_usage, estimated_cost
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus
+    from agentdiff.core.worker.jobs import ExchangeOut, RunOutput
+
+    def exchange(model, tokens_in, tokens_out):
+        return ExchangeOut(agent="a", turn=0, index=0, seq=0, request={"model": model},
+                           responses=[{"usage_metadata": {"prompt_token_count": tokens_in, "candidates_token_count": tokens_out}}])
+
+    runs = [RunOutput(exchanges=[exchange("m1", 100, 10), exchange("m2", 5, 5)]), RunOutput(exchanges=[exchange("m1", 100, 10)])]
+    judged = [{"final_response_match_v2": {"usage": {"judge-m": {"input": 1000, "output": 100}}}}, {"error": "no judge"}]
+    usage = case_usage(runs, judged)
+    assert usage == {"agent": {"m1": {"input": 200, "output": 20}, "m2": {"input": 5, "output": 5}},
+                     "judge": {"judge-m": {"input": 1000, "output": 100}}}
+    prices = {"m1": {"input": 1.0, "output": 10.0}, "m2": {"input": 0.0, "output": 0.0}, "judge-m": {"input": 0.5, "output": 1.0}}
+    assert abs(estimated_cost(usage, prices) - (200e-6 + 200e-6 + 500e-6 + 100e-6)) < 1e-12
+    assert estimated_cost(usage, {"m1": {"input": 1.0, "output": 1.0}}) is None  # m2 and the judge have no price
+    case = CaseResult("x", "x", None, "x", None, "live", CaseStatus.PASSED, usage=usage)
+    assert usage_line([case], prices) == "tokens: 230 agent + 1,100 judge · est. cost $0.0010"
+    assert usage_line([case], {"m1": {"input": 1.0}}) == "tokens: 230 agent + 1,100 judge · no price for judge-m, m2"
+
+
+def test_a_price_table_in_the_configuration(tmp_path):
+    from agentdiff.core.project.config import load_project_config
+
+    (tmp_path / "agentdiff.toml").write_text('[prices]\n"gemini-2.5-flash" = { input = 0.30, output = 2.50 }\n"bad" = { input = -1 }\n')
+    config, errors = load_project_config(tmp_path)
+    assert config.prices == {"gemini-2.5-flash": {"input": 0.30, "output": 2.50}}
+    assert [e.message for e in errors] == ["`prices.bad` must be { input = dollars, output = dollars } per million tokens"]

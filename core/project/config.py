@@ -11,6 +11,8 @@
     python = ".venv/bin/python"  # the interpreter that runs the agents; default: found (`interpreter`)
     [tool.agentdiff.agent_for]   # which agent runs the cases under a path
     "evals/support" = "customer_service"
+    [tool.agentdiff.prices]      # US dollars per million tokens, for an estimated cost
+    "gemini-2.5-flash" = { input = 0.30, output = 2.50 }
 
 Zero configuration is the norm: ADK's conventional layouts need none of this.
 """
@@ -39,9 +41,10 @@ class ProjectConfig:
     memory_mb: int = 4096
     python: Optional[str] = None
     agent_for: dict[str, str] = field(default_factory=dict)
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices"}
 
 
 def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
@@ -84,6 +87,15 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
     if python is not None and not isinstance(python, str):
         errors.append(LoadError(file=path.name, message="`python` must be the path of an interpreter"))
         python = None
+    prices: dict[str, dict[str, float]] = {}
+    for model, price in (data.get("prices") or {}).items() if isinstance(data.get("prices"), dict) else ():
+        if isinstance(price, dict) and set(price) <= {"input", "output"} and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values()):
+            prices[str(model)] = {key: float(value) for key, value in price.items()}
+        else:
+            errors.append(LoadError(file=path.name, message=f"`prices.{model}` must be {{ input = dollars, output = dollars }} per million tokens"))
+    if "prices" in data and not isinstance(data["prices"], dict):
+        errors.append(LoadError(file=path.name, message="`prices` must be a table of model = { input, output }"))
     config = ProjectConfig(
         root=root,
         file=path,
@@ -96,5 +108,6 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         memory_mb=int(data.get("memory_mb", 4096)),
         python=python,
         agent_for={str(k): str(v) for k, v in agent_for.items()},
+        prices=prices,
     )
     return config, errors

@@ -6,8 +6,10 @@ May import: `diff`, `traces`, `scoring`, `formats`.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from agentdiff.core.reports.csv_report import append_csv, render_csv
 from agentdiff.core.reports.json_report import render_json
@@ -24,15 +26,32 @@ RENDERERS: dict[str, Callable[[Sequence[CaseResult]], str]] = {
 REPORT_KINDS = tuple(RENDERERS)
 
 
-def write_report(kind: str, cases: Sequence[CaseResult], path: Path) -> None:
-    """Write one report; CSV appends (as AgentEvaluator does), the others replace the file."""
+def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Optional[Mapping[str, Mapping[str, float]]] = None) -> None:
+    """Write one report; CSV appends (as AgentEvaluator does), the others replace the file whole (a
+    temporary file renamed over it: a reader never sees half a report). `prices` (per million tokens,
+    by model) adds estimated costs to the JSON report."""
     if kind not in RENDERERS:
         raise ValueError(f"unknown report kind {kind!r}; choose from {', '.join(REPORT_KINDS)}")
     if kind == "csv":
         append_csv(cases, path)
         return
+    text = render_json(cases, prices=prices) if kind == "json" else RENDERERS[kind](cases)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(RENDERERS[kind](cases), encoding="utf-8")
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 __all__ = ["REPORT_KINDS", "RENDERERS", "write_report"]

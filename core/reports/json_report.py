@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from agentdiff.core import __version__
+from agentdiff.core.run.usage import estimated_cost, merge
 from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
 
 SCHEMA_VERSION = 1
@@ -24,7 +25,7 @@ def _metric(metric: MetricResult) -> dict[str, Any]:
     }
 
 
-def case_to_dict(case: CaseResult) -> dict[str, Any]:
+def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, float]]] = None) -> dict[str, Any]:
     return {
         "id": case.id,
         "source": case.source,
@@ -41,17 +42,22 @@ def case_to_dict(case: CaseResult) -> dict[str, Any]:
         "error": case.error,
         "runs": len(case.runs),
         "scored_as": case.scored_as,
+        "usage": case.usage,
+        **({"cost": estimated_cost(case.usage, prices)} if prices else {}),
     }
 
 
-def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """The report; `agents_python` (what ran the agents: python, interpreter, chosen_by, adk) when known."""
+def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None,
+                prices: Optional[Mapping[str, Mapping[str, float]]] = None) -> dict[str, Any]:
+    """The report; `agents_python` (what ran the agents: python, interpreter, chosen_by, adk) when known;
+    with `prices`, each case's and the run's estimated cost."""
     summary = summarize(cases)
+    usage = merge([case.usage for case in cases])
     return {
         "schema_version": SCHEMA_VERSION,
         "agentdiff_version": __version__,
         **({"agents_python": agents_python} if agents_python is not None else {}),
-        "cases": [case_to_dict(case) for case in cases],
+        "cases": [case_to_dict(case, prices) for case in cases],
         "summary": {
             "passed": summary.passed,
             "failed": summary.failed,
@@ -59,9 +65,12 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
             "not_evaluated": summary.not_evaluated,
             "flaky": summary.flaky,
             "total": summary.total,
+            "usage": usage,
+            **({"cost": estimated_cost(usage, prices)} if prices else {}),
         },
     }
 
 
-def render_json(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None) -> str:
-    return json.dumps(report_dict(cases, agents_python), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def render_json(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None,
+                prices: Optional[Mapping[str, Mapping[str, float]]] = None) -> str:
+    return json.dumps(report_dict(cases, agents_python, prices), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

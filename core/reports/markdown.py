@@ -7,7 +7,7 @@ import platform
 from typing import Sequence
 
 from agentdiff.core import __version__
-from agentdiff.core.reports.text import case_problem, format_score
+from agentdiff.core.reports.text import case_problem, format_score, usage_line
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
 _CELL = {CaseStatus.PASSED: "✅ PASS", CaseStatus.FLAKY: "⚠️ FLAKY", CaseStatus.ERROR: "❌ ERROR",
@@ -27,6 +27,7 @@ def render_markdown(cases: Sequence[CaseResult]) -> str:
         "",
         f"- **agentdiff Version**: {__version__}",
         f"- **Language**: python {platform.python_version()}",
+        *([f"- **Model usage**: {usage_line(cases)[len('tokens: '):]} tokens"] if usage_line(cases) else []),
         "",
         "| Mode | Total Tests | Passed | Failed | Success Rate |",
         "|------|-------------|--------|--------|--------------|",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from agentdiff.core.reports.judge_text import judge_lines
+from agentdiff.core.run.usage import estimated_cost, merge, total_tokens
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
 
@@ -63,3 +64,19 @@ def _worst_turn(case: CaseResult, metric: MetricResult) -> str:
     score, run, turn = min(found)
     where = f"turn {turn + 1}" + (f" of run {run + 1}" if len(per_run) > 1 else "")
     return f" · worst {where}: {format_score(score)}"
+
+
+def usage_line(cases: Sequence[CaseResult], prices=None) -> str:
+    """`tokens: 12,345 agent + 2,100 judge · est. cost $0.0123` ("" when no call spent any)."""
+    usage = merge([case.usage for case in cases])
+    agent, judge = total_tokens(usage, "agent"), total_tokens(usage, "judge")
+    if not agent and not judge:
+        return ""
+    line = f"tokens: {agent:,} agent" + (f" + {judge:,} judge" if judge else "")
+    cost = estimated_cost(usage, prices) if prices else None
+    if cost is not None:
+        line += f" · est. cost ${cost:.4f}"
+    elif prices:
+        unpriced = sorted(m for models in usage.values() for m in models if m not in prices)
+        line += f" · no price for {', '.join(unpriced)}"
+    return line

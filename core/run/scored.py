@@ -20,6 +20,7 @@ from agentdiff.core.run.case_run import (
 )
 from agentdiff.core.run.expected import Baseline
 from agentdiff.core.run.judging import Judged
+from agentdiff.core.run.usage import case_usage
 from agentdiff.core.scoring.results import CaseStatus, RunRecord
 from agentdiff.core.scoring.verdicts import (
     aggregate,
@@ -72,5 +73,6 @@ def scored_case_run(
     if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
         diff = explain_scored(diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources), results, runs[shown])
     result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layer_summaries(diff),
-                         scored_as=None if status is CaseStatus.ERROR else rules.label)  # an error was not scored
+                         scored_as=None if status is CaseStatus.ERROR else rules.label,  # an error was not scored
+                         usage=case_usage(outputs, judged))
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)

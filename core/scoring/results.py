@@ -66,6 +66,8 @@ class CaseResult:
     runs: tuple[RunRecord, ...] = field(default=(), repr=False)
     #: whose rules scored it, e.g. "ADK 1.19.0" (the version its agent ran on); None when not scored
     scored_as: Optional[str] = None
+    #: tokens spent by live model calls and judge calls: {"agent"|"judge": {model: {"input", "output"}}}
+    usage: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def category(self) -> str:

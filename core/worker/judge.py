@@ -190,6 +190,16 @@ def _with_tool_objects(actual: list[Any]) -> None:
             details.tool_declarations = [types.Tool.model_validate(t) if isinstance(t, dict) else t for t in details.tool_declarations]
 
 
+def _usage_by_model(calls: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Tokens the judge calls spent, per model (answers from the cache spent none)."""
+    usage: dict[str, dict[str, int]] = {}
+    for call in calls:
+        entry = usage.setdefault(call["model"], {"input": 0, "output": 0})
+        entry["input"] += call["prompt_tokens"]
+        entry["output"] += call["output_tokens"]
+    return usage
+
+
 def _status(value: Any) -> str:
     name = getattr(value, "name", str(value)).lower()
     return name if name in {"passed", "failed", "not_evaluated", "informational"} else "not_evaluated"
@@ -225,7 +235,8 @@ async def judge(request: dict[str, Any]) -> dict[str, Any]:
                 outcome = await outcome
         except Exception as exc:  # as ADK's LocalEvalService: the metric is not evaluated
             results[metric.metric_name] = {"score": None, "status": "not_evaluated", "per_invocation": [],
-                                           "reason": f"{type(exc).__name__}: {exc}", "calls": calls.calls[first_call:]}
+                                           "reason": f"{type(exc).__name__}: {exc}", "calls": calls.calls[first_call:],
+                                           "usage": _usage_by_model(calls.calls[first_call:])}
             continue
         mine = calls.calls[first_call:]
         per_invocation = []
@@ -246,5 +257,6 @@ async def judge(request: dict[str, Any]) -> dict[str, Any]:
             "calls": [c for c in mine if not c["slot"]],  # calls not tied to one sample (hallucinations_v1)
             "judge_calls": len(mine), "cache_hits": sum(1 for c in mine if c["cached"]),
             "prompt_tokens": sum(c["prompt_tokens"] for c in mine), "output_tokens": sum(c["output_tokens"] for c in mine),
+            "usage": _usage_by_model(mine),
         }
     return results

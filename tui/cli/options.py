@@ -125,7 +125,7 @@ def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO) -> bool:
     return ok
 
 
-def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO) -> bool:
+def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None) -> bool:
     """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
     the others are still written. True when all were written."""
     ok = check_reports(reports, err)
@@ -133,7 +133,7 @@ def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO) -> bo
         if problem:
             continue
         try:
-            write_report(kind, cases, path)
+            write_report(kind, cases, path, prices)
         except OSError as error:
             print(f"error: cannot write the {kind} report to {path}: {error.strerror or error}", file=err)
             ok = False
@@ -175,6 +175,7 @@ def run_options(args: argparse.Namespace, config):
         agents_dirs=tuple(args.agents) + config.agents,
         mapping=config.agent_for,
         judge_cache=None if args.no_judge_cache else Path.cwd() / ".agentdiff" / "judge-cache",
+        prices=config.prices,
     )
 
 

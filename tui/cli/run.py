@@ -204,9 +204,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     order = {ref.id: i for i, ref in enumerate(found.cases)}
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
-    reports_written = write_reports(args.report, cases, err)
+    reports_written = write_reports(args.report, cases, err, config.prices)
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
-    out.write(render_json(cases, runtime) if args.json else render_case_table(cases, color=wants_color(args.color, out)))
+    out.write(render_json(cases, runtime, config.prices) if args.json
+              else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
     if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
             print("error: no cases found", file=err)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from agentdiff.core.reports.judge_text import judge_lines
-from agentdiff.core.reports.text import format_score
+from agentdiff.core.reports.text import format_score, usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, summarize
 
@@ -35,7 +35,7 @@ def _metric_cell(case: CaseResult) -> str:
     return "  ".join(cells)
 
 
-def render_case_table(cases: Sequence[CaseResult], color: bool = False) -> str:
+def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=None) -> str:
     """The table; with `color`, each verdict's glyph and word in its colour (the padding stays outside
     the colour codes, so the columns line up as without)."""
     lines: list[str] = []
@@ -65,4 +65,7 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False) -> str:
         f"{summary.not_evaluated} not evaluated, {summary.flaky} flaky"
         + (f" · scored as {' and '.join(scored_as)} scores" if scored_as else "")
     )
+    spent = usage_line(cases, prices)
+    if spent:
+        lines.append(spent)
     return "\n".join(lines) + "\n"

@@ -114,7 +114,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         yield HeaderBar(id="header")
         with Horizontal(id="body"):
             yield CaseTree(id="tree")
-            yield CaseDetail(self.triage, self.workbench.history, id="detail").data_bind(WorkbenchScreen.view)
+            yield CaseDetail(self.triage, self.workbench.history, self.workbench.options.prices, id="detail").data_bind(WorkbenchScreen.view)
         yield Static(id="status-line")
         yield Footer()
 

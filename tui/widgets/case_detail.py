@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional
 from agentdiff.core.diff.model import Divergence
 from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.reports.judge_text import judge_lines
+from agentdiff.core.reports.text import usage_line
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
@@ -83,9 +84,9 @@ class CaseDetail(VerticalScroll):
             super().__init__()
             self.turn = turn
 
-    def __init__(self, triage: Triage, history: Optional[History], **kwargs) -> None:
+    def __init__(self, triage: Triage, history: Optional[History], prices: Optional[dict] = None, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.triage, self.history = triage, history
+        self.triage, self.history, self.prices = triage, history, prices or {}
         self.state: Optional[CaseState] = None
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
@@ -148,6 +149,9 @@ class CaseDetail(VerticalScroll):
                 for metric in result.metrics:
                     if metric.threshold is not None and metric.score is not None:
                         header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
+                spent = usage_line([result], self.prices)
+                if spent:
+                    header.append(f"\n{spent}", style="dim")
                 if result.error:
                     header.append(f"\n{result.error}", style="red")
                 for metric in result.metrics:  # the judge's verdict and reasons for the turn shown
