@@ -129,3 +129,15 @@ def test_review_walks_the_failures_with_single_keys(project, monkeypatch):
 def test_review_without_a_terminal_points_to_accept(project):
     code, _, err = run("review")
     assert code == 2 and err == "error: review needs a terminal to answer on; in a script, use `agentdiff accept --all-failed --yes`\n"
+
+
+def test_accept_all_failed_leaves_out_a_case_whose_run_failed_and_accepts_the_others(project):
+    (project / "agents" / "boom").mkdir()
+    (project / "agents" / "boom" / "agent.py").write_text("async def run_turn(ctx):\n    raise RuntimeError('boom')\n")
+    (project / "agents" / "boom" / "boom.evalset.json").write_text(json.dumps({"eval_set_id": "boom", "eval_cases": [
+        {"eval_id": "b", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "x"}]},
+                                           "final_response": {"role": "model", "parts": [{"text": "y"}]}}]}]}))
+    code, out, err = run("accept", "--all-failed", "--yes")
+    assert code == 0, err
+    assert "left out, the run failed: agents/boom/boom.evalset.json::b: turn 1: RuntimeError: boom" in err
+    assert '"hello"}], "role": "model"' in text(project) and '"café au lait"}], "role": "model"' in text(project)

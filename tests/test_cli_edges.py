@@ -265,3 +265,25 @@ def test_a_newline_in_a_file_name_never_forges_a_line(tmp_path, monkeypatch):
     assert outputs[3][0] == 0 and "--- a/agents/echo/nl\\nX.evalset.json" in outputs[3][1]
     assert "  agents/echo/nl\\nX.evalset.json" in outputs[4][1]
     assert json.loads((tmp_path / "agents" / "echo" / "nl\nX.evalset.json").read_text())["eval_cases"][0] == case  # undone
+
+
+def test_a_markdown_report_is_written_over_on_the_next_run_but_a_readme_never(tmp_path, monkeypatch):
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": [
+        {"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]}))
+    (tmp_path / "README.md").write_text("# my project\n")
+    monkeypatch.chdir(tmp_path)
+    assert run("run", "--report", "markdown=report.md")[0] == 0
+    assert run("run", "--report", "markdown=report.md")[0] == 0  # the report it wrote before
+    code, _, err = run("run", "--report", "markdown=README.md")
+    assert code == 2 and "it is one of the project's own files" in err and (tmp_path / "README.md").read_text() == "# my project\n"
+
+
+def test_a_deleted_working_folder_is_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    script = f'mkdir gone && cd gone && rmdir ../gone && exec "{sys.executable}" -c "from agentdiff.tui.cli import entry; entry()" list'
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stderr) == (2, "error: the current folder no longer exists (deleted or moved); cd into the project again\n")

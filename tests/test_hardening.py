@@ -462,3 +462,62 @@ def test_a_suspended_run_is_not_a_false_timeout(tmp_path):
     process.send_signal(signal.SIGCONT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0 and "timed out" not in out + err, out + err
+
+
+@pytest.mark.parametrize("link", ["missing", "test_config.json"])
+def test_a_test_config_that_is_a_broken_link_is_an_error_never_adks_defaults(tmp_path, link):
+    (tmp_path / "s.evalset.json").write_text('{"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": []}]}')
+    (tmp_path / "test_config.json").symlink_to(link)  # dangling, or a loop onto itself
+    found = discover([tmp_path], tmp_path)
+    (ref,) = found.cases
+    assert ref.config_errors and ref.config_errors[0].file == "test_config.json"
+    assert ref.config_errors[0].message in ("a symlink to 'missing', which does not exist", "a symlink loop (its links lead back to themselves)")
+
+
+def test_two_quick_ctrl_cs_to_the_whole_group_still_leave_nothing_behind(tmp_path):
+    """A terminal's Ctrl+C goes to every process of the foreground group, and an impatient user
+    presses it twice: the second must not cut short the cleanup the first started."""
+    project, scratch = tmp_path / "proj", tmp_path / "tmp"
+    (project / "agents" / "slow").mkdir(parents=True)
+    scratch.mkdir()
+    (project / "agents" / "slow" / "agent.py").write_text("import asyncio\n\nasync def run_turn(ctx):\n    await asyncio.sleep(60)\n    return ctx.message\n")
+    (project / "agents" / "slow" / "slow.evalset.json").write_text(json.dumps({"eval_set_id": "slow", "eval_cases": [
+        {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}))
+    process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)},
+                               start_new_session=True)
+    assert process.stderr.readline().startswith("starting workers")
+    assert process.stderr.readline().startswith("running 1 case")
+    time.sleep(1.0)
+    os.killpg(process.pid, signal.SIGINT)
+    time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and "Traceback" not in err, err
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
+        time.sleep(0.1)
+    assert list(scratch.iterdir()) == [] and _running_with(str(scratch)) == []
+
+
+def test_a_folder_too_deep_to_list_is_a_load_error_not_silence(tmp_path):
+    """Paths past the system's limit (4,096 bytes) cannot be opened by name: said, not skipped."""
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(25):  # 25 × 201 bytes
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    found = discover([tmp_path], tmp_path)
+    assert [e.message for e in found.errors] == ["cannot read folder: File name too long"]
+
+
+def test_list_says_a_project_configuration_that_does_not_load_as_run_does(tmp_path):
+    (tmp_path / "pyproject.toml").write_bytes(b"\xef\xbb\xbf[tool.agentdiff]\nagents = ['agents']\n")
+    done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "list"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert "error: pyproject.toml: invalid TOML: the file starts with a byte-order mark (BOM)" in done.stderr

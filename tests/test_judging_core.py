@@ -54,7 +54,6 @@ def test_vertex_needs_a_project_a_location_and_credentials(tmp_path):
 
 
 def test_tokens_are_counted_per_model_for_the_agent_and_the_judge_and_priced():
-    from agentdiff.core.project.config import load_project_config
     from agentdiff.core.reports.text import usage_line
     from agentdiff.core.run.usage import case_usage, estimated_cost
     from agentdiff.core.scoring.results import CaseResult, CaseStatus

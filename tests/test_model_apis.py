@@ -13,7 +13,6 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 from agentdiff.core.worker.model_calls import Limiter, backoff, retry_after, transient
 
 from fake_gemini import Call, FakeGemini, Reply

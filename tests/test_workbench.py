@@ -520,3 +520,27 @@ async def test_a_symlink_loop_named_like_an_eval_file_is_a_load_error_while_watc
     assert ("agents/echo/loop.evalset.json", "a symlink loop (its links lead back to themselves)") in errors
     assert ("agents/echo/a.evalset.json", "a symlink loop (its links lead back to themselves)") in errors
     assert set(statuses(wb)) == {ECHO_0, ECHO_1, OTHER_0}  # the other cases are still there
+
+
+async def test_a_broken_eval_file_deleted_takes_its_load_error_with_it(root, sets, pool):
+    wb, _ = await start(root, pool)
+    broken = root / "agents" / "echo" / "broken.evalset.json"
+    broken.write_text("{")
+    await wb.on_changes([broken])
+    assert [e.file for e in wb.errors] == ["agents/echo/broken.evalset.json"]
+    broken.unlink()
+    await wb.on_changes([broken])
+    assert wb.errors == []
+
+
+async def test_an_eval_file_replaced_by_a_folder_of_its_name_takes_its_cases_with_it(root, sets, pool):
+    import shutil
+
+    wb, _ = await start(root, pool)
+    path = root / ECHO_SET
+    path.unlink()
+    path.mkdir()
+    await wb.on_changes([path])
+    await wb.wait()
+    assert set(statuses(wb)) == {OTHER_0}
+    shutil.rmtree(path)

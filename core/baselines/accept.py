@@ -99,7 +99,7 @@ def _shown_output(run: CaseRun) -> RunOutput:
     if out is None:
         raise RecordError("there is no run to accept yet")
     if out.error:
-        raise RecordError(f"the run failed ({out.error}); there is nothing to accept")
+        raise RecordError(f"{run.ref.id}: the run failed ({out.error}); there is nothing to accept")
     return out
 
 

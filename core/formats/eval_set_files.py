@@ -10,6 +10,7 @@ Legacy shapes, converted the way ADK converts them:
 from __future__ import annotations
 
 from dataclasses import dataclass
+import os
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -191,12 +192,12 @@ def config_path(eval_file: Path, project_root: Optional[Path] = None) -> Path:
     hand to `adk eval --config_file_path`; else the `test_config.json` path, which does not exist
     (ADK's default criteria)."""
     beside = eval_file.parent / CONFIG_FILE_NAME
-    if beside.is_file():
+    if os.path.lexists(beside):  # even a broken link or a FIFO: it is loaded, and says why it cannot be
         return beside
     top = resolved(project_root or eval_file.parent)
     folder = resolved(eval_file.parent)
     for candidate in [folder, *folder.parents]:
-        if (candidate / FALLBACK_CONFIG_NAME).is_file():
+        if os.path.lexists(candidate / FALLBACK_CONFIG_NAME):
             return candidate / FALLBACK_CONFIG_NAME
         if candidate == top or top not in candidate.parents:
             break
@@ -209,7 +210,7 @@ def load_eval_config(eval_file: Path, project_root: Optional[Path] = None) -> tu
 
 
 def load_config_file(path: Path, project_root: Optional[Path] = None) -> tuple[LoadedConfig, list[LoadError]]:
-    if not path.exists():
+    if not os.path.lexists(path):
         return LoadedConfig(config=default_eval_config(), file=None), []
     display = display_path(path, project_root)
     try:

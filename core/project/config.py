@@ -55,7 +55,9 @@ def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
         try:
             data: Any = tomllib.loads(read_text_regular(path))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-            return ProjectConfig(root), [LoadError(file=name, message=f"invalid TOML: {exc}")]
+            bom = isinstance(exc, tomllib.TOMLDecodeError) and read_text_regular(path).startswith("\ufeff")
+            said = "the file starts with a byte-order mark (BOM), which TOML does not allow: save it as UTF-8 without one" if bom else exc
+            return ProjectConfig(root), [LoadError(file=name, message=f"invalid TOML: {said}")]
         for key in table:
             data = data.get(key, {}) if isinstance(data, dict) else {}
         if not data and name == "pyproject.toml":

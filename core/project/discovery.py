@@ -130,7 +130,7 @@ def case_units(path: Path) -> list[Path]:
     return [*files, *dirs]
 
 
-def _walk(path: Path) -> tuple[list[Path], list[Path]]:
+def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[Path] = None) -> tuple[list[Path], list[Path]]:
     """Eval set files and conformance case folders under `path` (a file or a folder). Anything else
     named (a device, a FIFO) is read as a file, so it is a load error rather than nothing."""
     if not path.is_dir():
@@ -139,7 +139,13 @@ def _walk(path: Path) -> tuple[list[Path], list[Path]]:
         return [path], []
     eval_files: list[Path] = []
     case_dirs: list[Path] = []
-    for folder, dirs, files in os.walk(path):
+
+    def unreadable(exc: OSError) -> None:  # a folder that cannot be listed (no permission, a path too long)
+        if errors is not None:
+            where = display_path(Path(exc.filename), root) if exc.filename else display_path(path, root)
+            errors.append(LoadError(file=where[:300], message=f"cannot read folder: {exc.strerror or exc}"))
+
+    for folder, dirs, files in os.walk(path, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
         here = Path(folder)
         if SPEC_FILE in files:
@@ -166,7 +172,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
                 message = "no such file or folder"
             found.errors.append(LoadError(file=display_path(path, root)[:200], message=message))
             continue
-        files, dirs = _walk(path)
+        files, dirs = _walk(path, found.errors, root)
         eval_files += files
         case_dirs += dirs
         searched.append(resolved(path))

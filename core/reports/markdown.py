@@ -18,10 +18,14 @@ def _one_line(text: str) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
+#: The report's first line (how a later run knows the file is a report it may write over).
+TITLE = "# agentdiff Test Report"
+
+
 def render_markdown(cases: Sequence[CaseResult]) -> str:
     modes = sorted({case.mode for case in cases})
     out = [
-        "# agentdiff Test Report",
+        TITLE,
         "",
         "## Summary",
         "",

@@ -50,7 +50,8 @@ def is_case_file(path: Path) -> bool:
 def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:
     paths = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
     # a path that is gone and was never read is an editor's or a tool's temporary file
-    paths = [p for p in paths if os.path.lexists(p) or index.known(p) or p.suffix == ".py" or index.holds(p)]
+    paths = [p for p in paths if os.path.lexists(p) or index.known(p) or p.suffix == ".py" or index.holds(p)
+             or is_eval_set_file(p.name)]  # a deleted eval file may have held no case, only a load error
     paths.sort(key=lambda p: not os.path.lexists(p))  # reasons name a file that is there
     reload_paths: list[Path] = []
     rerun: dict[str, Path] = {}

@@ -53,6 +53,7 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
                 units |= {resolved(p) for p in path.parent.iterdir() if is_eval_set_file(p.name)}
         elif path.is_dir() and path.name != "__pycache__":  # a folder renamed or moved in: everything in it
             units |= {resolved(u) for u in case_units(path)}
+            units |= {u for u in known if u == path}  # an eval file replaced by a folder of its name
         elif not path.exists() and any(path in u.parents for u in known):  # a folder renamed or moved away
             units |= {u for u in known if path in u.parents}
         elif path.name == FALLBACK_CONFIG_NAME:  # it may score every eval set at or below its folder

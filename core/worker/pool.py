@@ -20,6 +20,7 @@ Where fork and Unix sockets are missing, each run is a fresh `python -m agentdif
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import shutil
@@ -94,6 +95,7 @@ class WorkerServer:
         self.path = os.path.join(self._dir, "workers.sock")
         self._process: Optional[subprocess.Popen] = None
         self._lock = threading.Lock()
+        atexit.register(self.close)  # a second Ctrl+C can cut short the cleanup a first one started
 
     async def ensure(self) -> str:
         if self._process is None or self._process.poll() is not None:
@@ -323,6 +325,7 @@ class WorkerPool:
     async def _run_spawned(self, job: Job, timeout: float) -> RunOutput:
         if self._package_dir is None:
             self._package_dir = tempfile.mkdtemp(prefix="agentdiff-")
+            atexit.register(shutil.rmtree, self._package_dir, True)
         process = await asyncio.create_subprocess_exec(
             self.python, "-m", f"{WORKER_PACKAGE}.child",
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=copy_worker_package(self._package_dir),

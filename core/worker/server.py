@@ -217,6 +217,7 @@ def serve(path: str) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole process group: the app decides
     print("ready " + json.dumps({"protocol": PROTOCOL}), flush=True)
     while True:
         for key, _ in selector.select(timeout=0.05):

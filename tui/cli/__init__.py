@@ -12,6 +12,7 @@ The package sits above `agentdiff.tui.app` (only `watch` imports it, lazily) and
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from typing import Optional, Sequence, TextIO
@@ -42,6 +43,12 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     out, err = SafeStream(out), SafeStream(err)  # data's control characters are shown, never obeyed
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        os.getcwd()
+    except OSError:  # the folder the shell is in was deleted or moved away
+        if not {"-h", "--help", "--version"} & set(argv):
+            print("error: the current folder no longer exists (deleted or moved); cd into the project again", file=err)
+            return EXIT_USAGE
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         named = [arg for arg in argv if arg in COMMANDS and not exists(arg)]
         if named:

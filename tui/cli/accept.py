@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from ..safe_text import one_line
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, print_errors, quoted
 from .options import add_run_options, run_now
 from .selection import find_case, select_cases
@@ -66,14 +67,17 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if ref is None:
                 return EXIT_USAGE
             refs.append(ref)
-    runs = run_now(refs, args, config)
+    runs = run_now(refs, args, config, keep=(lambda run: run.result.status.value != "passed") if args.all_failed else None)
     if args.all_failed:
-        runs = [run for run in runs if run.result.status.value != "passed"]
         flaky = [run for run in runs if run.result.status.value == "flaky"]
         if flaky:
             print(f"left out, flaky (their runs disagree; accept one with --run N, or review them): "
                   f"{', '.join(run.ref.id for run in flaky)}", file=err)
             runs = [run for run in runs if run not in flaky]
+        broken = [run for run in runs if run.result.status.value == "error" or run.shown_output is None or run.shown_output.error]
+        for run in broken:  # an error has no run to accept: the others are still accepted
+            print(f"left out, the run failed: {run.ref.id}: {one_line(run.result.error or '')}", file=err)
+        runs = [run for run in runs if run not in broken]
         if not runs:
             print("nothing to accept: no case fails", file=out)
             return EXIT_FAILED

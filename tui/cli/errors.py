@@ -3,7 +3,7 @@ printed one a line on stderr."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Sequence, TextIO
 
 from agentdiff.core.formats.load_error import LoadError
@@ -19,10 +19,11 @@ def quoted(value: object, limit: int = 120) -> str:
 
 
 def exists(path) -> bool:
-    """Whether a command-line argument names an existing path; a name the system cannot even look up
-    (too long, say) does not."""
+    """Whether a command-line argument names an existing path (a broken symlink too: it is named as a
+    path, and loading it says why it is broken); a name the system cannot even look up (too long, say)
+    does not."""
     try:
-        return Path(path).exists()
+        return os.path.lexists(path)
     except (OSError, ValueError):
         return False
 

@@ -32,8 +32,12 @@ def add_parser(commands) -> None:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    found = discover(args.paths or [Path(".")], root=Path.cwd())
-    resolutions = _resolve(found, found.errors) if args.agents else {}
+    from agentdiff.core.project.config import load_project_config
+
+    config, config_errors = load_project_config(Path.cwd())
+    found = discover(args.paths or list(config.paths) or [Path(".")], root=Path.cwd())
+    found.errors[:0] = config_errors  # a configuration that does not load is said here too, as `run` says it
+    resolutions = _resolve(found, config) if args.agents else {}
     if args.json:
         items = []
         for ref in found.cases:
@@ -74,15 +78,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_USAGE if found.errors else EXIT_OK
 
 
-def _resolve(found, errors: list) -> dict:
-    """Each case's `AgentResolution` (by `id(ref)`), with the project configuration `run` uses; a
-    configuration that fails to load adds its errors."""
+def _resolve(found, config) -> dict:
+    """Each case's `AgentResolution` (by `id(ref)`), with the project configuration `run` uses."""
     from agentdiff.core.project.agent_memo import AgentMemo
-    from agentdiff.core.project.config import load_project_config
 
     root = Path.cwd()
-    config, config_errors = load_project_config(root)
-    errors.extend(config_errors)
     agents = AgentMemo(root)
     return {id(ref): agents.resolve(ref, config.agents, config.agent_for) for ref in found.cases}
 

@@ -96,8 +96,20 @@ def _is_project_file(path: Path) -> bool:
     from agentdiff.core.project.discovery import is_eval_set_file
 
     name = path.name
+    if name.endswith(".md") and _is_our_markdown(path):
+        return False  # a Markdown report an earlier run wrote: written over again
     return (is_eval_set_file(name) or name in _PROJECT_NAMES or name.endswith(".agentdiff-record.json")
             or name.endswith(_PROJECT_SUFFIXES) or name.endswith(".evalset_result.json"))
+
+
+def _is_our_markdown(path: Path) -> bool:
+    from agentdiff.core.reports.markdown import TITLE
+
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(TITLE.encode())) == TITLE.encode()
+    except OSError:
+        return False
 
 
 def _problems(reports: Sequence[tuple[str, Path]]) -> list[Optional[str]]:
@@ -179,10 +191,13 @@ def run_options(args: argparse.Namespace, config):
     )
 
 
-def run_now(refs: Sequence, args: argparse.Namespace, config) -> list:
-    """Run `refs` now, as `run` would (one pool, closed after): their `CaseRun`s, in order."""
+def run_now(refs: Sequence, args: argparse.Namespace, config, keep=None) -> list:
+    """Run `refs` now, as `run` would (one pool, closed after, a bounded window of cases in flight):
+    their `CaseRun`s, in order; with `keep`, only those it accepts (the others are dropped as they
+    finish, so thousands of passing cases cost no memory)."""
     import asyncio
 
+    from agentdiff.core.project.agent_memo import AgentMemo
     from agentdiff.core.run.runner import run_case
 
     if not refs:
@@ -191,8 +206,19 @@ def run_now(refs: Sequence, args: argparse.Namespace, config) -> list:
 
     async def go() -> list:
         pool = worker_pool(args, config, options)
+        agents = AgentMemo(Path.cwd())
+        window = asyncio.Semaphore(2 * (args.jobs or config.jobs or 32))
+        results: dict[int, object] = {}
+
+        async def one(index: int, ref) -> None:
+            async with window:
+                run = await run_case(ref, pool, options, Path.cwd(), agents)
+            if keep is None or keep(run):
+                results[index] = run
+
         try:
-            return list(await asyncio.gather(*(run_case(ref, pool, options, Path.cwd()) for ref in refs)))
+            await asyncio.gather(*(one(index, ref) for index, ref in enumerate(refs)))
+            return [results[index] for index in sorted(results)]
         finally:
             pool.close()
 
