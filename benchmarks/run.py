@@ -829,6 +829,150 @@ def run_scale_benchmark() -> list[tuple[str, str, str]]:
     ]
 
 
+def _weather_project(root, cases: int, turns: int, criteria: dict):
+    """The weather ADK agent of the judged-metric tests (Gemini through google-genai), `cases` cases of
+    `turns` turns each, with `criteria`."""
+    import json
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from test_judged_metrics import AGENT
+
+    (root / "weather").mkdir(parents=True)
+    (root / "weather" / "__init__.py").write_text("from . import agent\n")
+    (root / "weather" / "agent.py").write_text(AGENT)
+    turn = {"user_content": {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            "final_response": {"role": "model", "parts": [{"text": "It is sunny in Paris."}]}}
+    eval_set = {"eval_set_id": "weather", "eval_cases": [
+        {"eval_id": f"c{i}", "conversation": [{**turn, "user_content": {"role": "user", "parts": [{"text": f"Weather in Paris? ({i}.{t})"}]}}
+                                              for t in range(turns)]} for i in range(cases)]}
+    (root / "weather" / "weather.evalset.json").write_text(json.dumps(eval_set))
+    (root / "weather" / "test_config.json").write_text(json.dumps({"criteria": criteria}))
+    return root
+
+
+@benchmark("judge-cache")
+def judge_cache_benchmark() -> list[tuple[str, str, str]]:
+    """100 cases x 5 turns judged by final_response_match_v2 against the fake Gemini server: the first
+    run fills the judge cache; re-scoring the 500 judged invocations (as a threshold change does)
+    makes no judge call."""
+    import asyncio
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.rescore import judge_again, rescore_case
+    from agentdiff.core.run.runner import run_cases
+    from agentdiff.core.worker.pool import WorkerPool
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from fake_gemini import FakeGemini
+    from test_judged_metrics import Script
+
+    judge_prompt = '"is_the_agent_response_valid"'
+    server = FakeGemini(Script()).start()
+    os.environ.update(server.env)
+    with tempfile.TemporaryDirectory() as folder:
+        root = _weather_project(Path(folder), 100, 5, {"final_response_match_v2": {"threshold": 0.5}})
+        options = RunOptions(judge_cache=root / ".agentdiff" / "judge-cache")
+        refs = discover([root], root).cases
+        pool = WorkerPool(timeout=120)
+
+        async def first() -> list:
+            return [run async for run in run_cases(refs, pool, options, root)]
+
+        async def again(runs) -> tuple[float, list]:
+            start = time.perf_counter()
+            judged = await asyncio.gather(*(judge_again(run.ref, run, pool, options) for run in runs))
+            fresh = [rescore_case(run.ref, run, options, j) for run, j in zip(runs, judged)]
+            return time.perf_counter() - start, fresh
+
+        try:
+            asyncio.run(pool.start())
+            start = time.perf_counter()
+            runs = asyncio.run(first())
+            first_seconds = time.perf_counter() - start
+            first_calls = sum(judge_prompt in c.prompt for c in server.calls)
+            server.calls.clear()
+            seconds, fresh = asyncio.run(again(runs))
+            cached_calls = sum(judge_prompt in c.prompt for c in server.calls)
+        finally:
+            pool.close()
+            server.close()
+    judged = sum(len(r.result.runs[0].actual) for r in fresh if r.result.runs)
+    def verdict(run) -> tuple:
+        return run.result.status, [(m.name, m.score, m.status) for m in run.result.metrics]
+
+    same = sum(verdict(a) == verdict(b) for a, b in zip(runs, fresh))
+    return [
+        ("judge-cache: first run, 100 cases x 5 turns", f"{first_seconds:.1f} s", f"{first_calls} judge calls"),
+        (f"judge-cache: re-score {judged} judged invocations", f"{seconds:.2f} s", f"{cached_calls} judge calls; target 0 calls, <= 1 s"),
+        ("judge-cache: verdicts unchanged by the re-score", f"{same}/{len(runs)}", "all"),
+    ]
+
+
+@benchmark("rate-limit")
+def rate_limit_benchmark() -> list[tuple[str, str, str]]:
+    """200 cases at --jobs 64 against a fake Gemini server that answers at most 8 calls at once (50 ms
+    each) and 429s (Retry-After 0.2 s) beyond, against the same server with no quota: every case must
+    finish without error, in a time close to the unlimited one."""
+    import asyncio
+    import os
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.runner import run_cases
+    from agentdiff.core.worker.pool import WorkerPool
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from fake_gemini import FakeGemini, Reply
+    from test_judged_metrics import _agent_reply
+
+    def measure(quota: int) -> tuple[float, int, int, int]:
+        lock, refused = threading.Lock(), [0]
+
+        def respond(call):
+            with lock:
+                if server.in_flight > quota:
+                    refused[0] += 1
+                    return Reply(status=429, retry_after=0.2)
+            return Reply(**{**_agent_reply(call).__dict__, "delay": 0.05})
+
+        server = FakeGemini(respond).start()
+        os.environ.update(server.env)
+        with tempfile.TemporaryDirectory() as folder:
+            root = _weather_project(Path(folder), 200, 1, {"tool_trajectory_avg_score": 1.0})
+            refs = discover([root], root).cases
+            pool = WorkerPool(jobs=64, timeout=300)
+
+            async def go() -> list:
+                return [run.result async for run in run_cases(refs, pool, RunOptions(), root)]
+
+            try:
+                asyncio.run(pool.start())
+                start = time.perf_counter()
+                results = asyncio.run(go())
+                seconds = time.perf_counter() - start
+            finally:
+                pool.close()
+                server.close()
+        errors = sum(r.status.value == "error" for r in results)
+        return seconds, errors, refused[0], server.most_in_flight
+
+    free, free_errors, _, free_peak = measure(10_000)
+    limited, errors, refused, peak = measure(8)
+    return [
+        ("rate-limit: 200 cases, --jobs 64, no quota", f"{free:.1f} s", f"{200 - free_errors}/200 without error; {free_peak} calls at once at most"),
+        ("rate-limit: the same, quota of 8 calls at once, 429 beyond", f"{limited:.1f} s", f"{200 - errors}/200 without error; target 200"),
+        ("rate-limit: calls refused with 429 and retried", f"{refused}", f"most in flight at the server {peak} (refused ones included)"),
+        ("rate-limit: time with the quota / without", f"{limited / free:.2f}x", "close to 1: the quota is found, not fought"),
+    ]
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

@@ -41,8 +41,9 @@ WORKER_PACKAGE = "agentdiff_worker"
 DEFAULT_TIMEOUT = 120.0
 #: Memory (data segment) a worker process may use before its allocations fail with MemoryError.
 DEFAULT_MEMORY_MB = 4096
-#: Runs in flight per CPU by default: agent runs mostly wait on the model, so they overlap well.
-DEFAULT_JOBS_PER_CPU = 16
+#: Runs in flight per CPU by default: agent runs mostly wait on the model, so they overlap well; a
+#: model's quota is found by each worker's adaptive limit (`model_calls.py`), so the default starts high.
+DEFAULT_JOBS_PER_CPU = 128
 _HEADER_SIZE = 4
 
 

@@ -199,6 +199,16 @@ def _stop_all(waiting: dict[int, socket.socket]) -> None:
     _end_children()
 
 
+def _warm_judges() -> None:
+    """ADK's evaluators (about 3 s of imports), loaded here once, on the first judge job, so every
+    judge worker forked after has them; projects without judged metrics never pay for them."""
+    try:
+        import google.adk.evaluation.local_eval_service  # noqa: F401
+        import google.adk.evaluation.metric_evaluator_registry  # noqa: F401
+    except Exception:  # the worker says why when it imports them itself
+        pass
+
+
 def serve(path: str) -> None:
     from . import warm  # noqa: F401  (the heavy imports and ADK's lazy set-up, once)
 
@@ -232,6 +242,8 @@ def serve(path: str) -> None:
                                            "the app and its worker come from different agentdiff versions"})
                 conn.close()
                 continue
+            if any(job.get("judge") for job in message["jobs"]):
+                _warm_judges()
             pid = os.fork()
             if pid == 0:
                 selector.close()

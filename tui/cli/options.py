@@ -159,7 +159,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     if mode:
         parser.add_argument("--mode", choices=("replay", "live"), help="replay (conformance default) or live (EvalSet default)")
     parser.add_argument("--streaming-mode", choices=("none", "sse"), help="conformance: which recordings (default: every recorded mode; record: none)")
-    parser.add_argument("--jobs", type=positive_int, help="concurrent workers (default: the CPU count)")
+    parser.add_argument("--jobs", type=positive_int, help="runs in flight (default: 128 per CPU; rate limits are found and kept to)")
     parser.add_argument("--timeout", type=positive_float, help="seconds per run before it is stopped (default 120)")
     parser.add_argument("--python", metavar="PATH",
                         help="the interpreter (or environment folder) that runs the agents (default: the project's, see README)")
