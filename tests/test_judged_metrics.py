@@ -186,6 +186,12 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
             return {k: [m["score"] for m in c["metrics"] if m["name"] in _criteria(samples)] for k, c in run.items()}
 
         assert judged_scores(again) == judged_scores(filled) == judged_scores(ours)
+        if samples == 3:  # `diff` shows the judge's verdicts and reasons turn by turn, samples split
+            done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "diff", "rome", "--run"],
+                                  cwd=project, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+            assert "\njudge:\n" in done.stdout, (done.stdout, done.stderr)
+            judge = done.stdout.split("\njudge:\n", 1)[1]
+            assert "final_response_match_v2 turn 2: 0.0 (1/3 valid) · judge: sample " in judge, done.stdout
     finally:
         server.close()
 

@@ -83,3 +83,13 @@ def test_a_price_table_in_the_configuration(tmp_path):
     config, errors = load_project_config(tmp_path)
     assert config.prices == {"gemini-2.5-flash": {"input": 0.30, "output": 2.50}}
     assert [e.message for e in errors] == ["`prices.bad` must be { input = dollars, output = dollars } per million tokens"]
+
+
+def test_judge_lines_read_a_turn_the_judge_gave_no_result_for():
+    from agentdiff.core.reports.judge_text import judge_lines
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
+
+    metric = MetricResult("final_response_match_v2", None, 0.5, MetricStatus.NOT_EVALUATED, per_invocation=(None, None),
+                          details={"judge": {}, "per_invocation": [None, {"samples": [{"score": None, "text": "hmm"}]}]})
+    case = CaseResult("x", "x", None, "x", None, "live", CaseStatus.NOT_EVALUATED, metrics=(metric,))
+    assert judge_lines(case, metric, only_failing=False) == ["turn 1: n/a", "turn 2: n/a · judge: hmm"]

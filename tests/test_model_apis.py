@@ -108,6 +108,8 @@ def test_what_counts_as_transient_and_how_long_to_wait():
     assert retry_after(info) == 2.5
     assert transient(SimpleNamespace(code=400, status="INVALID_ARGUMENT")) is None
     assert transient(ConnectionResetError()) == "ConnectionResetError"
+    ClientOSError = type("ClientOSError", (Exception,), {})
+    assert transient(type("ClientConnectorError", (ClientOSError,), {})()) == "ClientConnectorError"  # aiohttp's, by its base
     assert 7.0 <= backoff(1, 7.0) <= 10.5 and 0 <= backoff(3, None) <= 4
 
 

@@ -63,6 +63,7 @@ def judge_lines(case: CaseResult, metric: MetricResult, only_failing: bool = Tru
     for r, per_invocation in enumerate(runs):
         scores = _scores(case, metric, r)
         for turn, detail in enumerate(per_invocation):
+            detail = detail or {}  # a turn the judge gave no result for
             score = scores[turn] if turn < len(scores) else None
             if only_failing and score is not None and metric.threshold is not None and score >= metric.threshold:
                 continue

@@ -124,7 +124,7 @@ def judged_evaluation(metric: EvalMetric, judged: Mapping[str, Any], invocations
     details = {key: data[key] for key in ("rubric_scores", "calls", "judge_calls", "cache_hits", "prompt_tokens", "output_tokens")
                if data.get(key) not in (None, [])}
     return MetricEvaluation(metric, data.get("score"), status, per_invocation, reason=reason if status is MetricStatus.NOT_EVALUATED else None,
-                            details={"judge": details, "per_invocation": [p.details for p in per_invocation]})
+                            details={"judge": details, "per_invocation": [p.details or {} for p in per_invocation]})
 
 
 def _unscored_reason(data: Mapping[str, Any]) -> str:

@@ -43,8 +43,8 @@ def transient(exc: BaseException) -> Optional[str]:
     code = getattr(exc, "code", None)
     if isinstance(code, int) and code in _TRANSIENT_CODES:
         return f"{code} {getattr(exc, 'status', '') or ''}".strip()
-    if type(exc).__name__ in _CONNECTION_ERRORS or isinstance(exc, ConnectionError):
-        return type(exc).__name__
+    if any(cls.__name__ in _CONNECTION_ERRORS for cls in type(exc).__mro__) or isinstance(exc, ConnectionError):
+        return type(exc).__name__  # httpx's and aiohttp's connection errors (and their subclasses)
     return None
 
 

@@ -50,6 +50,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.discovery import EvalCaseRef
     from agentdiff.core.reports.diff_json import render_diff_json
     from agentdiff.core.reports.diff_text import render_diff_text
+    from agentdiff.core.reports.judge_text import judge_lines
     from agentdiff.core.run.adk_history import actual_from_results, latest_actual
     from agentdiff.core.run.expected import NotRecorded, load_baseline
 
@@ -75,8 +76,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         actual = (found[0], loaded.source.display)
     elif isinstance(ref, EvalCaseRef) and not args.run:
         actual = latest_actual(ref, Path.cwd())
+    judge: list[str] = []
     if actual is None:
         case_run = _run_one(ref, args)
+        judge = [f"  {m.name} {line.strip()}" if not line.startswith(" ") else f"    {line.strip()}"
+                 for m in case_run.result.metrics for line in judge_lines(case_run.result, m, only_failing=False)]
         if case_run.diff is None:
             print(f"error: {ref.id}: {case_run.result.error}", file=err)
             return EXIT_USAGE
@@ -88,7 +92,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         diff = with_lead(diff, first_counted(diff))  # no metrics here: lead with what counts under the criteria
     if args.json:
         case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
+        if actual is None:  # the run's judged metrics, as `run --json` has them
+            case["judged"] = {m.name: m.details for m in case_run.result.metrics if m.details and "judge" in m.details}
         out.write(render_diff_json(diff, case, source))
     else:
         out.write(paint_word_diff(render_diff_text(diff, actual_source=source), wants_color(args.color, out)))
+        if judge:  # the judge's verdicts and reasons, turn by turn
+            out.write("\njudge:\n" + "\n".join(judge) + "\n")
     return EXIT_OK if diff.same else EXIT_FAILED
