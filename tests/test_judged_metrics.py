@@ -129,7 +129,7 @@ def _judge_prompts(calls: list[Call]) -> list[str]:
     return sorted(re.sub(r"adk-[0-9a-f-]{36}", "adk-<id>", prompt) for prompt in prompts)
 
 
-_STATUS = {1: "passed", 2: "failed", 3: "not_evaluated"}
+_STATUS = {1: "passed", 2: "failed", 3: "not_evaluated", 4: "informational"}
 
 
 @pytest.mark.parametrize("samples", [1, 3])
@@ -150,6 +150,13 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
         adk_file = run_agent_evaluator("weather", EVAL_SET, _criteria(samples), project, "weather", num_runs=1)
         adk_prompts = _judge_prompts(server.calls)
         theirs = {case["eval_id"]: case for case in json.loads(adk_file.read_text())["eval_case_results"]}
+
+        scored = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "score", str(adk_file), "--json"],
+                                cwd=project, capture_output=True, text=True, timeout=120)
+        for case in json.loads(scored.stdout)["cases"]:  # `score` keeps ADK's judged scores (the judge is not asked again)
+            stored = {m["metric_name"]: (m["score"], _STATUS[m["eval_status"]]) for m in theirs[case["eval_id"]]["overall_eval_metric_results"]}
+            assert {m["name"]: (m["score"], m["status"]) for m in case["metrics"] if m["name"] in _criteria(samples)} == \
+                {name: value for name, value in stored.items() if name in _criteria(samples)}, case["eval_id"]
 
         script.asked.clear()
         server.calls.clear()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from agentdiff.core.formats.adk_results import (
     EvalCaseResult,
@@ -16,6 +16,8 @@ from agentdiff.core.formats.adk_results import (
 from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_config import (
     EFFICIENCY_METRICS,
+    JUDGE_METRICS,
+    VERTEX_METRICS,
     EvalConfig,
     EvalMetric,
     eval_metrics,
@@ -58,7 +60,39 @@ def _run(case: EvalCaseResult, metrics: Sequence[EvalMetric], rules: AdkRules) -
     expected = None if any(e is None for e in expected_items) else expected_items
     if not pairs and not case.overall_eval_metric_results and case.final_eval_status is EvalStatus.FAILED:
         return failed_run(actual, expected, "inference failed: ADK recorded the run as failed with no metric results")
-    return score_run(metrics, actual, expected, rules)
+    return score_run(metrics, actual, expected, rules, _as_judged(case, metrics))
+
+
+def _status_at(score: Optional[float], threshold: Optional[float], stored: EvalStatus) -> str:
+    if score is None or threshold is None:
+        return stored.name.lower()
+    return "passed" if score >= threshold else "failed"
+
+
+def _as_judged(case: EvalCaseResult, metrics: Sequence[EvalMetric]) -> dict[str, Any]:
+    """The judged metrics of a stored result as ADK's judge scored them (the judge is not asked
+    again): each score kept, its verdict taken at the threshold now in force, rubric rationales kept."""
+    judged: dict[str, Any] = {}
+    stored = {m.metric_name: m for m in case.overall_eval_metric_results}
+    for metric in metrics:
+        name = metric.metric_name
+        if name not in JUDGE_METRICS | VERTEX_METRICS or name not in stored:
+            continue
+        threshold = metric.criterion_threshold() if (metric.criterion or metric.threshold is not None) else None
+        per_invocation = []
+        for pair in case.eval_metric_result_per_invocation:
+            result = next((r for r in pair.eval_metric_results if r.metric_name == name), None)
+            if result is None:
+                per_invocation = []
+                break
+            rubrics = (result.details or {}).get("rubric_scores") if isinstance(result.details, dict) else None
+            per_invocation.append({"score": result.score, "status": _status_at(result.score, threshold, result.eval_status),
+                                   "rubric_scores": rubrics or [], "samples": []})
+        overall = stored[name]
+        judged[name] = {"score": overall.score, "status": _status_at(overall.score, threshold, overall.eval_status),
+                        "per_invocation": per_invocation, "reason": None if overall.score is not None else
+                        "ADK's judge gave no score in the stored result"}
+    return judged
 
 
 def app_name_of(loaded: LoadedResults) -> Optional[str]:
