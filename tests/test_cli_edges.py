@@ -230,6 +230,7 @@ def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypat
     ("json=fifo", "it is not a regular file"),
     ("json=/proc/self/comm", "it is a kernel file"),
     ("json=r.out --report junit=./r.out", "the json report is written there too"),
+    ("csv=hardlink.csv", "it has other names (hard links)"),
 ])
 def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, monkeypatch, spec, said):
     import os
@@ -242,6 +243,7 @@ def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, 
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     os.mkfifo(tmp_path / "fifo")
+    os.link(tmp_path / "agents/echo/s.evalset.json", tmp_path / "hardlink.csv")
     monkeypatch.chdir(tmp_path)
     code, _, err = run("run", "--report", *spec.split(" "))
     assert code == 2 and said in err, err

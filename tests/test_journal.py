@@ -161,3 +161,14 @@ def test_a_write_that_fails_on_any_exception_leaves_nothing_and_the_next_write_w
     (tmp_path / ".agentdiff" / "journal" / "00000007").mkdir(parents=True)  # as a crash before the entry was saved
     write(tmp_path, "good", a="2")
     assert state(tmp_path, "a") == ("2",) and [e.seq for e in journal_entries(tmp_path)] == [8]
+
+
+def test_a_baseline_that_is_a_symlink_is_written_through_and_undone_through(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "real.json").write_text("1")
+    (tmp_path / "a.json").symlink_to(shared / "real.json")
+    write(tmp_path, "accept", a="2")
+    assert (tmp_path / "a.json").is_symlink() and (shared / "real.json").read_text() == "2"
+    undo_last(tmp_path)
+    assert (tmp_path / "a.json").is_symlink() and (shared / "real.json").read_text() == "1"

@@ -93,3 +93,14 @@ def test_judge_lines_read_a_turn_the_judge_gave_no_result_for():
                           details={"judge": {}, "per_invocation": [None, {"samples": [{"score": None, "text": "hmm"}]}]})
     case = CaseResult("x", "x", None, "x", None, "live", CaseStatus.NOT_EVALUATED, metrics=(metric,))
     assert judge_lines(case, metric, only_failing=False) == ["turn 1: n/a", "turn 2: n/a · judge: hmm"]
+
+
+def test_numbers_in_the_configuration_are_checked_not_trusted(tmp_path):
+    from agentdiff.core.project.config import load_project_config
+
+    (tmp_path / "agentdiff.toml").write_text('num_runs = 100000000\njobs = 0\ntimeout = -1\nmemory_mb = "x"\n')
+    config, errors = load_project_config(tmp_path)
+    assert (config.num_runs, config.jobs, config.timeout, config.memory_mb) == (1, None, 120.0, 4096)
+    assert [e.message for e in errors] == [
+        "`num_runs` must be a whole number from 1 to 1000, not 100000000", "`jobs` must be a whole number from 1 to 100000, not 0",
+        "`timeout` must be a number from 0.001 to 86400, not -1", "`memory_mb` must be a whole number from 64 to 1048576, not 'x'"]

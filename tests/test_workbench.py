@@ -544,3 +544,14 @@ async def test_an_eval_file_replaced_by_a_folder_of_its_name_takes_its_cases_wit
     await wb.wait()
     assert set(statuses(wb)) == {OTHER_0}
     shutil.rmtree(path)
+
+
+async def test_a_test_config_swapped_for_a_symlink_rescores_its_cases(root, sets, pool):
+    wb, _ = await start(root, pool)
+    (root / "strict.json").write_text(json.dumps({"criteria": {"response_match_score": 1.1}}))  # nothing passes
+    config = root / "agents" / "echo" / "test_config.json"
+    config.unlink(missing_ok=True)
+    config.symlink_to(root / "strict.json")
+    await wb.on_changes([config])
+    await wb.wait()
+    assert statuses(wb)[ECHO_1] is CaseStatus.FAILED and statuses(wb)[OTHER_0] is CaseStatus.PASSED

@@ -149,8 +149,10 @@ def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
             raise RecordError(f"{file.loaded.source.display} cannot be edited in place: {exc}") from None
         writes.append(FileWrite(path, text, file.loaded.source.sha256))
         sidecar = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
-        for eval_id, record in file.sidecar.items():
-            writes = [w for w in writes if w.path != sidecar] + [registration_write(sidecar, eval_id, record, base=_pending(writes, sidecar))]
+        if file.sidecar:
+            (first, record), *rest = file.sidecar.items()
+            write = registration_write(sidecar, first, record, base=_pending(writes, sidecar), more=dict(rest))
+            writes = [w for w in writes if w.path != sidecar] + [write]
     if not accepted or not writes:
         what = "these cases" if len(requests) > 1 else _describe(requests[0]) if requests else "it"
         raise NothingToAccept(f"nothing to accept: the baseline already says what the run did ({what})")

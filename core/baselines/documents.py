@@ -109,9 +109,11 @@ def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = N
     return record
 
 
-def registration_write(path: Path, key: str, record: dict[str, Any], base: Optional[str] = None) -> FileWrite:
-    """The registration file with `key`'s record set; `base` is its text as already planned (else
-    the file's own), so several records of one file accumulate."""
+def registration_write(path: Path, key: str, record: dict[str, Any], base: Optional[str] = None,
+                       more: Optional[dict[str, dict[str, Any]]] = None) -> FileWrite:
+    """The registration file with `key`'s record set (and each of `more`'s, in one pass: accepting a
+    thousand cases of one file renders it once); `base` is its text as already planned (else the
+    file's own), so several records of one file accumulate."""
     try:
         before = sha256_of(path)
         text = base if base is not None else (read_text_regular(path) if path.exists() else None)
@@ -124,6 +126,7 @@ def registration_write(path: Path, key: str, record: dict[str, Any], base: Optio
         except ValueError:
             existing = {}
     existing[key] = record
+    existing.update(more or {})
     return FileWrite(path, json.dumps(existing, indent=2, ensure_ascii=False) + "\n", before)
 
 

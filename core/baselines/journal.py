@@ -264,7 +264,10 @@ def recover(root: Path) -> list[str]:
 
 
 def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> JournalEntry:
-    """Write all `writes` or none, as one journal entry (which undo reverts as one)."""
+    """Write all `writes` or none, as one journal entry (which undo reverts as one). A baseline that
+    is a symlink is written through it (its target changes; the link stays a link), and journaled as
+    the target, so undo puts the target back."""
+    writes = [FileWrite(resolved(w.path), w.text, w.expected_sha256) if os.path.islink(w.path) else w for w in writes]
     with project_lock(root):
         recover(root)
         for write in writes:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any, Iterable, Optional
 
 from agentdiff.core.diff.model import SourceLocation
@@ -38,14 +40,35 @@ class SourceIndex:
             return SourceLocation(origin.file, path=render_path(origin.path))
         kind = "yaml" if source.path.suffix in (".yaml", ".yml") else "json"
         if origin.file not in self._data:
-            try:
-                self._data[origin.file] = parse_source(source, kind)
-            except SourceFileError:
-                self._data[origin.file] = None
+            self._data[origin.file] = _parsed(source, kind)
         found = existing_prefix(self._data[origin.file], origin.path)
         position = locate(source.text, found, kind)
         line, column = position if position else (None, None)
         return SourceLocation(origin.file, line, column, render_path(found))
+
+
+#: Parsed baseline files shared by every case's index, by content: the cases of one eval set (a
+#: thousand, say) locate their values in one parse of it, not one each. Read only.
+_PARSED: "OrderedDict[tuple[str, str, str], Any]" = OrderedDict()
+_KEPT = 16
+_LOCK = threading.Lock()
+
+
+def _parsed(source: SourceText, kind: str) -> Any:
+    key = (source.display, source.sha256, kind)
+    with _LOCK:  # cases are scored in threads
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            return _PARSED[key]
+    try:
+        data = parse_source(source, kind)
+    except SourceFileError:
+        data = None
+    with _LOCK:
+        _PARSED[key] = data
+        while len(_PARSED) > _KEPT:
+            _PARSED.popitem(last=False)
+    return data
 
 
 def existing_prefix(data: Any, path: tuple[str | int, ...]) -> list[str | int]:

@@ -44,6 +44,9 @@ class ProjectConfig:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
+#: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
+MAX_NUM_RUNS = 1000
+
 _KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices"}
 
 
@@ -98,16 +101,31 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
             errors.append(LoadError(file=path.name, message=f"`prices.{model}` must be {{ input = dollars, output = dollars }} per million tokens"))
     if "prices" in data and not isinstance(data["prices"], dict):
         errors.append(LoadError(file=path.name, message="`prices` must be a table of model = { input, output }"))
+    def number(key: str, default: Any, low: float, high: float, whole: bool = True) -> Any:
+        """`key`'s value when it is a number in [low, high] (whole when `whole`), else `default` and
+        an error saying what it must be."""
+        if key not in data:
+            return default
+        value = data[key]
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+        if ok and whole and value != int(value):
+            ok = False
+        if not ok:
+            kind = "a whole number" if whole else "a number"
+            errors.append(LoadError(file=path.name, message=f"`{key}` must be {kind} from {low:g} to {high:.0f}, not {value!r}"))
+            return default
+        return int(value) if whole else float(value)
+
     config = ProjectConfig(
         root=root,
         file=path,
         agents=paths("agents"),
         paths=paths("paths"),
         mode=mode,
-        num_runs=int(data.get("num_runs", 1)),
-        jobs=int(data["jobs"]) if "jobs" in data else None,
-        timeout=float(data.get("timeout", 120.0)),
-        memory_mb=int(data.get("memory_mb", 4096)),
+        num_runs=number("num_runs", 1, 1, MAX_NUM_RUNS),
+        jobs=number("jobs", None, 1, 100_000),
+        timeout=number("timeout", 120.0, 0.001, 86_400, whole=False),
+        memory_mb=number("memory_mb", 4096, 64, 1_048_576),
         python=python,
         agent_for={str(k): str(v) for k, v in agent_for.items()},
         prices=prices,

@@ -46,7 +46,10 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
     `known` holds the units loaded now."""
     roots = [resolved(p) for p in watched]
     units: set[Path] = set()
-    for path in (resolved(p) for p in paths):
+    for given in paths:
+        # A name the scoring depends on (a test_config.json) counts by its own folder and name, even
+        # when it is a symlink (resolving it would name its target, elsewhere); everything else by what it is.
+        path = resolved(given.parent) / given.name if given.name == CONFIG_FILE_NAME else resolved(given)
         if path.name == CONFIG_FILE_NAME:  # every eval set beside it is scored with it
             units |= {u for u in known if u.parent == path.parent}
             if path.parent.is_dir():

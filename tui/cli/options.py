@@ -17,6 +17,16 @@ from agentdiff.core.reports import REPORT_KINDS, write_report
 from .errors import UsageError
 
 
+def num_runs(value: str) -> int:
+    """`--num-runs`: from 1 to 1000 (each repeat is a run of the agent, held until it is scored)."""
+    from agentdiff.core.project.config import MAX_NUM_RUNS
+
+    number = positive_int(value)
+    if number > MAX_NUM_RUNS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_NUM_RUNS}, got {value}")
+    return number
+
+
 def positive_int(value: str) -> int:
     """An int ≥ 1 (`--jobs`, `--num-runs`); argparse turns the error into a usage error."""
     try:
@@ -76,6 +86,12 @@ def _report_problem(path: Path) -> Optional[str]:
         return "it is not a regular file (a FIFO or a device would block or swallow the report)"
     if path.exists() and _is_project_file(path):
         return "it is one of the project's own files (an eval set, a config, a recording or source); name another path"
+    try:
+        links = os.stat(path).st_nlink if path.is_file() else 1
+    except OSError:
+        links = 1
+    if links > 1:
+        return "it has other names (hard links): writing there (a CSV report appends) could change them too; name a new file"
     here = Path.cwd().resolve()
     if Path(os.path.abspath(path)).is_relative_to(here) and not path.resolve().is_relative_to(here):
         return f"it is a link out of the working tree (to {path.resolve()}); name that path itself to write there"
@@ -166,7 +182,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     parser.add_argument("--no-judge-cache", action="store_true",
                         help="make every judge call again instead of answering from .agentdiff/judge-cache/")
     if repeats:
-        parser.add_argument("--num-runs", type=positive_int, help="repeats per case, run concurrently (default 1)")
+        parser.add_argument("--num-runs", type=num_runs, help="repeats per case, run concurrently (default 1, at most 1000)")
         parser.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
     if not mode:
         parser.set_defaults(mode=None)
