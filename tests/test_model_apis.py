@@ -125,3 +125,22 @@ def test_the_limit_halves_on_a_429_once_per_burst_and_grows_back():
         assert 8.9 < limiter.limit < 9.1
 
     asyncio.run(go())
+
+
+def test_a_judge_that_never_answers_is_named_in_the_metrics_reason(tmp_path):
+    def respond(call: Call) -> Reply:
+        if '"is_the_agent_response_valid"' in call.prompt:
+            return Reply(text="late", delay=30)
+        return _agent_reply(call)
+
+    project = _project(tmp_path, 1)
+    (project / "weather" / "test_config.json").write_text(json.dumps({"criteria": {"final_response_match_v2": 0.5}}))
+    server = FakeGemini(respond).start()
+    try:
+        _, report, err = _run(project, server, "--timeout", "3")
+        (metric,) = [m for m in report["cases"][0]["metrics"] if m["name"] == "final_response_match_v2"]
+        assert metric["status"] == "not_evaluated", err
+        assert metric["reason"] == ("the judge could not run: timed out after 3 s (the run was stopped, "
+                                    "waiting for the judge (gemini-2.5-flash; 0 judge calls answered))")
+    finally:
+        server.close()

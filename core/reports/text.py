@@ -70,9 +70,9 @@ def usage_line(cases: Sequence[CaseResult], prices=None) -> str:
     """`tokens: 12,345 agent + 2,100 judge · est. cost $0.0123` ("" when no call spent any)."""
     usage = merge([case.usage for case in cases])
     agent, judge = total_tokens(usage, "agent"), total_tokens(usage, "judge")
-    if not agent and not judge:
+    if not agent and not judge and "judge" not in usage:
         return ""
-    line = f"tokens: {agent:,} agent" + (f" + {judge:,} judge" if judge else "")
+    line = f"tokens: {agent:,} agent" + (f" + {judge:,} judge" if judge else " + judge answers from the cache" if "judge" in usage else "")
     cost = estimated_cost(usage, prices) if prices else None
     if cost is not None:
         line += f" · est. cost ${cost:.4f}"

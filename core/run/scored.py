@@ -3,6 +3,7 @@ each repeat scored, the repeats aggregated into a verdict, and the shown repeat 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional, Sequence
 
 from agentdiff.core.diff.case import diff_case
@@ -30,6 +31,9 @@ from agentdiff.core.scoring.verdicts import (
 )
 from agentdiff.core.traces.from_run import invocations_from_output, trace_from_output
 from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
+
+
+SIMULATED = "a simulated conversation (conversation_scenario): the user turns are ADK's user simulator's, nothing was expected"
 
 
 def rules_of(outputs: Sequence[RunOutput]) -> AdkRules:
@@ -71,8 +75,13 @@ def scored_case_run(
     trace = trace_from_output(outputs[shown], messages[shown])
     diff = None
     if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
-        diff = explain_scored(diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources), results, runs[shown])
-    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layer_summaries(diff),
+        diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
+        if expected is None:  # a simulated conversation: nothing was expected, so nothing in it diverges
+            diff = dataclasses.replace(diff, divergences=(), notes=(*diff.notes, SIMULATED))
+        else:
+            diff = explain_scored(diff, results, runs[shown])
+    layers = () if expected is None else layer_summaries(diff)
+    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layers,
                          scored_as=None if status is CaseStatus.ERROR else rules.label,  # an error was not scored
                          usage=case_usage(outputs, judged))
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)

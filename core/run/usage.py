@@ -51,7 +51,7 @@ def estimated_cost(usage: Usage, prices: Mapping[str, Mapping[str, float]]) -> O
             if price is None:
                 return None
             cost += tokens["input"] / 1e6 * float(price.get("input", 0)) + tokens["output"] / 1e6 * float(price.get("output", 0))
-    return cost
+    return round(cost, 6)
 
 
 def merge(usages: Sequence[Usage]) -> Usage:

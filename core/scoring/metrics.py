@@ -118,13 +118,20 @@ def judged_evaluation(metric: EvalMetric, judged: Mapping[str, Any], invocations
         raise MetricNotEvaluated(f"the judge returned {len(per_invocation)} results for {invocations} invocations")
     if len(per_invocation) != invocations:  # as ADK: results that cannot be aligned are empty placeholders
         per_invocation = tuple(InvocationScore(None, MetricStatus.NOT_EVALUATED) for _ in range(invocations))
-    reason = data.get("reason")
+    reason = _NOT_APPLICABLE.get(str(data.get("reason") or ""), data.get("reason"))
     if status is MetricStatus.NOT_EVALUATED and not reason:
         reason = _unscored_reason(data)
     details = {key: data[key] for key in ("rubric_scores", "calls", "judge_calls", "cache_hits", "prompt_tokens", "output_tokens")
                if data.get(key) not in (None, [])}
     return MetricEvaluation(metric, data.get("score"), status, per_invocation, reason=reason if status is MetricStatus.NOT_EVALUATED else None,
                             details={"judge": details, "per_invocation": [p.details or {} for p in per_invocation]})
+
+
+#: ADK's way of saying a judged metric does not apply to a case, said plainly.
+_NOT_APPLICABLE = {
+    "ValueError: conversation_scenario is needed by this metric.": "applies only to conversation_scenario cases",
+    "ValueError: expected_invocations is needed by this metric.": "needs expected turns; a simulated conversation has none",
+}
 
 
 def _unscored_reason(data: Mapping[str, Any]) -> str:

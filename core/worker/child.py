@@ -68,6 +68,11 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
 
         harness = RUNNING.get(id(job))
         waiting = harness.waiting_on() if harness is not None else ""
+        if job.judge is not None:
+            from .judge import JUDGING
+
+            calls = JUDGING.get(id(job.judge))
+            waiting = calls.waiting_on() if calls is not None else "waiting for the judge"
         out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped{', ' + waiting if waiting else ''})")
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
         out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip() + how_to_fix(exc))

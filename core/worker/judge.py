@@ -31,6 +31,8 @@ _SLOT: contextvars.ContextVar[Optional[tuple[int, int]]] = contextvars.ContextVa
 #: The judge calls of the job this task runs (a worker may run several judge jobs at once).
 _CALLS: contextvars.ContextVar[Optional["JudgeCalls"]] = contextvars.ContextVar("agentdiff_judge_calls", default=None)
 _ROUTED: list[bool] = []
+#: The judge calls of each judge job running in this worker, by `id(request)`: what a timed-out one waited for.
+JUDGING: dict[int, "JudgeCalls"] = {}
 _CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -41,6 +43,12 @@ class JudgeCalls:
         self.cache_dir = cache_dir
         self.seen: Counter[str] = Counter()
         self.calls: list[dict[str, Any]] = []
+        self.asking = ""  # the model of the judge call in flight
+
+    def waiting_on(self) -> str:
+        """What a judge job that ran out of time was doing."""
+        model = self.asking or "its model"
+        return f"waiting for the judge ({model}; {len(self.calls)} judge calls answered)"
 
     def key(self, model: str, request: Any) -> str:
         config = request.config.model_dump(mode="json", exclude_none=True) if request.config is not None else None
@@ -100,6 +108,7 @@ def _caching_class(llm_class: type) -> type:
                 async for response in super().generate_content_async(llm_request, stream):
                     yield response
                 return
+            calls.asking = self.model
             key = calls.key(self.model, llm_request)
             hit = calls.cached(key)
             if hit is not None:
@@ -214,6 +223,7 @@ async def judge(request: dict[str, Any]) -> dict[str, Any]:
     calls = JudgeCalls(request.get("cache_dir"))
     _route_judges()
     _CALLS.set(calls)
+    JUDGING[id(request)] = calls
     eval_case = EvalCase.model_validate(request["eval_case"])
     config = EvalConfig.model_validate({"criteria": request["criteria"]})
     metrics = [m for m in get_eval_metrics_from_config(config) if m.metric_name in request["criteria"]]

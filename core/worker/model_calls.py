@@ -137,7 +137,8 @@ async def call_with_retries(call: Any, model: str, what: str, exchange: Any) -> 
             reason = transient(exc)
             if started or reason is None:
                 raise
-            last = f"{reason}: {str(exc).splitlines()[-1] if str(exc) else type(exc).__name__}"[:300]
+            said = str(exc).splitlines()[-1] if str(exc) else type(exc).__name__
+            last = (said if said.startswith(reason) else f"{reason}: {said}")[:300]
             rate_limited = reason.startswith("429")
             if rate_limited:
                 limiter.throttled()
