@@ -104,3 +104,22 @@ def test_numbers_in_the_configuration_are_checked_not_trusted(tmp_path):
     assert [e.message for e in errors] == [
         "`num_runs` must be a whole number from 1 to 1000, not 100000000", "`jobs` must be a whole number from 1 to 100000, not 0",
         "`timeout` must be a number from 0.001 to 86400, not -1", "`memory_mb` must be a whole number from 64 to 1048576, not 'x'"]
+
+
+def test_a_case_row_shows_the_failing_metrics_score_the_worst_or_a_flaky_pass_fraction():
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult, RunRecord
+    from agentdiff.tui.widgets.case_tree import score_text
+
+    def metric(name, score, status):
+        return MetricResult(name, score, 0.8, status)
+
+    trajectory, response = metric("tool_trajectory_avg_score", 1.0, MetricStatus.PASSED), metric("response_match_score", 0.58, MetricStatus.FAILED)
+    failed = CaseResult("x", "x", None, "x", None, "live", CaseStatus.FAILED, metrics=(trajectory, response))
+    assert score_text(failed) == "0.58"  # not the trajectory's 1.00
+    passed = CaseResult("x", "x", None, "x", None, "live", CaseStatus.PASSED,
+                        metrics=(trajectory, metric("response_match_score", 0.9, MetricStatus.PASSED)))
+    assert score_text(passed) == "0.90"
+    runs = tuple(RunRecord((), None, status=s) for s in (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.PASSED))
+    flaky = CaseResult("x", "x", None, "x", None, "live", CaseStatus.FLAKY, metrics=(trajectory,), runs=runs)
+    assert score_text(flaky) == "2/3 runs"
+    assert score_text(CaseResult("x", "x", None, "x", None, "replay", CaseStatus.PASSED)) == ""

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from agentdiff.core.scoring.metrics import MetricStatus
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
-from agentdiff.core.workbench.history import headline_score
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -112,9 +113,9 @@ class CaseTree(Tree[str]):
         text.append(f"{mark} ", style=style)
         text.append(state.ref.name)
         if state.run is not None:
-            score = headline_score(state.run.result)
-            if score is not None:
-                text.append(f"  {score:.2f}", style="dim")
+            shown = score_text(state.run.result)
+            if shown:
+                text.append(f"  {shown}", style="dim")
         if row.label:
             text.append(f"  [{row.label}]", style="magenta")
         if state.reason and (state.running or state.stale):
@@ -143,3 +144,17 @@ class CaseTree(Tree[str]):
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         self.post_message(self.CaseSelected(event.node.data or None))
+
+
+def score_text(result) -> str:
+    """The score a case row shows: a flaky case's pass fraction (`1/3 runs`); else the score of the
+    metric that failed it (the first failing, which decides the verdict as in ADK); else the worst
+    gating score; "" when none was scored (a replay, an error)."""
+    if result.status is CaseStatus.FLAKY and result.runs:
+        passed = sum(run.status is CaseStatus.PASSED for run in result.runs)
+        return f"{passed}/{len(result.runs)} runs"
+    gating = [m for m in result.metrics if m.status in (MetricStatus.PASSED, MetricStatus.FAILED) and m.score is not None]
+    failing = [m for m in gating if m.status is MetricStatus.FAILED]
+    if failing:
+        return f"{failing[0].score:.2f}"
+    return f"{min(m.score for m in gating):.2f}" if gating else ""
