@@ -65,10 +65,11 @@ def test_every_token_must_match():
     assert shown("refund kitchen") == []
 
 
-def test_status_matches_the_whole_status_and_a_comma_list_means_either():
+def test_status_matches_by_its_beginning_and_a_comma_list_means_either():
     assert shown("status:failed") == ["refund"]
     assert shown("status:FAILED") == ["refund"]
-    assert shown("status:fail") == []  # a status is matched whole, not as a part
+    assert shown("status:fail") == ["refund"]  # by its beginning, as `agent:` matches a part
+    assert shown("status:ailed") == []  # not a part elsewhere
     assert shown("status:failed,passed") == ["refund", "lights"]
     assert shown("status:passed,") == ["lights"]  # an empty alternative is ignored
 
@@ -87,10 +88,11 @@ def test_an_empty_value_matches_nothing():
     assert shown("status:") == []
 
 
-def test_layer_matches_a_changed_layer_exactly_and_lowers_only_the_query():
+def test_layer_matches_a_changed_layer_by_its_beginning_and_lowers_only_the_query():
     assert shown("layer:tool_calls") == ["refund"]
     assert shown("layer:TOOL_CALLS") == ["refund"]
-    assert shown("layer:tool") == []  # a layer is named whole
+    assert shown("layer:tool") == ["refund"]  # by its beginning
+    assert shown("layer:calls") == []
     assert shown("layer:session,response") == ["refund"]
     assert shown("layer:request") == []
 
@@ -137,3 +139,11 @@ def test_a_colon_after_a_path_or_a_dotted_name_is_not_a_key(query):
 
 def test_the_first_unknown_key_is_the_one_reported():
     assert parse_error("one:1 two:2") == "unknown filter key 'one' (use status, agent, label, mode, layer)"
+
+
+def test_a_status_or_layer_matches_by_its_beginning_and_an_unknown_one_lists_the_valid_ones():
+    failed = CaseFacts(id="a::b", status="failed", changed_layers=("tool_calls",))
+    assert matches("status:fail", failed) and matches("layer:tool", failed) and not matches("status:pass", failed)
+    assert parse_error("status:bogus") == "unknown status 'bogus' (use passed, failed, error, not_evaluated, flaky, stale, running, not run)"
+    assert parse_error("layer:tools") == "unknown layer 'tools' (use request, tool_calls, response, session)"
+    assert parse_error("status:fail,err") is None

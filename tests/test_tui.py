@@ -179,6 +179,13 @@ async def test_filter_and_failures_only(tmp_path):
         await pilot.press("slash")
         await pilot.press("ctrl+a", "ctrl+k", *"layer:tool_calls", "enter")
         assert set(app.main.tree.visible_ids) == FAILING
+        await pilot.press("slash")
+        await pilot.press("ctrl+a", "ctrl+k", *"status:fail", "enter")  # a status by its beginning
+        assert set(app.main.tree.visible_ids) == {i for i in FAILING if status(app, i) is CaseStatus.FAILED}
+        await pilot.press("slash")
+        await pilot.press("ctrl+a", "ctrl+k", *"status:bogus", "enter")
+        await pilot.pause()
+        assert notified(app, "unknown status 'bogus' (use passed, failed, error")
 
 
 @pytest.mark.adk  # the only test here that needs google-adk: the others run on canned outputs

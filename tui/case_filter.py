@@ -3,6 +3,9 @@
     refund status:failed          cases whose id holds "refund" and that failed
     agent:trip_planner !label:"flaky model"   quotes hold a value with spaces
     status:failed,error           either status
+    status:fail                   a status by its beginning, as `layer:tool`
+
+An unknown key or status or layer is an error that lists the valid ones (`parse_error`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 KEYS = ("status", "agent", "label", "mode", "layer")
+STATUSES = ("passed", "failed", "error", "not_evaluated", "flaky", "stale", "running", "not run")
+LAYERS = ("request", "tool_calls", "response", "session")
 
 
 @dataclass(frozen=True)
@@ -29,9 +34,9 @@ def _token_matches(token: str, case: CaseFacts) -> bool:
     if sep and key in KEYS:
         wanted = [v.strip().lower() for v in value.split(",") if v.strip()]
         if key == "status":
-            return case.status.lower() in wanted
+            return any(case.status.lower().startswith(w) for w in wanted)
         if key == "layer":
-            return any(layer in wanted for layer in case.changed_layers)
+            return any(layer.startswith(w) for layer in case.changed_layers for w in wanted)
         have = {"agent": case.agent, "label": case.label, "mode": case.mode}[key].lower()
         return any(w in have for w in wanted)
     return token.lower() in case.id.lower()
@@ -55,8 +60,13 @@ def matches(query: str, case: CaseFacts) -> bool:
 
 
 def parse_error(query: str) -> Optional[str]:
+    """Why the query cannot match as meant: an unknown key, or a status or layer no value begins with."""
     for token in _tokens(query):
-        key, sep, _ = token.lstrip("!").partition(":")
+        key, sep, value = token.lstrip("!").partition(":")
         if sep and key not in KEYS and "/" not in key and "." not in key:
             return f"unknown filter key {key!r} (use {', '.join(KEYS)})"
+        known = {"status": STATUSES, "layer": LAYERS}.get(key) if sep else None
+        for wanted in (v.strip().lower() for v in value.split(",") if v.strip()) if known else ():
+            if not any(k.startswith(wanted) for k in known):
+                return f"unknown {key} {wanted!r} (use {', '.join(known)})"
     return None
