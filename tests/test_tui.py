@@ -99,6 +99,8 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         await until(pilot, lambda: app.main.view.turn == 1, what="the first divergence, in turn 2")
         await pilot.press("t")
         assert app.main.view.turn == 0 and "turn 1" in app.main.view.scope()
+        extra = str(app.main.detail.extra)  # the status follows the turn shown, which is clean
+        assert "turn 1: no divergence · divergences in turn 2" in extra and "divergence 1/" not in extra, extra
         await pilot.press("]")
         assert app.main.view.divergence == 1
         await pilot.press("[")

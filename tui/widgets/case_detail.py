@@ -113,7 +113,11 @@ class CaseDetail(VerticalScroll):
             label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
             if label or note:
                 self.extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
-            if self.divergence is not None:
+            if self.divergence is not None and self.divergence.turn != self.turn:  # a turn was chosen: say what is in it
+                turns = sorted({d.turn + 1 for d in divergences})
+                self.extra.append(f"\nturn {self.turn + 1}: no divergence · divergences in turn{'s' if len(turns) > 1 else ''} "
+                                  f"{', '.join(map(str, turns))} (]: the next)", style="dim")
+            elif self.divergence is not None:
                 self.extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {self.divergence.summary}", style="bold")
                 if self.divergence.source:
                     self.extra.append(f"  (e: {self.divergence.source})", style="dim")
