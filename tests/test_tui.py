@@ -459,6 +459,7 @@ async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path):
         await until(pilot, lambda: hang.waiting and all(status(app, i) is not None for i in others), what="every verdict but the hanging one")
         hanging = app.workbench.cases[DIM]
         assert hanging.running and hanging.status is None
+        await until(pilot, lambda: "█" * 9 + "░ 11/12" in str(app.query_one("#header").render()), what="the progress of the runs")
         await pilot.press("j", "k", "question_mark")  # keys work while the agent hangs
         assert modal(app) == "HelpScreen"
         await pilot.press("escape")

@@ -45,6 +45,12 @@ class HeaderBar(Static):
             else:
                 counts[state.status] += 1
         tail = Text()
+        done, total = sum(counts.values()), running + stale + not_run + sum(counts.values())
+        if running:  # runs in flight: how far the batch has come
+            filled = round(10 * done / total) if total else 0
+            tail.append(f" {'█' * filled}{'░' * (10 - filled)} {done}/{total} ", style="cyan")
+        elif total and not done and not_run == total and not paused:
+            tail.append(" starting… ", style="cyan")
         for status in SHOWN:
             tail.append(f" {GLYPH[status]} {counts[status]}")
         tail.append(f"  {STALE} {stale}  {RUNNING} {running}")
