@@ -499,3 +499,30 @@ async def test_ctrl_c_says_how_to_quit_in_plain_words(tmp_path):
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["Press ctrl+q to quit the app"]
+
+
+def _screen_order(tree) -> list[str]:
+    order: list[str] = []
+
+    def walk(node) -> None:
+        for child in node.children:
+            if child.data:
+                order.append(child.data)
+            walk(child)
+
+    walk(tree.root)
+    return order
+
+
+async def test_n_and_the_cursor_follow_the_screen_and_agents_keep_their_order_in_every_view(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        tree = app.main.tree
+        assert tree.visible_ids == _screen_order(tree)
+        agents = [str(node.label) for node in tree.root.children]
+        await pilot.press("slash", *"status:passed", "enter")
+        assert tree.visible_ids == _screen_order(tree)
+        shown = [str(node.label) for node in tree.root.children]
+        assert shown == [a for a in agents if a in shown]  # the same order, fewer agents

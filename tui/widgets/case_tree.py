@@ -61,7 +61,15 @@ class CaseTree(Tree[str]):
         self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
-        shown = [row for row in rows if visible(row)]
+        # Screen order, the same in every view: agents and their groups in the order they first come
+        # among all the rows (filtered or not), the cases of a group in their own order. `n`, `N` and
+        # the cursor follow `visible_ids`, which is this order.
+        agent_rank: dict[str, int] = {}
+        group_rank: dict[tuple[str, str], int] = {}
+        for row in rows:
+            agent_rank.setdefault(row.agent, len(agent_rank))
+            group_rank.setdefault((row.agent, row.group), len(group_rank))
+        shown = sorted((row for row in rows if visible(row)), key=lambda r: (agent_rank[r.agent], group_rank[(r.agent, r.group)]))
         # a large suite opens with its groups folded, except those holding a failure or the cursor
         fold = len(shown) > self.UNFOLDED
         wanted = {(r.agent, r.group) for r in shown if r.state.failing or r.state.ref.id == current} if fold else set()
