@@ -87,6 +87,14 @@ def _terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
+def _quiet_asyncio() -> None:
+    """A second Ctrl+C can land inside a task: asyncio would report it ("Task exception was never
+    retrieved", a traceback) when the task is collected. The one line said here is the whole story."""
+    import logging
+
+    logging.getLogger("asyncio").disabled = True
+
+
 def _what_stopped() -> str:
     """What an interruption stopped, by command: runs, and no report or no baseline written."""
     command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
@@ -110,9 +118,11 @@ def entry() -> None:
         code = main()
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C must not interrupt the cleanup
+        _quiet_asyncio()
         print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
         code = 130
     except Terminated as ended:
+        _quiet_asyncio()
         print(f"\nterminated{_what_stopped()}", file=sys.stderr)
         code = 128 + int(ended.args[0]) if ended.args else 143
     finally:
