@@ -381,14 +381,7 @@ def test_a_device_or_a_dangling_symlink_named_on_the_command_line_is_an_error_no
 def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said):
     """Ctrl+C or SIGTERM mid-run: one line, the conventional exit code, no traceback, no process and
     no temporary file left behind."""
-    project, scratch = tmp_path / "proj", tmp_path / "tmp"
-    (project / "agents" / "slow").mkdir(parents=True)
-    scratch.mkdir()
-    (project / "agents" / "slow" / "agent.py").write_text("import asyncio\n\nasync def run_turn(ctx):\n    await asyncio.sleep(60)\n    return ctx.message\n")
-    (project / "agents" / "slow" / "slow.evalset.json").write_text(json.dumps({"eval_set_id": "slow", "eval_cases": [
-        {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}))
-    process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
+    scratch, process = _slow_run(tmp_path)
     assert process.stderr.readline().startswith("starting workers")
     assert process.stderr.readline().startswith("running 1 case")
     time.sleep(1.0)  # the run is in flight
@@ -399,6 +392,21 @@ def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said)
     while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
         time.sleep(0.1)
     assert list(scratch.iterdir()) == [] and _running_with(str(scratch)) == []
+
+
+def _slow_run(tmp_path: Path, **popen) -> tuple[Path, subprocess.Popen]:
+    """`agentdiff run` on one case of an agent that sleeps a minute, with a private TMPDIR: (that
+    folder, the process)."""
+    project, scratch = tmp_path / "proj", tmp_path / "tmp"
+    (project / "agents" / "slow").mkdir(parents=True)
+    scratch.mkdir()
+    (project / "agents" / "slow" / "agent.py").write_text("import asyncio\n\nasync def run_turn(ctx):\n    await asyncio.sleep(60)\n    return ctx.message\n")
+    (project / "agents" / "slow" / "slow.evalset.json").write_text(json.dumps({"eval_set_id": "slow", "eval_cases": [
+        {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}))
+    process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)},
+                               **popen)
+    return scratch, process
 
 
 def _running_with(text: str) -> list[int]:
@@ -477,15 +485,7 @@ def test_a_test_config_that_is_a_broken_link_is_an_error_never_adks_defaults(tmp
 def test_two_quick_ctrl_cs_to_the_whole_group_still_leave_nothing_behind(tmp_path):
     """A terminal's Ctrl+C goes to every process of the foreground group, and an impatient user
     presses it twice: the second must not cut short the cleanup the first started."""
-    project, scratch = tmp_path / "proj", tmp_path / "tmp"
-    (project / "agents" / "slow").mkdir(parents=True)
-    scratch.mkdir()
-    (project / "agents" / "slow" / "agent.py").write_text("import asyncio\n\nasync def run_turn(ctx):\n    await asyncio.sleep(60)\n    return ctx.message\n")
-    (project / "agents" / "slow" / "slow.evalset.json").write_text(json.dumps({"eval_set_id": "slow", "eval_cases": [
-        {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}))
-    process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)},
-                               start_new_session=True)
+    scratch, process = _slow_run(tmp_path, start_new_session=True)
     assert process.stderr.readline().startswith("starting workers")
     assert process.stderr.readline().startswith("running 1 case")
     time.sleep(1.0)

@@ -110,7 +110,7 @@ class Baselines:
         for case_id in sorted(touched):
             state = self.cases.get(case_id)
             if state is not None and not state.running:
-                state.stale, state.reason = True, f"stale: {_shown(Path(paths[0]), self.root)} changed while watching was paused"
+                state.stale, state.reason = True, f"stale: {display_path(Path(paths[0]), self.root)} changed while watching was paused"
                 self._emit(CaseUpdated(case_id))
 
     @property
@@ -134,6 +134,3 @@ class Baselines:
 
 
 
-
-def _shown(path: Path, root: Path) -> str:
-    return display_path(path, root)

@@ -38,9 +38,6 @@ class Selection:
     reason: str = ""
 
 
-def shown(path: Path, root: Path) -> str:
-    return display_path(path, root)
-
 
 def is_case_file(path: Path) -> bool:
     name = path.name
@@ -63,13 +60,13 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Sele
             rerun.setdefault(case_id, path)
     selections: list[Selection] = []
     if reload_paths:
-        names = ", ".join(sorted({shown(p, root) for p in reload_paths})[:3])
+        names = ", ".join(sorted({display_path(p, root) for p in reload_paths})[:3])
         selections.append(Selection("reload", paths=sorted(set(reload_paths)), reason=f"{names} changed"))
     groups: dict[Path, list[str]] = {}
     for case_id, path in rerun.items():
         groups.setdefault(path, []).append(case_id)
     for path, ids in groups.items():
-        selections.append(Selection("run", ids, reason=f"re-run: {shown(path, root)} changed"))
+        selections.append(Selection("run", ids, reason=f"re-run: {display_path(path, root)} changed"))
     return selections
 
 
