@@ -474,10 +474,18 @@ async def test_the_ui_stays_responsive_while_an_agent_hangs(tmp_path):
     "editor, command",
     [
         ("vim", ["vim", "+12", "/x/y.json"]),
-        ("nano -w", ["nano", "-w", "+12", "/x/y.json"]),
-        ("code", ["code", "--goto", "/x/y.json:12"]),
-        ("subl", ["subl", "/x/y.json:12"]),
-        ("my-editor", ["my-editor", "/x/y.json"]),
+        ("nvim", ["nvim", "+12", "/x/y.json"]),
+        ("nano -w", ["nano", "-w", "+12,5", "/x/y.json"]),
+        ("emacsclient -nw", ["emacsclient", "-nw", "+12:5", "/x/y.json"]),
+        ("micro", ["micro", "/x/y.json:12:5"]),
+        ("hx", ["hx", "/x/y.json:12:5"]),
+        ("kak", ["kak", "+12:5", "/x/y.json"]),
+        ("code --wait", ["code", "--wait", "--goto", "/x/y.json:12:5"]),
+        ("/opt/sublime/subl", ["/opt/sublime/subl", "/x/y.json:12:5"]),
+        ("zed", ["zed", "/x/y.json:12:5"]),
+        ("pycharm", ["pycharm", "--line", "12", "--column", "5", "/x/y.json"]),
+        ("my-editor", ["my-editor", "/x/y.json"]),  # unknown: the file alone, unless a template says more
+        ("my-editor --at {file}@{line}", ["my-editor", "--at", "/x/y.json@12"]),
     ],
 )
 def test_the_editor_is_opened_at_the_line_in_its_own_spelling(monkeypatch, editor, command):
@@ -488,8 +496,48 @@ def test_the_editor_is_opened_at_the_line_in_its_own_spelling(monkeypatch, edito
     calls = []
     monkeypatch.setenv("VISUAL", editor)
     monkeypatch.setattr(editor_module.subprocess, "call", calls.append)
-    editor_module.default_editor(Path("/x/y.json"), 12)
+    editor_module.default_editor(Path("/x/y.json"), 12, 5)
     assert calls == [command]
+
+
+def test_the_editor_setting_is_a_template_that_wins_over_the_environment(monkeypatch):
+    from pathlib import Path
+
+    from agentdiff.tui.editor import editor_command
+
+    monkeypatch.setenv("VISUAL", "vim")
+    template = "code -g {file}:{line}:{col}"
+    assert editor_command(Path("/x/y.json"), 3, 7, template) == ["code", "-g", "/x/y.json:3:7"]
+    assert editor_command(Path("/x/y.json"), None, None, template) == ["code", "-g", "/x/y.json"]  # no line: the file
+    assert editor_command(Path("/x/y.json"), None, None, "wrap --line {line} {file}") == ["wrap", "/x/y.json"]
+    assert editor_command(Path("/x/y.json"), None, None) == ["vim", "/x/y.json"]
+
+
+def test_the_editor_setting_is_read_from_the_configuration_and_checked(tmp_path):
+    from agentdiff.core.project.config import load_project_config
+
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\neditor = "code -g {file}:{line}:{col}"\nstacked_below = 90\n')
+    config, errors = load_project_config(tmp_path)
+    assert errors == [] and config.editor == "code -g {file}:{line}:{col}" and config.stacked_below == 90
+    (tmp_path / "pyproject.toml").write_text("[tool.agentdiff]\neditor = 3\n")
+    config, errors = load_project_config(tmp_path)
+    assert config.editor is None and "`editor` must be a command" in str(errors[0])
+
+
+async def test_e_on_a_passing_case_opens_its_eval_id_line(tmp_path):
+    copy_samples(tmp_path)
+    editor = FakeEditor()
+    app = make_app(tmp_path, CannedPool(tmp_path), editor=editor)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        passing = next(s for s in app.workbench.cases.values() if s.status is CaseStatus.PASSED and "::" in s.ref.id and s.ref.id.endswith("order_status"))
+        app.main.tree.select_case(passing.ref.id)
+        await pilot.pause(0.1)
+        await pilot.press("e")
+        await until(pilot, lambda: editor.opened)
+        (path, line), = editor.opened
+        assert '"eval_id": "order_status"' in path.read_text().splitlines()[line - 1]
+        assert editor.columns[0] is not None
 
 
 async def test_ctrl_c_says_how_to_quit_in_plain_words(tmp_path):

@@ -64,9 +64,11 @@ class ScriptedChanges:
 class FakeEditor:
     def __init__(self) -> None:
         self.opened: list[tuple[Path, int | None]] = []
+        self.columns: list[int | None] = []
 
-    def __call__(self, path: Path, line: int | None) -> None:
+    def __call__(self, path: Path, line: int | None, col: int | None = None) -> None:
         self.opened.append((path, line))
+        self.columns.append(col)
 
 
 def make_app(

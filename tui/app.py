@@ -39,11 +39,11 @@ class AgentdiffApp(App):
     TITLE = "agentdiff"
     BINDINGS = [Binding("q", "quit", "Quit", tooltip="Quit")]
 
-    def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage) -> None:
+    def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage, stacked_below: int = 100) -> None:
         super().__init__()
         self.workbench = workbench
         self.services = services
-        self.main = WorkbenchScreen(workbench, services, project, triage)
+        self.main = WorkbenchScreen(workbench, services, project, triage, stacked_below)
 
     def get_default_screen(self) -> Screen:
         return self.main
@@ -89,6 +89,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     options: Optional[RunOptions] = None,
     project: Optional[str] = None,
+    stacked_below: int = 100,
 ) -> AgentdiffApp:
     """The app, wired: real pool and watcher by default; tests pass fakes."""
     if pool is None:
@@ -98,4 +99,4 @@ def create_app(
     if changes is None and watch:
         changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
     workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / ".agentdiff" / "history.json"))
-    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root))
+    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below)

@@ -6,7 +6,10 @@ from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.triage import Triage
 
+from rich.text import Text
+
 from .case_filter import CaseFacts
+from .glyphs import glyph
 from .widgets.case_tree import CaseRow
 
 
@@ -29,3 +32,20 @@ def case_facts(row: CaseRow) -> CaseFacts:
     layers = tuple(s.layer for s in diff.layers if s.status == "changed") if diff else ()
     mode = state.run.result.mode if state.run else ""
     return CaseFacts(state.ref.id, status, row.agent, row.label or "", mode, layers)
+
+
+def group_summary(title: str, states: list[CaseState], folded: bool) -> Text:
+    """What the detail shows for a group's or agent's row: its cases by verdict, and those failing."""
+    text = Text(title, style="bold")
+    text.append(f"\n{len(states)} case{'s' if len(states) != 1 else ''}:")
+    counts: dict[tuple[str, str], int] = {}
+    for state in states:
+        mark = glyph(state.status, state.running, state.stale)
+        counts[mark] = counts.get(mark, 0) + 1
+    for (mark, style), count in counts.items():
+        text.append(f"  {mark} {count}", style=style)
+    failing = [state.ref.name for state in states if state.failing]
+    if failing:
+        text.append(f"\nfailing: {', '.join(failing[:12])}{' …' if len(failing) > 12 else ''}", style="red")
+    text.append("\nspace or → unfolds the group" if folded else "\nh or ← folds it · j/k move between cases", style="dim")
+    return text

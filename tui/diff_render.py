@@ -28,12 +28,30 @@ CURRENT = "reverse"
 MAX_LINES = 40
 
 
+Row = tuple[Text, Text]
+
+
 @dataclass
 class LayerView:
+    """A layer as rows of (expected, actual): a row's two sides are laid out together, so each side
+    wraps on its own and the next row starts level on both."""
+
     title: str
-    expected: Text
-    actual: Text
+    rows: list[Row]
     status: str  # same | changed | absent
+
+    @property
+    def expected(self) -> Text:
+        return _join([left for left, _ in self.rows])
+
+    @property
+    def actual(self) -> Text:
+        return _join([right for _, right in self.rows])
+
+
+def _rows(left: list[Text], right: list[Text]) -> list[Row]:
+    width = max(len(left), len(right))
+    return list(zip(left + [Text("")] * (width - len(left)), right + [Text("")] * (width - len(right))))
 
 
 def _words(ops: Sequence[WordOp], side: str) -> Text:
@@ -130,13 +148,13 @@ def tool_calls_view(turn: TurnDiff, status: LayerStatus, current: Optional[Diver
     if not turn.tool_calls:
         left.append(Text("(no tool calls)", style=DIM))
         right.append(Text("(no tool calls)", style=DIM))
-    return LayerView(f"2 tool_calls{verdict}", _join(left), _join(right), status.status)
+    return LayerView(f"2 tool_calls{verdict}", _rows(left, right), status.status)
 
 
 def response_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
     response = turn.response
     if response is None:
-        return LayerView("3 response", Text("(no response)", style=DIM), Text("(no response)", style=DIM), status.status)
+        return LayerView("3 response", [(Text("(no response)", style=DIM), Text("(no response)", style=DIM))], status.status)
     title = "3 response"
     if response.score is not None:
         title += f" · ROUGE-1 {response.score:.2f}"
@@ -148,7 +166,7 @@ def response_view(turn: TurnDiff, status: LayerStatus, current: Optional[Diverge
     if response.expected_intermediate or response.actual_intermediate:
         left += Text("\n\nintermediate: " + " | ".join(r.text for r in response.expected_intermediate), style=DIM)
         right += Text("\n\nintermediate: " + " | ".join(r.text for r in response.actual_intermediate), style=DIM)
-    return LayerView(title, _mark(left, is_current, bool(current and current.counts and is_current)), _mark(right, is_current), status.status)
+    return LayerView(title, [(_mark(left, is_current, bool(current and current.counts and is_current)), _mark(right, is_current))], status.status)
 
 
 def request_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
@@ -177,13 +195,13 @@ def request_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergen
         notes = sorted({note for row in turn.requests for note in row.notes}) if any(row.kind != "same" for row in turn.requests) else []
         if notes:
             left.append(Text("normalised: " + "; ".join(notes), style=DIM))
-    return LayerView("1 request", _join(left), _join(right), status.status)
+    return LayerView("1 request", _rows(left, right), status.status)
 
 
 def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
     session = diff.session
     if session is None:
-        return LayerView("4 session", Text(status.reason or "(no session)", style=DIM), Text(""), status.status)
+        return LayerView("4 session", [(Text(status.reason or "(no session)", style=DIM), Text(""))], status.status)
     left: list[Text] = []
     right: list[Text] = []
     for change in session.changes:
@@ -205,7 +223,7 @@ def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergen
     if not left:
         left.append(Text("same state and events", style=DIM))
         right.append(Text("same state and events", style=DIM))
-    return LayerView("4 session", _join(left), _join(right), status.status)
+    return LayerView("4 session", _rows(left, right), status.status)
 
 
 def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) -> list[LayerView]:
@@ -216,7 +234,7 @@ def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) 
         status = statuses[layer]
         if status.status == "absent" or turn is None:
             number = {"request": 1, "tool_calls": 2, "response": 3}[layer]
-            views.append(LayerView(f"{number} {layer}", Text(status.reason or "", style=DIM), Text(""), "absent"))
+            views.append(LayerView(f"{number} {layer}", [(Text(status.reason or "", style=DIM), Text(""))], "absent"))
         elif layer == "request":
             views.append(request_view(turn, status, current))
         elif layer == "tool_calls":

@@ -1,4 +1,9 @@
-"""Opening a file at a line in the user's editor (`$VISUAL` / `$EDITOR`, else vi)."""
+"""Opening a file at a line and column in the user's editor.
+
+The command is, in order: the `editor` setting (a template such as `code -g {file}:{line}:{col}`),
+else `$VISUAL` / `$EDITOR` (a template too when it holds `{file}`), else vi. An editor named without
+a template is spelled from `SPELLINGS`, by its program's name; an editor not in it gets the file alone.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +13,54 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Optional
 
-Editor = Callable[[Path, Optional[int]], None]
+Editor = Callable[[Path, Optional[int], Optional[int]], None]
 
-LINE_FLAG_EDITORS = ("vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix")  # +LINE FILE
-GOTO_EDITORS = ("code", "codium")  # --goto FILE:LINE
-COLON_EDITORS = ("subl", "zed")  # FILE:LINE
+_JETBRAINS = ("idea", "pycharm", "charm", "webstorm", "goland", "clion", "rider", "phpstorm", "rubymine", "rustrover", "datagrip")
+
+#: How each common editor is told a line and column: the arguments after the program's own.
+SPELLINGS: dict[str, str] = {
+    **dict.fromkeys(("vi", "vim", "nvim", "gvim", "mvim"), "+{line} {file}"),
+    "nano": "+{line},{col} {file}",
+    **dict.fromkeys(("emacs", "emacsclient"), "+{line}:{col} {file}"),
+    "micro": "{file}:{line}:{col}",
+    **dict.fromkeys(("hx", "helix"), "{file}:{line}:{col}"),
+    "kak": "+{line}:{col} {file}",
+    **dict.fromkeys(("code", "codium", "code-insiders", "cursor", "windsurf"), "--goto {file}:{line}:{col}"),
+    **dict.fromkeys(("subl", "sublime_text", "zed", "zeditor"), "{file}:{line}:{col}"),
+    **dict.fromkeys(_JETBRAINS, "--line {line} --column {col} {file}"),
+}
 
 
-def default_editor(path: Path, line: Optional[int]) -> None:
-    """The editor at `line`, in the spelling each common editor understands."""
-    args = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
-    name = os.path.basename(args[0])
-    if line and name in GOTO_EDITORS:
-        args += ["--goto", f"{path}:{line}"]
-    elif line and name in COLON_EDITORS:
-        args.append(f"{path}:{line}")
-    else:
-        if line and name in LINE_FLAG_EDITORS:
-            args.append(f"+{line}")
-        args.append(str(path))
-    subprocess.call(args)
+def editor_command(path: Path, line: Optional[int], col: Optional[int] = None, setting: Optional[str] = None) -> list[str]:
+    """The argument list that opens `path` at `line` (and `col`, 1 when unknown)."""
+    template = setting or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    args = shlex.split(template)
+    if not any("{file}" in arg for arg in args):
+        name = os.path.basename(args[0]) if args else "vi"
+        spelling = SPELLINGS.get(name.removesuffix(".exe").removesuffix(".sh")) if line else None
+        args += shlex.split(spelling) if spelling else ["{file}"]
+    values = {"file": str(path), "line": str(line or 1), "col": str(col or 1)}
+    out = []
+    for arg in args:
+        if not line and ("{line}" in arg or "{col}" in arg) and "{file}" in arg:
+            arg = arg.split("{file}")[0] + "{file}"  # `{file}:{line}` with no line: the file alone
+        elif not line and ("{line}" in arg or "{col}" in arg):
+            if out and out[-1].startswith("-"):
+                out.pop()  # `--line {line}`: the option goes with its value
+            continue
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
+
+
+def make_editor(setting: Optional[str] = None) -> Editor:
+    """The editor the app opens with `e`: the configured template, else the environment's."""
+
+    def open_in_editor(path: Path, line: Optional[int], col: Optional[int] = None) -> None:
+        subprocess.call(editor_command(path, line, col, setting))
+
+    return open_in_editor
+
+
+default_editor = make_editor()

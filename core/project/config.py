@@ -42,12 +42,14 @@ class ProjectConfig:
     python: Optional[str] = None
     agent_for: dict[str, str] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    editor: Optional[str] = None  # a command template: `code -g {file}:{line}:{col}`
+    stacked_below: int = 100  # terminal columns: narrower, the TUI shows expected above actual
 
 
 #: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
 MAX_NUM_RUNS = 1000
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below"}
 
 
 def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
@@ -92,6 +94,10 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
     if python is not None and not isinstance(python, str):
         errors.append(LoadError(file=path.name, message="`python` must be the path of an interpreter"))
         python = None
+    editor = data.get("editor")
+    if editor is not None and (not isinstance(editor, str) or not editor.strip()):
+        errors.append(LoadError(file=path.name, message="`editor` must be a command, such as \"code -g {file}:{line}:{col}\""))
+        editor = None
     prices: dict[str, dict[str, float]] = {}
     for model, price in (data.get("prices") or {}).items() if isinstance(data.get("prices"), dict) else ():
         if isinstance(price, dict) and set(price) <= {"input", "output"} and all(
@@ -129,5 +135,7 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         python=python,
         agent_for={str(k): str(v) for k, v in agent_for.items()},
         prices=prices,
+        editor=editor,
+        stacked_below=number("stacked_below", 100, 0, 10_000),
     )
     return config, errors

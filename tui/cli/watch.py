@@ -44,6 +44,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.config import load_project_config
 
     from ..app import create_app
+    from ..editor import make_editor
 
     root = Path.cwd()
     config, config_errors = load_project_config(root)
@@ -57,7 +58,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     python = agents_python(args, config)
     pool = worker_pool(args, config, options, python)
     try:
-        create_app(root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}").run()
+        create_app(
+            root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
+            editor=make_editor(config.editor), stacked_below=config.stacked_below,
+        ).run()
     finally:
         pool.close()
     return EXIT_OK

@@ -6,12 +6,23 @@ from __future__ import annotations
 from typing import Optional
 
 from agentdiff.core.baselines.journal import BaselineWriteError
+from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.project.discovery import EvalCaseRef
+from agentdiff.core.traces.model import Origin
 from agentdiff.core.workbench.triage import TriageUnreadable
 from textual.app import SuspendNotSupported
 
 from ..case_filter import parse_error
 from .prompt_modal import PromptModal
+
+
+def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
+    """Where the case's eval_id is written in its eval set file (a legacy file: its first row)."""
+    cases = ref.eval_set.eval_set.eval_cases
+    index = next((i for i, case in enumerate(cases) if case is ref.case), 0)
+    path = ("eval_cases", index, "eval_id") if isinstance(ref.eval_set.raw, dict) else (0,)
+    found = SourceIndex([ref.eval_set.source]).locate(Origin(file=ref.eval_set.source.display, path=path))
+    return found.line, found.column
 
 
 class TriageActions:
@@ -25,17 +36,17 @@ class TriageActions:
         index = self.view.divergence
         current = divergences[index] if 0 <= index < len(divergences) else None
         if current is not None and current.source is not None:
-            path, line = self.workbench.root / current.source.file, current.source.line
-        elif isinstance(state.ref, EvalCaseRef):
-            path, line = state.ref.eval_set.source.path, None
+            path, line, col = self.workbench.root / current.source.file, current.source.line, current.source.column
+        elif isinstance(state.ref, EvalCaseRef):  # no divergence shown: the case's own eval_id
+            path, (line, col) = state.ref.eval_set.source.path, eval_id_position(state.ref)
         else:
-            path, line = state.ref.case.dir / "spec.yaml", None
+            path, line, col = state.ref.case.dir / "spec.yaml", 1, 1
         editor = self.services.editor
         try:
             with self.app.suspend():
-                editor(path, line)
+                editor(path, line, col)
         except SuspendNotSupported:  # no terminal to hand over (headless): the editor still gets the file
-            editor(path, line)
+            editor(path, line, col)
         self.app.refresh()
 
     def action_filter(self) -> None:

@@ -33,12 +33,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..case_filter import matches
-from ..case_rows import case_facts, case_row
+from ..case_rows import case_facts, case_row, group_summary
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.header_bar import HeaderBar
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
+from .layout_actions import LayoutActions
 from .triage_actions import TriageActions
 
 
@@ -47,7 +48,7 @@ def key(key: str, action: str, description: str, help: str, show: bool = True, k
     return Binding(key, action, description, show=show, key_display=key_display, tooltip=help)
 
 
-class WorkbenchScreen(BaselineActions, TriageActions, Screen):
+class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
     BINDINGS = [
         key("n", "next_failure", "Next failure", "Next failing case"),
         key("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
@@ -74,6 +75,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         key("f", "failures_only", "Failures", "Show failures only"),
         key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
+        key("i", "details", "Details", "Show or fold the case's details (history, usage, judge, scope) in a short terminal", show=False),
+        key("plus", "maximise", "Maximise", "Maximise the detail (no tree, no header bar); again to restore", show=False, key_display="+"),
+        key("backslash", "toggle_tree", "Hide tree", "Hide or show the case tree", show=False, key_display="\\"),
         key("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
         key("escape", "whole_case", "Whole case", "Reset the accept scope (a focused turn or layer) to the whole case", show=False),
         key("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
@@ -87,8 +91,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, WorkbenchScreen.WorkbenchChanged)
 
-    def __init__(self, workbench: Workbench, services, project: str, triage: Triage) -> None:
+    def __init__(self, workbench: Workbench, services, project: str, triage: Triage, stacked_below: int = 100) -> None:
         super().__init__()
+        self.stacked_below = stacked_below  # terminal columns: narrower, expected is shown above actual
         self.workbench = workbench
         self.services = services
         self.project = project
@@ -131,6 +136,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
         self._rebuild_tree()
         self.call_after_refresh(lambda: setattr(self, "first_paint_at", time.perf_counter()))
         self.tree.focus()
+        self.fit_layout()
         self._refresh_header()
         self.call_after_refresh(self.run_all_cases, "first run")  # paint first, then run
         if self.services.changes is not None:
@@ -198,7 +204,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
             self.project, wb.options.mode or "replay/live", wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors)
         )
         errors = wb.errors
-        self.query_one("#status-line", Static).update(Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
+        status_line = self.query_one("#status-line", Static)
+        status_line.update(Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
+        status_line.display = bool(errors)
 
     # --- the detail -------------------------------------------------------------------------------
 
@@ -217,11 +225,24 @@ class WorkbenchScreen(BaselineActions, TriageActions, Screen):
             divergences = self._divergences()
             view = View(divergences[0].turn, 0) if divergences else View()
         self.view = view
+        if not keep_position:  # the first divergence in sight, however short the terminal
+            layer = divergences[0].layer if divergences else "request"
+            self.call_after_refresh(self.detail.scroll_to_layer, layer, False)
 
     def watch_view(self, view: View) -> None:
         """The detail draws the view (bound to it); it is told which case first."""
         if self.is_mounted:
-            self.detail.state = self.current
+            detail = self.detail
+            detail.state = self.current
+            detail.summary = self._group_summary() if detail.state is None else None
+
+    def _group_summary(self) -> Optional[Text]:
+        node = self.tree.cursor_node
+        if node is None or node.data or not node.children:
+            return None
+        ids = self.tree.cases_under(node)
+        states = [self.workbench.cases[i] for i in ids if i in self.workbench.cases]
+        return group_summary(str(node.label), states, folded=not node.is_expanded) if states else None
 
     def on_case_tree_case_selected(self, message: CaseTree.CaseSelected) -> None:
         # while keys repeat, the tree moves at once and the detail follows when they stop

@@ -11,12 +11,13 @@ from agentdiff.core.diff.model import Divergence
 from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
+from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
 
-from ..safe_text import shown
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -24,8 +25,12 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static, Tab, Tabs
 
-from ..diff_render import layer_views
-from ..glyphs import glyph, sparkline
+from ..diff_render import LayerView, layer_views
+from ..glyphs import GLYPH, STYLE, glyph, sparkline
+from ..safe_text import shown
+
+STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
+STATUS_STYLE = {status.value: style for status, style in STYLE.items()}
 
 
 class LayerSection(Vertical):
@@ -35,16 +40,31 @@ class LayerSection(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="layer-title")
-        with Horizontal(classes="sides"):
-            yield Static(classes="side expected")
-            yield Static(classes="side actual")
+        yield Static(classes="layer-body")
 
-    def show(self, title: str, expected: Text, actual: Text, status: str) -> None:
-        self.query_one(".layer-title", Static).update(Text(title, style="bold" if status == "changed" else "dim"))
-        self.query_one(".expected", Static).update(shown(expected))
-        self.query_one(".actual", Static).update(shown(actual))
-        self.set_class(status == "changed", "changed")
-        self.set_class(status == "absent", "absent")
+    def show(self, view: LayerView, stacked: bool = False, folded: bool = False) -> None:
+        """The layer's rows side by side (each row's sides wrap on their own and the next row starts
+        level), or expected above actual when `stacked`; `folded`: its title alone."""
+        title = Text(view.title, style="bold" if view.status == "changed" else "dim")
+        if folded:
+            title.append(f" · {'same' if view.status == 'same' else view.expected.plain.strip() or 'absent'}", style="dim")
+        self.query_one(".layer-title", Static).update(shown(title))
+        body = self.query_one(".layer-body", Static)
+        body.display = not folded
+        if folded:
+            pass
+        elif stacked:
+            text = Text("expected\n", style="dim italic") + view.expected + Text("\nactual\n", style="dim italic") + view.actual
+            body.update(shown(text))
+        else:
+            table = Table.grid(expand=True, padding=(0, 1, 0, 0))
+            table.add_column(ratio=1, overflow="fold")
+            table.add_column(ratio=1, overflow="fold")
+            for left, right in view.rows:
+                table.add_row(shown(left), shown(right))
+            body.update(table)
+        self.set_class(view.status == "changed", "changed")
+        self.set_class(view.status == "absent", "absent")
 
 
 #: The layers of an eval case `a` can write on their own.
@@ -73,9 +93,12 @@ class View(NamedTuple):
         return "the whole case"
 
 
-class CaseDetail(VerticalScroll):
-    """Attributes down: the screen sets `state` (the case) and binds `view` to its own; the triage
-    file and the run history are given at construction. A change of `view` redraws."""
+class CaseDetail(Vertical):
+    """Attributes down: the screen sets `state` (the case, or None with a `summary` of the group
+    under the cursor), `compact` (a short terminal: a one-line header, layers without divergences
+    folded; `i` shows everything), `stacked` (a narrow one: expected above actual) and binds `view`
+    to its own; the triage file and the run history are given at construction. A change of `view`
+    redraws. The header stays put; the layers scroll under it."""
 
     view: var[View] = var(View, always_update=True)
 
@@ -88,6 +111,8 @@ class CaseDetail(VerticalScroll):
         super().__init__(**kwargs)
         self.triage, self.history, self.prices = triage, history, prices or {}
         self.state: Optional[CaseState] = None
+        self.summary: Optional[Text] = None
+        self.compact = self.stacked = self.details = False
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
         self._tab_case: Optional[tuple[str, int]] = None
@@ -97,9 +122,17 @@ class CaseDetail(VerticalScroll):
     def turn(self) -> int:
         return self.view.turn
 
+    @property
+    def short_header(self) -> bool:
+        return self.compact and not self.details
+
     def watch_view(self, view: View) -> None:
         if self.is_mounted:
             self._draw(view)
+
+    def redraw(self) -> None:
+        if self.is_mounted:
+            self._draw(self.view)
 
     def _draw(self, view: View) -> None:
         state = self.state
@@ -108,22 +141,26 @@ class CaseDetail(VerticalScroll):
         self.divergence = divergences[index] if index >= 0 else None
         self.extra = Text()
         if state is not None:
-            entries = self.history.entries(state.ref.id) if self.history else []
-            self.extra.append_text(self.history_line([e.get("score") for e in entries], [e.get("status", "") for e in entries]))
-            label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
-            if label or note:
-                self.extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
+            if not self.short_header:
+                entries = self.history.entries(state.ref.id) if self.history else []
+                self.extra.append_text(history_line(entries))
+                label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
+                if label or note:
+                    self.extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
             if self.divergence is not None and self.divergence.turn != self.turn:  # a turn was chosen: say what is in it
                 turns = sorted({d.turn + 1 for d in divergences})
                 self.extra.append(f"\nturn {self.turn + 1}: no divergence · divergences in turn{'s' if len(turns) > 1 else ''} "
                                   f"{', '.join(map(str, turns))} (]: the next)", style="dim")
             elif self.divergence is not None:
                 self.extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {self.divergence.summary}", style="bold")
-                if self.divergence.source:
-                    self.extra.append(f"  (e: {self.divergence.source})", style="dim")
+                source = self.divergence.source
+                if source:
+                    where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}" if self.short_header and source.line else str(source)
+                    self.extra.append(f"  (e: {where})", style="dim")
             conformance = isinstance(state.ref, ConformanceCaseRef)
-            self.extra.append(f"\naccept scope: {view.scope(conformance)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
-                              style="dim")
+            if not self.short_header or view.layer or view.turn_focused:
+                self.extra.append(f"\naccept scope: {view.scope(conformance)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
+                                  style="dim")
         self._render_header()
         self._render_tabs()
         self._render_layers()
@@ -134,44 +171,49 @@ class CaseDetail(VerticalScroll):
         with Horizontal(id="side-titles"):
             yield Static(Text("Expected", style="bold"), classes="side")
             yield Static(Text("Actual", style="bold"), classes="side")
-        for layer in ("request", "tool_calls", "response", "session"):
-            yield LayerSection(layer)
-
+        with VerticalScroll(id="layers"):
+            for layer in ("request", "tool_calls", "response", "session"):
+                yield LayerSection(layer)
 
     def _render_header(self) -> None:
         header = Text()
         state = self.state
         if state is None:
-            header.append("No case selected.", style="dim")
+            header.append_text(self.summary or Text("No case selected.", style="dim"))
         else:
             mark, style = glyph(state.status, state.running, state.stale)
             header.append(f"{mark} ", style=style)
-            header.append(state.ref.id, style="bold")
+            short = self.short_header
+            header.append(state.ref.name if short else state.ref.id, style="bold")  # the tree says where it lives
             result = state.run.result if state.run else None
             if result is not None:
-                header.append(f"\n{result.status.value} · {result.mode}", style=style)
+                header.append(" · " if short else "\n")
+                header.append(f"{result.status.value} · {result.mode}", style=style)
                 for metric in result.metrics:
-                    if metric.threshold is not None and metric.score is not None:
+                    if metric.threshold is not None and metric.score is not None and (not short or metric.status is MetricStatus.FAILED):
                         header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
                 spent = usage_line([result], self.prices)
-                if spent:
+                if spent and not short:
                     header.append(f"\n{spent}", style="dim")
                 if result.error:
-                    header.append(f"\n{result.error}", style="red")
-                for metric in result.metrics:  # the judge's verdict and reasons for the turn shown
+                    header.append(f"\n{result.error.splitlines()[0] if short else result.error}", style="red")
+                for metric in result.metrics if not short else ():  # the judge's verdict and reasons for the turn shown
                     for line in judge_lines(result, metric, only_failing=False, turn_only=self.turn):
                         header.append(f"\njudge · {metric.name} " if not line.startswith(" ") else "\n    ", style="magenta")
                         header.append(line.strip().replace(" · judge: ", " · "))
             elif state.running:
-                header.append("\nrunning…", style="cyan")
+                header.append(" · running…" if short else "\nrunning…", style="cyan")
             else:
-                header.append("\nnot run yet", style="dim")
-            if state.reason:
+                header.append(" · not run yet" if short else "\nnot run yet", style="dim")
+            if state.reason and not short:
                 header.append(f"\n{state.reason}", style="italic dim")
             errored = result is not None and result.status is CaseStatus.ERROR  # the error says it all
-            if state.run and state.run.diff and state.run.diff.first_divergence and not errored:
-                header.append(f"\nfirst divergence: {state.run.diff.first_divergence.summary}", style="yellow")
+            first = state.run.diff.first_divergence if state.run and state.run.diff else None
+            if first is not None and not errored and not (short and self.divergence is not None):
+                header.append(f"\nfirst divergence: {first.summary}", style="yellow")
             header.append_text(self.extra)
+            if short:
+                header.append("  i: details", style="dim")
         self.query_one("#detail-header", Static).update(shown(header))
 
     def _render_tabs(self) -> None:
@@ -193,17 +235,20 @@ class CaseDetail(VerticalScroll):
             self._tab_case = key
         if count:
             tabs.active = f"turn-{self._generation}-{min(self.turn, count - 1)}"
-        tabs.display = count > 0
+        tabs.display = count > 1 or (count == 1 and not self.short_header)
 
     def _render_layers(self) -> None:
         diff = self.state.run.diff if self.state and self.state.run else None
         sections = list(self.query(LayerSection))
+        self.query_one("#side-titles").display = not self.stacked and diff is not None
         if diff is None:
             for section in sections:
-                section.show(section.layer_name, Text(""), Text(""), "absent")
+                section.show(LayerView(section.layer_name, [], "absent"), folded=True)
             return
         for section, view in zip(sections, layer_views(diff, self.turn, self.divergence), strict=True):
-            section.show(view.title, view.expected, view.actual, view.status)
+            # a short terminal folds what holds no divergence, unless that layer is focused (1–4)
+            folded = self.short_header and view.status != "changed" and self.view.layer != section.layer_name
+            section.show(view, self.stacked, folded)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
@@ -212,11 +257,27 @@ class CaseDetail(VerticalScroll):
             if turn != self.turn:
                 self.post_message(self.TurnChosen(turn))
 
-    def scroll_to_layer(self, layer: str) -> None:
-        self.query_one(f"#layer-{layer}", LayerSection).scroll_visible(top=True, animate=False)
+    def scroll_to_layer(self, layer: str, top: bool = True) -> None:
+        """Bring a layer into view: to the top (`]`), or only as far as needed (a case just selected)."""
+        section = self.query_one(f"#layer-{layer}", LayerSection)
+        if top:
+            section.scroll_visible(top=True, animate=False)
+        else:
+            self.query_one("#layers", VerticalScroll).scroll_home(animate=False)
+            section.scroll_visible(animate=False)
 
-    @staticmethod
-    def history_line(values: list[Optional[float]], statuses: list[str]) -> Text:
-        if not statuses:
-            return Text()
-        return Text(f"\nhistory: {sparkline(values)}  ({', '.join(statuses[-5:])})", style="dim")
+
+def history_line(entries: list[dict]) -> Text:
+    """The case's recent runs: one glyph per run, oldest first, each the run's verdict (its score's
+    height when it had one), then the last five verdicts in words."""
+    if not entries:
+        return Text()
+    line = Text("\nhistory: ", style="dim")
+    for entry in entries:
+        status = entry.get("status", "")
+        score = entry.get("score")
+        mark = sparkline([score]) if isinstance(score, (int, float)) else STATUS_GLYPH.get(status, "·")
+        line.append(mark, style=STATUS_STYLE.get(status, "dim"))
+    words = [entry.get("status", "") for entry in entries[-5:]]
+    line.append(f"  (last {len(words)}: {', '.join(words)})" if len(entries) > len(words) else f"  ({', '.join(words)})", style="dim")
+    return line

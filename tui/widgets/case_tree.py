@@ -32,9 +32,58 @@ class CaseRow:
 
 class CaseTree(Tree[str]):
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", tooltip="Move down the case tree (also ↓)"),
-        Binding("k", "cursor_up", "Up", tooltip="Move up the case tree (also ↑)"),
+        Binding("j", "cursor_down", "Down", tooltip="Next case in the tree (also ↓); an unfolded group's row is passed over"),
+        Binding("k", "cursor_up", "Up", tooltip="Previous case in the tree (also ↑)"),
+        Binding("h", "fold", "Fold", tooltip="Fold the group of the case under the cursor (also ←); space folds or unfolds", show=False),
+        Binding("left", "fold", "Fold", show=False),
+        Binding("right", "unfold", "Unfold", tooltip="Unfold the group under the cursor (→)", show=False),
     ]
+
+    # --- moving: the cursor lands on cases; an unfolded group's or agent's row is only a heading ---
+
+    def _is_stop(self, line: int) -> bool:
+        node = self._tree_lines[line].path[-1]
+        return bool(node.data) or not (node.allow_expand and node.is_expanded)
+
+    def _step(self, step: int) -> None:
+        line = self.cursor_line if self.cursor_line != -1 else (-1 if step > 0 else self.last_line + 1)
+        while 0 <= line + step <= self.last_line:
+            line += step
+            if self._is_stop(line):
+                self.cursor_line = line
+                self.scroll_to_line(line, animate=False)
+                return
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
+
+    def action_fold(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        group = node if node.allow_expand and node.is_expanded else node.parent
+        if group is not None and group is not self.root:
+            group.collapse()
+            self.move_cursor(group)
+
+    def action_unfold(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.allow_expand and not node.is_expanded:
+            node.expand()
+            self.call_after_refresh(self.action_cursor_down)
+
+    def cases_under(self, node: TreeNode[str]) -> list[str]:
+        """The ids of the cases shown under a group or agent row, in screen order."""
+        found, stack = [], [node]
+        while stack:
+            current = stack.pop()
+            if current.data:
+                found.append(current.data)
+            stack.extend(reversed(current.children))
+        return found
 
     class CaseSelected(Message):
         def __init__(self, case_id: Optional[str]) -> None:
