@@ -1,5 +1,6 @@
-"""The main journey in a real terminal (tmux): start on a copy of the sample agents, edit a prompt,
-see the affected case turn red with the request-layer diff, accept it, see it green, undo, see it red."""
+"""The journeys in a real terminal (tmux): start on a copy of the sample agents, edit a prompt, see
+the affected case turn red with the request-layer diff, accept it, see it green, undo, see it red;
+and triage every failure of the samples at 80×24 with `n`, the editor opened at the line."""
 
 from __future__ import annotations
 
@@ -39,6 +40,59 @@ def case_line(text: str, name: str) -> str:
     return next((line for line in text.splitlines() if f" {name}" in line.split("│")[0]), "")
 
 
+def start(tmp_path: Path, width: int, height: int) -> None:
+    tmux("kill-server")
+    tmux("new-session", "-d", "-s", "journey", "-x", str(width), "-y", str(height), "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} sample_agents")
+    tmux("set-option", "-t", "journey", "window-size", "manual")
+    tmux("resize-window", "-t", "journey", "-x", str(width), "-y", str(height))
+
+
+def quit_app() -> None:
+    tmux("send-keys", "-t", "journey", "q")
+    deadline = time.monotonic() + 10
+    while "journey" in tmux("list-sessions") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "journey" not in tmux("list-sessions")
+
+
+def test_triage_every_failure_at_80_by_24_and_open_the_editor_at_the_line(tmp_path):
+    copy_samples(tmp_path)
+    opened = tmp_path / "opened.txt"
+    editor = tmp_path / "my-editor"  # a wrapper script: only the configured template gives it the line
+    editor.write_text(f"#!/bin/sh\necho \"$@\" >> {opened}\n")
+    editor.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text(f'[tool.agentdiff]\neditor = "{editor} --goto {{file}}:{{line}}:{{col}}"\n')
+    start(tmp_path, 80, 24)
+    try:
+        wait_for(lambda t: "✓ 9 ✗ 3" in t, "the first runs", timeout=60)
+        expected = {  # each failure's first divergence, visible without scrolling
+            "refund_too_late": "▶ ● issue_refund",
+            "no_second_refund": "▶ ●",
+            "dim_living_room": "args.brightness",
+        }
+        seen = set()
+        for _ in expected:
+            tmux("send-keys", "-t", "journey", "n")
+            screen = wait_for(lambda t: any(f"✗ {name} · failed" in t for name in expected.keys() - seen), "the next failure")
+            name = next(n for n in expected.keys() - seen if f"✗ {n} · failed" in screen)
+            assert expected[name] in screen and "divergence 1/" in screen, screen
+            seen.add(name)
+            if name == "dim_living_room":
+                tmux("send-keys", "-t", "journey", "e")
+                wait_for(lambda t: opened.exists() and opened.read_text(), "the editor", timeout=10)
+                file, line, col = opened.read_text().split()[-1].rsplit(":", 2)
+                assert opened.read_text().startswith("--goto ")
+                assert '"brightness": 40' in Path(file).read_text().splitlines()[int(line) - 1]
+        assert seen == expected.keys()
+        tmux("send-keys", "-t", "journey", "+")  # the detail alone, then back
+        wait_for(lambda t: "✓ 9" not in t, "the detail maximised")
+        tmux("send-keys", "-t", "journey", "+")
+        wait_for(lambda t: "✓ 9 ✗ 3" in t, "the tree and header back")
+        quit_app()
+    finally:
+        tmux("kill-server")
+
+
 def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
     samples = copy_samples(tmp_path, agents=("home_automation",))
     tmux("kill-server")
@@ -52,8 +106,10 @@ def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
         prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
         wait_for(lambda t: "✗" in case_line(t, "kitchen_on_then_check") and "✓ 3 ✗ 2" in t, "the replay to fail")
         tmux("send-keys", "-t", "journey", "/")
-        wait_for(lambda t: "Filter cases" in t, "the filter prompt")
-        tmux("send-keys", "-t", "journey", "kitchen_on", "Enter")
+        wait_for(lambda t: "5 of 5 cases" in t, "the filter line")
+        tmux("send-keys", "-t", "journey", "kitchen_on")
+        wait_for(lambda t: "1 of 5 cases" in t, "the filter to answer as it is typed")
+        tmux("send-keys", "-t", "journey", "Enter")
         screen = wait_for(lambda t: "1 request" in t and "make up" in t, "the request-layer diff")
         assert "config.system_instruction" in screen
         tmux("send-keys", "-t", "journey", "a")

@@ -379,11 +379,17 @@ async def test_help_and_the_command_palette_hold_every_action(tmp_path):
         assert modal(app) == "HelpScreen"
         shown = dict(app.screen.keys)
         await pilot.press("escape")
-        helps = {command.help for command in app.get_system_commands(app.screen)}
+        from agentdiff.tui.commands import KeyCommands
+
+        helps = {help for _, help, _ in KeyCommands(app.screen)._commands()}
         for binding in app.main.BINDINGS:  # one table: the help and the palette are made from the bindings
             key = binding.key_display or binding.key
             assert binding.tooltip and shown[key] == binding.tooltip
-            assert any(help.endswith(f"({key})") for help in helps), binding.action
+            assert any(help.endswith(f"key {key}") for help in helps), binding.action
+        await pilot.press("ctrl+p", *"mode")  # the palette finds a key by the words of its description
+        await until(pilot, lambda: "Switch the mode" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.workbench.options.mode == "live")
 
 
 async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp_path):

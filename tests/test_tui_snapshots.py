@@ -4,6 +4,7 @@ answered by the fake pool, Textual pinned exactly). Update with
 
 from __future__ import annotations
 
+import pytest
 from fake_pool import CannedPool
 from tui_support import copy_samples, edit_the_home_prompt, make_app, settle
 
@@ -31,12 +32,18 @@ def _select(case_id, *keys):
     return run_before
 
 
-def test_a_failing_eval_case_shows_its_tool_call_and_answer(snap_compare, tmp_path):
-    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=_select(DIM))
+#: A small terminal (compact header, expected above actual) and a roomy one (side by side).
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
-def test_a_prompt_edit_shows_in_the_request_layer_of_a_replay(snap_compare, tmp_path):
-    assert snap_compare(_app(tmp_path, edit_prompt=True), terminal_size=SIZE, run_before=_select(KITCHEN))
+@SIZES
+def test_a_failing_eval_case_shows_its_tool_call_and_answer(snap_compare, tmp_path, size):
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=_select(DIM))
+
+
+@SIZES
+def test_a_prompt_edit_shows_in_the_request_layer_of_a_replay(snap_compare, tmp_path, size):
+    assert snap_compare(_app(tmp_path, edit_prompt=True), terminal_size=size, run_before=_select(KITCHEN))
 
 
 def test_the_accept_preview(snap_compare, tmp_path):

@@ -9,17 +9,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.watcher import ChangeSource, watchfiles_source
 from agentdiff.core.workbench.workbench import Workbench
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from .commands import KeyCommands
 from .editor import Editor, default_editor
 from .safe_text import pictured
 from .screens.workbench_screen import WorkbenchScreen
@@ -36,6 +37,7 @@ class Services:
 
 class AgentdiffApp(App):
     CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {KeyCommands}  # Textual's own commands, and every key of the workbench
     TITLE = "agentdiff"
     BINDINGS = [Binding("q", "quit", "Quit", tooltip="Quit")]
 
@@ -66,16 +68,6 @@ class AgentdiffApp(App):
         if self.workbench.history is not None:
             self.workbench.history.save(wait=True)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The palette: Textual's own commands, then every key of the workbench, from its bindings."""
-        yield from super().get_system_commands(screen)
-        for binding in self.main.BINDINGS:
-            title = binding.tooltip or binding.description
-            yield SystemCommand(title, f"{title} ({binding.key_display or binding.key})", _runner(self.main, binding.action))
-
-
-def _runner(screen: Screen, action: str) -> Callable[[], object]:
-    return lambda: screen.run_action(action)
 
 
 def create_app(

@@ -11,6 +11,22 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..case_filter import LAYERS, STATUSES
+
+def filter_rows() -> list[tuple[str, str]]:
+    """Every token of the `/` filter and the values it takes."""
+    return [
+        ("word", "cases whose id holds the word"),
+        ("status:", f"{', '.join(STATUSES)} (a beginning is enough: status:fail)"),
+        ("agent:", "the agent's name, or part of it"),
+        ("label:", 'the triage label, or part of it (quotes hold spaces: label:"flaky model")'),
+        ("mode:", "replay or live: how the case last ran"),
+        ("layer:", f"{', '.join(LAYERS)}: a layer with a divergence"),
+        ("a,b", "either value: status:failed,error"),
+        ("!token", "the cases the token does not match"),
+    ]
+
+
 MODES = (
     "Replay runs your agent's code with the recorded model answers: it sees prompts, tool declarations, "
     "model names, what tools write to state and tools that raise; it cannot see the model behaving "
@@ -36,4 +52,11 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-dialog"):
             yield Static(Text.assemble(("agentdiff keys", "bold"), ("  (esc or ? closes)", "dim")))
             yield Static(table)
+            filters = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+            filters.add_column("filter (/)")
+            filters.add_column("matches")
+            for token, meaning in filter_rows():
+                filters.add_row(token, meaning)
+            yield Static(Text("\nThe / filter: tokens are combined (all must match); tab completes, esc clears", style="bold"))
+            yield Static(filters)
             yield Static(Text("\n" + MODES, style="dim"))

@@ -12,7 +12,8 @@ from agentdiff.core.traces.model import Origin
 from agentdiff.core.workbench.triage import TriageUnreadable
 from textual.app import SuspendNotSupported
 
-from ..case_filter import parse_error
+from ..case_filter import LAYERS, STATUSES, parse_error
+from ..widgets.filter_bar import FilterBar
 from .prompt_modal import PromptModal
 
 
@@ -26,7 +27,10 @@ def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
 
 
 class TriageActions:
-    """Mixed into WorkbenchScreen: uses its `workbench`, `services`, `triage`, `view`, `current` and `tree`."""
+    """Mixed into WorkbenchScreen: uses its `workbench`, `services`, `triage`, `view`, `current`,
+    `tree` and `filter_bar`."""
+
+    _filter_timer = None
 
     def action_edit(self) -> None:
         state = self.current
@@ -50,25 +54,65 @@ class TriageActions:
         self.app.refresh()
 
     def action_filter(self) -> None:
-        def done(value: Optional[str]) -> None:
-            if value is None:
-                return
-            problem = parse_error(value)
-            if problem:
-                self.notify(problem, severity="warning")
-            self.filter_text = value.strip()
-            self._rebuild_tree()
-            self._refresh_header()
+        self.filter_bar.open(self.filter_text)
+        self._apply_filter(self.filter_text)
 
-        hint = "words, status:, agent:, label:, mode:, layer:; ! inverts; empty clears"
-        self.app.push_screen(PromptModal("Filter cases", self.filter_text, "refund status:failed !agent:x", hint), done)
+    FILTER_SETTLES = 0.08  # seconds of no typing before a large tree is filtered again
+
+    def on_filter_bar_changed(self, message: FilterBar.Changed) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        if len(self.workbench.cases) <= 500:
+            self._apply_filter(message.value)
+        else:
+            self._filter_timer = self.set_timer(self.FILTER_SETTLES, lambda: self._apply_filter(message.value))
+
+    def _apply_filter(self, value: str) -> None:
+        problem = parse_error(value)
+        self.filter_text = value.strip()
+        self._rebuild_tree()
+        self._refresh_header()
+        self.filter_bar.show_count(len(self.tree.visible_ids), len(self.workbench.cases), problem)
+
+    def on_filter_bar_closed(self, message: FilterBar.Closed) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        problem = parse_error(message.value)
+        self._apply_filter(message.value)
+        self.tree.focus()
+        if problem and not message.cleared:
+            self.notify(problem, severity="warning")
+
+    def filter_values(self, key: str) -> list[str]:
+        """What the filter line completes after `key:`."""
+        if key == "status":
+            return list(STATUSES)
+        if key == "layer":
+            return list(LAYERS)
+        if key == "mode":
+            return ["replay", "live"]
+        if key == "label":
+            return list(self.triage.labels)
+        if key == "agent":
+            return sorted({self._row(state).agent for state in self.workbench.cases.values()})
+        return []
+
+    def clear_filter(self) -> bool:
+        """Esc in the tree: drop the filter and failures-only, if any."""
+        if not (self.filter_text or self.failures_only):
+            return False
+        self.filter_text, self.failures_only = "", False
+        self._rebuild_tree()
+        self._refresh_header()
+        self.notify("filter cleared", timeout=2)
+        return True
 
     def action_failures_only(self) -> None:
         self.failures_only = not self.failures_only
         self._rebuild_tree()
         self._refresh_header()
 
-    def _ask_triage(self, field: str, question: str, current: Optional[str], placeholder: str, hint: str = "") -> None:
+    def _ask_triage(self, field: str, question: str, current: Optional[str], placeholder: str, hint: str = "", suggestions=()) -> None:
         state = self.current
         if state is None:
             return
@@ -84,12 +128,13 @@ class TriageActions:
             self.tree.update_case(self._row(state))
             self._show_selected(keep_position=True)
 
-        self.app.push_screen(PromptModal(question, current or "", placeholder, hint), done)
+        self.app.push_screen(PromptModal(question, current or "", placeholder, hint, suggestions), done)
 
     def action_label(self) -> None:
         case_id = self.tree.current_case_id or ""
         known = ", ".join(self.triage.labels)
-        self._ask_triage("label", "Label this failure", self.triage.label_of(case_id), "a label", f"known: {known}; empty removes")
+        self._ask_triage("label", "Label this failure", self.triage.label_of(case_id), "a label",
+                         f"known: {known}; tab completes; empty removes", suggestions=self.triage.labels)
 
     def action_comment(self) -> None:
         case_id = self.tree.current_case_id or ""

@@ -36,6 +36,7 @@ from ..case_filter import matches
 from ..case_rows import case_facts, case_row, group_summary
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
+from ..widgets.filter_bar import FilterBar
 from ..widgets.header_bar import HeaderBar
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
@@ -62,7 +63,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
         key("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
         key("r", "rerun", "Re-run", "Re-run the selected case"),
         key("R", "rerun_all", "Re-run all", "Re-run all visible cases", show=False),
-        key("m", "toggle_mode", "Replay/live", "Switch replay / live"),
+        key("m", "toggle_mode", "Mode", "Switch the mode: each case's default (conformance replays, eval sets live) / everything live"),
         key("a", "accept", "Accept", "Accept the actual run as baseline: the case, or the focused turn or layer; preview first"),
         key("A", "accept_all", "Accept all", "Accept all visible failures (flaky ones left to review); preview first; one z undoes it", show=False),
         key("V", "review", "Review", "Review the visible failures one by one: a accept, x reject, s skip, z back", show=False),
@@ -79,7 +80,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
         key("plus", "maximise", "Maximise", "Maximise the detail (no tree, no header bar); again to restore", show=False, key_display="+"),
         key("backslash", "toggle_tree", "Hide tree", "Hide or show the case tree", show=False, key_display="\\"),
         key("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
-        key("escape", "whole_case", "Whole case", "Reset the accept scope (a focused turn or layer) to the whole case", show=False),
+        key("escape", "whole_case", "Whole case", "Reset the accept scope (a focused turn or layer) to the whole case; else clear the filter", show=False),
         key("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
     ]
 
@@ -120,6 +121,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
         with Horizontal(id="body"):
             yield CaseTree(id="tree")
             yield CaseDetail(self.triage, self.workbench.history, self.workbench.options.prices, id="detail").data_bind(WorkbenchScreen.view)
+        yield FilterBar(self.filter_values, id="filter-bar")
         yield Static(id="status-line")
         yield Footer()
 
@@ -130,6 +132,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
     @property
     def detail(self) -> CaseDetail:
         return self.query_one(CaseDetail)
+
+    @property
+    def filter_bar(self) -> FilterBar:
+        return self.query_one(FilterBar)
 
     def on_mount(self) -> None:
         self.workbench.subscribe(self._on_workbench_event)
@@ -201,7 +207,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
     def _refresh_header(self) -> None:
         wb = self.workbench
         self.query_one(HeaderBar).show(
-            self.project, wb.options.mode or "replay/live", wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors)
+            self.project, self.mode_label(), wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors)
         )
         errors = wb.errors
         status_line = self.query_one("#status-line", Static)
@@ -235,6 +241,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
             detail = self.detail
             detail.state = self.current
             detail.summary = self._group_summary() if detail.state is None else None
+            if detail.state is None and detail.summary is None and not self.tree.visible_ids and self.workbench.cases:
+                detail.summary = Text("No case matches the filter.", style="dim") + Text("\nesc clears it · / changes it", style="dim")
 
     def _group_summary(self) -> Optional[Text]:
         node = self.tree.cursor_node
@@ -275,11 +283,22 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
         self.workbench.run(list(self.tree.visible_ids), "re-run: R pressed")
 
     def action_toggle_mode(self) -> None:
-        mode = self.workbench.toggle_mode()
-        self.notify(f"mode: {mode}; re-running the conformance cases")
         ids = [case_id for case_id, s in self.workbench.cases.items() if isinstance(s.ref, ConformanceCaseRef)]
+        if not ids:
+            self.notify("every case here runs live: only conformance cases have recordings to replay")
+            return
+        mode = self.workbench.toggle_mode()
+        said = "live: every case runs its model" if mode == "live" else "each case's default: conformance cases replay, eval sets run live"
+        self.notify(f"mode {self.mode_label()} ({said}); re-running the conformance cases")
         self.workbench.run(ids, f"re-run: switched to {mode}")
         self._refresh_header()
+
+    def mode_label(self) -> str:
+        """The header's mode: what the cases will actually do (eval sets have no recordings: live)."""
+        if self.workbench.options.mode == "live":
+            return "live"
+        kinds = {isinstance(state.ref, ConformanceCaseRef) for state in self.workbench.cases.values()}
+        return "replay/live" if len(kinds) == 2 else "replay" if kinds == {True} else "live"
 
     def action_toggle_watch(self) -> None:
         self.toggle_watch()
@@ -345,7 +364,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
         self._move_turn(-1)
 
     def action_whole_case(self) -> None:
-        self.view = self.view._replace(layer=None, turn_focused=False)
+        """Esc: the accept scope back to the whole case; when it already is, the filter cleared."""
+        if self.view.layer or self.view.turn_focused or not self.clear_filter():
+            self.view = self.view._replace(layer=None, turn_focused=False)
 
     def action_layer(self, layer: str) -> None:
         self.view = self.view._replace(layer=layer)

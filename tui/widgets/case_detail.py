@@ -209,7 +209,7 @@ class CaseDetail(Vertical):
                 header.append(f"\n{state.reason}", style="italic dim")
             errored = result is not None and result.status is CaseStatus.ERROR  # the error says it all
             first = state.run.diff.first_divergence if state.run and state.run.diff else None
-            if first is not None and not errored and not (short and self.divergence is not None):
+            if first is not None and not errored and not (short and self.divergence is not None) and first is not self.divergence:
                 header.append(f"\nfirst divergence: {first.summary}", style="yellow")
             header.append_text(self.extra)
             if short:

@@ -181,8 +181,8 @@ class CaseTree(Tree[str]):
 
     @property
     def current_case_id(self) -> Optional[str]:
-        node = self.cursor_node
-        return node.data if node is not None and node.data else None
+        node = self.cursor_node  # a node of a tree since cleared is no case of this one
+        return node.data if node is not None and node.data and self._case_nodes.get(node.data) is node else None
 
     def select_case(self, case_id: str) -> None:
         node = self._case_nodes.get(case_id)

@@ -1,0 +1,166 @@
+"""The workbench at a glance, through the factory and Pilot: the cursor lands on cases, the filter
+answers as you type, short and narrow terminals, the editor's line, the mode shown as it is."""
+
+from __future__ import annotations
+
+from agentdiff.core.scoring.results import CaseStatus
+from fake_pool import CannedPool
+from tui_support import copy_samples, make_app, settle, until
+
+DIM = "sample_agents/home_automation/home_automation.evalset.json::dim_living_room"
+REFUND_LATE = "sample_agents/customer_service/customer_service.evalset.json::refund_too_late"
+REFUND_TWICE = "sample_agents/customer_service/customer_service.evalset.json::no_second_refund"
+FAILING = {REFUND_LATE, REFUND_TWICE, DIM}
+
+
+def header(app) -> str:
+    return str(app.main.detail.query_one("#detail-header").render())
+
+
+async def test_j_and_k_land_on_cases_and_a_group_row_summarises_its_cases(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        tree = app.main.tree
+        ids = tree.visible_ids
+        tree.select_case(ids[0])
+        await pilot.pause(0.1)
+        seen = [tree.current_case_id]
+        for _ in range(len(ids) - 1):
+            await pilot.press("j")
+            seen.append(tree.current_case_id)
+        assert seen == ids  # every stop a case, in screen order: no group or agent row between
+        for _ in range(len(ids) - 1):
+            await pilot.press("k")
+        assert tree.current_case_id == ids[0]
+        tree.select_case(DIM)
+        await pilot.pause(0.1)
+        await pilot.press("h")  # folds the case's group; the cursor is on the group's row
+        await pilot.pause(0.1)
+        node = tree.cursor_node
+        assert not node.data and not node.is_expanded
+        await until(pilot, lambda: "1 case" in header(app) or "cases:" in header(app))
+        text = header(app)
+        assert "home_automation.evalset.json" in text and "failing: dim_living_room" in text and "→ unfolds" in text
+        await pilot.press("j")  # a folded group's cases are passed over with it
+        assert tree.current_case_id not in tree.cases_under(node)
+        await pilot.press("k", "right")
+        await until(pilot, lambda: tree.current_case_id == tree.cases_under(node)[0])
+
+
+async def test_the_filter_answers_as_you_type_and_esc_clears_it(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        total = len(app.workbench.cases)
+        count = app.main.query_one("#filter-count")
+        await pilot.press("slash", *"status:fai")
+        await pilot.pause(0.2)
+        failed = {i for i in FAILING if app.workbench.cases[i].status is CaseStatus.FAILED}
+        assert set(app.main.tree.visible_ids) == failed  # no Enter yet
+        assert str(count.render()) == f"{len(failed)} of {total} cases"
+        await pilot.press(*"x")  # status:faix: no status begins so
+        await pilot.pause(0.2)
+        assert "unknown status 'faix' (use passed, failed" in str(count.render())
+        assert app.main.tree.visible_ids == [] and "No case matches the filter" in header(app)
+        await pilot.press("escape")  # esc clears it, and the bar closes
+        await pilot.pause(0.2)
+        assert app.main.filter_text == "" and len(app.main.tree.visible_ids) == total
+        assert not app.main.filter_bar.display and app.main.tree.has_focus
+        await pilot.press("slash", *"sta", "tab", *"fl", "tab")  # tab completes keys and values
+        await pilot.pause(0.2)
+        assert app.main.filter_bar.input.value == "status:flaky"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.main.filter_text == "status:flaky" and app.main.tree.has_focus
+        await pilot.press("escape")  # esc in the tree clears a filter too
+        await pilot.pause(0.1)
+        assert app.main.filter_text == "" and len(app.main.tree.visible_ids) == total
+
+
+async def test_label_completion_comes_from_the_failure_dictionary(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(DIM)
+        await pilot.pause(0.1)
+        wanted = app.main.triage.labels[0]
+        await pilot.press("l", *wanted[:3].upper(), "tab", "enter")
+        await until(pilot, lambda: app.main.triage.label_of(DIM) == wanted)
+
+
+async def test_at_80_by_24_the_header_is_short_and_the_first_divergence_is_in_sight(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        detail = app.main.detail
+        assert detail.compact and detail.stacked
+        for case_id in sorted(FAILING):
+            app.main.tree.select_case(case_id)
+            await pilot.pause(0.3)
+            state = app.workbench.cases[case_id]
+            first = state.run.diff.divergences[0]
+            section = detail.query_one(f"#layer-{first.layer}")
+            assert "▶" in str(section.query_one(".layer-body").render())
+            # the divergent layer's title and first lines are on the screen, not below the fold
+            assert 0 < section.region.y < 24 - 4 and section.region.height > 2, (case_id, section.region)
+            assert str(state.ref.name) in header(app) and "i: details" in header(app)
+            assert "history:" not in header(app) and "accept scope" not in header(app)
+        await pilot.press("i")  # the details on demand
+        await pilot.pause(0.1)
+        assert "accept scope" in header(app)
+
+
+async def test_plus_maximises_the_detail_and_backslash_hides_the_tree(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        tree, detail = app.main.tree, app.main.detail
+        assert not detail.stacked and not detail.compact
+        await pilot.press("backslash")
+        await pilot.pause(0.1)
+        assert not tree.display and detail.region.width == 120
+        await pilot.press("n")  # keys still move between cases
+        await pilot.pause(0.2)
+        assert app.main.current.failing
+        await pilot.press("backslash", "plus")
+        await pilot.pause(0.1)
+        assert not tree.display and not app.main.query_one("#header").display and detail.compact
+        await pilot.press("plus")
+        await pilot.pause(0.1)
+        assert tree.display and app.main.query_one("#header").display and not detail.compact
+
+
+async def test_the_mode_shown_is_what_the_cases_do_and_m_comes_back_to_it(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        bar = app.main.query_one("#header")
+        assert "mode replay/live" in str(bar.render())
+        await pilot.press("m")
+        await pilot.pause(0.1)
+        assert "mode live" in str(bar.render())
+        await pilot.press("m")
+        await pilot.pause(0.1)
+        assert "mode replay/live" in str(bar.render()) and app.workbench.options.mode is None
+
+
+async def test_help_lists_every_filter_token(tmp_path):
+    from agentdiff.tui.case_filter import KEYS
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        from agentdiff.tui.screens.help_screen import filter_rows
+
+        tokens = {token for token, _ in filter_rows()}
+        assert {f"{key}:" for key in KEYS} <= tokens

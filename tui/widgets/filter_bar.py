@@ -1,0 +1,104 @@
+"""The filter line of the `/` key: the tree follows as you type, with the match count beside, or
+why the query cannot match (an unknown key or value, with the valid ones). Enter keeps the filter;
+Esc clears it. Tab completes the token under the cursor (keys, statuses, layers, agents, labels)."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.suggester import Suggester
+from textual.widgets import Input, Static
+
+from ..case_filter import KEYS, LAYERS, STATUSES
+
+
+class FilterSuggester(Suggester):
+    """Completes the query's last token: a key (`sta` → `status:`), or a value of a key
+    (`status:fa` → `status:failed`, agents and labels from the project)."""
+
+    def __init__(self, values: Callable[[str], Sequence[str]]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.values = values
+
+    async def get_suggestion(self, value: str) -> Optional[str]:
+        head, _, token = value.rpartition(" ")
+        negate = "!" if token.startswith("!") else ""
+        token = token[len(negate):]
+        if not token:
+            return None
+        key, sep, partial = token.partition(":")
+        if not sep:
+            options = [f"{k}:" for k in KEYS]
+            wanted = token
+        else:
+            done, _, partial = partial.rpartition(",")
+            options = [f"{key}:{done + ',' if done else ''}{v}" for v in self.values(key)]
+            wanted = f"{key}:{done + ',' if done else ''}{partial}"
+        for option in options:
+            if option.lower().startswith(wanted.lower()) and option != wanted:
+                shown = f'{option.split(":", 1)[0]}:"{option.split(":", 1)[1]}"' if " " in option else option
+                return f"{head} {negate}{shown}" if head else f"{negate}{shown}"
+        return None
+
+
+class FilterBar(Horizontal):
+    BINDINGS = [Binding("escape", "clear", "Clear the filter", show=False), Binding("tab", "complete", "Complete", show=False)]
+
+    class Changed(Message):
+        def __init__(self, value: str) -> None:
+            super().__init__()
+            self.value = value
+
+    class Closed(Message):
+        """Enter (keep the filter) or Esc (`cleared`)."""
+
+        def __init__(self, value: str, cleared: bool) -> None:
+            super().__init__()
+            self.value, self.cleared = value, cleared
+
+    def __init__(self, values: Callable[[str], Sequence[str]], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.values = values
+
+    def compose(self) -> ComposeResult:
+        yield Static("/", id="filter-prompt")
+        yield Input(placeholder="refund status:failed !agent:x   (tab completes · enter keeps · esc clears)",
+                    suggester=FilterSuggester(self.values), id="filter-input")
+        yield Static(id="filter-count")
+
+    @property
+    def input(self) -> Input:
+        return self.query_one(Input)
+
+    def open(self, value: str) -> None:
+        self.display = True
+        self.input.value = value
+        self.input.cursor_position = len(value)
+        self.input.focus()
+
+    def show_count(self, shown: int, total: int, problem: Optional[str]) -> None:
+        text = Text(problem, style="bold red") if problem else Text(f"{shown} of {total} case{'s' if total != 1 else ''}", style="cyan")
+        self.query_one("#filter-count", Static).update(text)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.post_message(self.Changed(event.value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.display = False
+        self.post_message(self.Closed(event.value, cleared=False))
+
+    def action_complete(self) -> None:
+        if self.input._suggestion:
+            self.input.value = self.input._suggestion
+            self.input.cursor_position = len(self.input.value)
+
+    def action_clear(self) -> None:
+        self.display = False
+        self.post_message(self.Closed("", cleared=True))
