@@ -270,3 +270,51 @@ def test_a_history_that_cannot_be_written_is_no_error(tmp_path):
     history.add(CASE, result(), 1.0)
     history.save(wait=True)  # the write failed in its thread, quietly: history is a convenience
     assert history.entries(CASE) == [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]
+
+
+def test_history_keeps_each_run_s_seconds_tools_and_tokens_and_the_suite_s_pass_rate_per_batch(tmp_path):
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus
+    from agentdiff.core.workbench.history import History
+
+    def result(status, tokens=0):
+        usage = {"agent": {"gemini": {"input": tokens, "output": 0}}} if tokens else {}
+        return CaseResult(id="x", source="s", eval_set_id=None, eval_id="x", agent=None, mode="live", status=status, usage=usage)
+
+    history = History(tmp_path / "history.json")
+    history.add("a", result(CaseStatus.PASSED, 120), 1000.0, seconds=1.25, tools=3, batch=990.0)
+    history.add("b", result(CaseStatus.FAILED), 1001.0, seconds=2.0, tools=0, batch=990.0)
+    history.add("a", result(CaseStatus.PASSED), 2000.0, batch=1990.0)
+    history.add("b", result(CaseStatus.PASSED), 2001.0, batch=1990.0)
+    first = history.entries("a")[0]
+    assert (first["seconds"], first["tools"], first["tokens"], first["batch"]) == (1.25, 3, 120, 990.0)
+    assert "tokens" not in history.entries("b")[0]  # nothing spent: nothing to plot
+    history.add("b", result(CaseStatus.FAILED), 3000.0, batch=2990.0)  # one case re-run: the others stand
+    assert history.pass_rates() == [(990.0, 1, 2), (1990.0, 2, 2), (2990.0, 1, 2)]
+    history.save(wait=True)
+    assert History(tmp_path / "history.json").pass_rates() == [(990.0, 1, 2), (1990.0, 2, 2), (2990.0, 1, 2)]
+
+
+def test_the_slowest_and_most_expensive_cases_come_from_their_last_runs():
+    from types import SimpleNamespace
+
+    from agentdiff.core.run.case_run import CaseRun
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus
+    from agentdiff.core.worker.jobs import RunOutput, ToolOut
+    from agentdiff.core.workbench.costs import case_costs, most_expensive, slowest
+    from agentdiff.core.workbench.events import CaseState
+
+    def state(name, seconds, tokens, tools):
+        ref = SimpleNamespace(id=f"set::{name}", name=name)
+        usage = {"agent": {"gemini-x": {"input": tokens, "output": 10}}} if tokens else {}
+        result = CaseResult(id=ref.id, source="s", eval_set_id=None, eval_id=name, agent=None, mode="live", status=CaseStatus.PASSED, usage=usage)
+        calls = [ToolOut(agent="a", turn=0, seq=i, name="t") for i in range(tools)]
+        outputs = (RunOutput(seconds=seconds, tools=calls), RunOutput(seconds=seconds + 2, tools=calls))
+        return CaseState(ref, run=CaseRun(ref=ref, result=result, outputs=outputs))
+
+    states = [state("quick", 1.0, 0, 0), state("slow", 9.0, 100, 4), state("costly", 3.0, 5_000, 1), CaseState(SimpleNamespace(id="x", name="x"))]
+    costs = case_costs(states, {"gemini-x": {"input": 1.0, "output": 2.0}})
+    assert [c.name for c in slowest(costs)] == ["slow", "costly", "quick"]
+    assert [(c.seconds, c.tool_calls) for c in slowest(costs)][0] == (10.0, 4)  # a mean over the repeats
+    assert [c.name for c in most_expensive(costs)] == ["costly", "slow"]  # nothing spent: not listed
+    assert most_expensive(costs)[0].cost == round(5_000 / 1e6 + 10 * 2 / 1e6, 6)
+    assert [c.cost for c in most_expensive(case_costs(states))] == [None, None]  # no prices: by tokens

@@ -164,3 +164,84 @@ async def test_help_lists_every_filter_token(tmp_path):
 
         tokens = {token for token, _ in filter_rows()}
         assert {f"{key}:" for key in KEYS} <= tokens
+
+
+async def test_a_long_run_shows_its_progress_its_eta_and_each_running_case_s_time(tmp_path):
+    from agentdiff.core.worker.jobs import RunOutput
+    from agentdiff.tui.app import create_app
+    from fake_pool import Hanging
+    from tui_support import FakeEditor
+
+    copy_samples(tmp_path)
+    pool = CannedPool(tmp_path)
+    hang = Hanging(then=RunOutput(error="timed out"))
+    pool.answer(DIM, hang)
+    now = [1_800_000_000.0]
+    app = create_app(tmp_path, [tmp_path / "sample_agents"], pool=pool, watch=False, editor=FakeEditor(), clock=lambda: now[0], project="samples")
+    bar = lambda: str(app.query_one("#header").render())  # noqa: E731
+    async with app.run_test(size=(160, 48)) as pilot:
+        assert "starting workers…" in bar() or app.workbench.progress.total
+        others = [i for i in app.workbench.cases if i != DIM]
+        await until(pilot, lambda: hang.waiting and all(app.workbench.cases[i].status is not None for i in others))
+        now[0] += 44  # 11 of 12 done in 44 s: 4 s a case, one left
+        await until(pilot, lambda: "11/12 ETA 4s" in bar(), what="the ETA", timeout=5)
+        tree = app.main.tree
+        await until(pilot, lambda: "dim_living_room  44s" in str(tree._case_nodes[DIM].label), what="the running case's time", timeout=5)
+        hang.release()
+        await settle(app, pilot)
+        assert "ETA" not in bar() and "44s" not in str(tree._case_nodes[DIM].label)
+
+
+def test_progress_counts_a_batch_once_and_starts_a_new_one_when_idle():
+    from agentdiff.core.workbench.progress import Progress, duration_text
+
+    progress = Progress()
+    progress.queued(["a", "b"], in_flight=False, now=100)
+    progress.finished("a")
+    progress.queued(["a", "c"], in_flight=True, now=103)  # a again, and c: one batch of three
+    assert (progress.completed, progress.total) == (0, 3)
+    progress.finished("a")
+    assert progress.eta(106) == 12  # 6 s for one case: two left
+    progress.finished("b"), progress.finished("c"), progress.finished("x")
+    assert progress.eta(110) is None and (progress.completed, progress.total) == (3, 3)
+    progress.queued(["d"], in_flight=False, now=200)
+    assert (progress.completed, progress.total, progress.started) == (0, 1, 200)
+    assert [duration_text(s) for s in (0.4, 59, 125, 3720)] == ["0s", "59s", "2m05s", "1h02m"]
+
+
+async def test_p_plots_the_case_s_runs_and_s_shows_the_suite(tmp_path):
+    from agentdiff.tui.screens.suite_screen import SuiteScreen
+    from agentdiff.tui.widgets.plots import CasePlots
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(DIM)
+        await pilot.pause(0.1)
+        assert "tool call" in header(app) and " s" in header(app)  # what the run took, beside its tokens
+        await pilot.press("r")
+        await settle(app, pilot)
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        plots = app.main.detail.query_one(CasePlots)
+        assert plots.display and not app.main.detail.query_one("#layers").display
+        note = str(plots.query_one("#plots-note").render())
+        assert "2 run(s) kept" in note and "296 tokens, 1 tool call " in note
+        drawn = str(plots.query_one("#plot-score").render())
+        assert "score (the gating metric)" in drawn and "run" in drawn
+        await pilot.press("p")
+        await pilot.pause(0.1)
+        assert not plots.display and app.main.detail.query_one("#layers").display
+        await pilot.press("S")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, SuiteScreen)
+        title = str(app.screen.query_one("#suite-title").render())
+        assert f"{len(app.workbench.cases)} cases" in title and "batch(es) of runs kept" in title
+        assert "pass rate of the suite" in str(app.screen.query_one("#pass-rate").render())
+        ran = [s for s in app.workbench.cases.values() if s.run is not None and s.run.outputs]
+        assert len(app.screen.slow) == min(10, len(ran))
+        assert [c.seconds for c in app.screen.slow] == sorted((c.seconds for c in app.screen.slow), reverse=True)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert app.screen is app.main

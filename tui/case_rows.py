@@ -13,7 +13,8 @@ from .glyphs import glyph
 from .widgets.case_tree import CaseRow
 
 
-def case_row(state: CaseState, triage: Triage) -> CaseRow:
+def case_row(state: CaseState, triage: Triage, now: float = 0.0) -> CaseRow:
+    """`now` (the workbench's clock): a running case shows how long it has been running."""
     ref = state.ref
     if state.run is not None and state.run.agent is not None:
         agent = state.run.agent.label
@@ -22,7 +23,8 @@ def case_row(state: CaseState, triage: Triage) -> CaseRow:
     else:
         agent = ref.eval_set.source.path.parent.name  # until it runs: the folder it lives in
     group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category
-    return CaseRow(state, agent, group, triage.label_of(ref.id))
+    elapsed = now - state.started if state.running and state.started is not None else None
+    return CaseRow(state, agent, group, triage.label_of(ref.id), elapsed)
 
 
 def case_facts(row: CaseRow) -> CaseFacts:

@@ -17,6 +17,7 @@ class CaseState:
     running: bool = False
     stale: bool = False
     reason: str = ""  # why it last ran, or is about to
+    started: Optional[float] = None  # when its run started (the workbench's clock)
 
     @property
     def status(self) -> Optional[CaseStatus]:

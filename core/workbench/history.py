@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.run.usage import total_tokens
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult
 from agentdiff.core.formats.source_file import read_text_regular
@@ -39,9 +40,17 @@ class History:
         except (OSError, ValueError):
             self._data = {}
 
-    def add(self, case_id: str, result: CaseResult, when: float) -> None:
+    def add(self, case_id: str, result: CaseResult, when: float, seconds: Optional[float] = None, tools: Optional[int] = None,
+            batch: Optional[float] = None) -> None:
+        """A run's verdict and score; and, for the plots, its seconds and tool calls (a mean over
+        repeats), its tokens and the batch of runs it belonged to (when that batch started)."""
         entries = self._data.setdefault(case_id, [])
-        entries.append({"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode})
+        entry: dict[str, Any] = {"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode}
+        tokens = total_tokens(result.usage)
+        for key, value in (("seconds", seconds), ("tools", tools), ("batch", batch), ("tokens", tokens or None)):
+            if value is not None:
+                entry[key] = round(value, 3) if isinstance(value, float) else value
+        entries.append(entry)
         del entries[:-KEEP]
         self._dirty = True
         if when - self._saved_at >= SAVE_EVERY:  # a burst of verdicts is written once, not once each
@@ -49,6 +58,23 @@ class History:
 
     def entries(self, case_id: str) -> list[dict[str, Any]]:
         return list(self._data.get(case_id, []))
+
+    def pass_rates(self) -> list[tuple[float, int, int]]:
+        """The suite over time: after each batch of runs (oldest first), its start, and of every case
+        run so far the ones whose latest verdict then was a pass, and how many. A batch re-running one
+        case moves the rate by that case alone. Entries kept before batches were recorded count by
+        the minute they ran."""
+        batches: dict[float, list[tuple[str, str]]] = {}
+        for case_id, entries in self._data.items():
+            for entry in entries:
+                when = float(entry.get("batch") or (entry.get("time", 0) // 60 * 60))
+                batches.setdefault(when, []).append((case_id, entry.get("status", "")))
+        latest: dict[str, str] = {}
+        rates = []
+        for when in sorted(batches):
+            latest.update(batches[when])
+            rates.append((when, sum(status == "passed" for status in latest.values()), len(latest)))
+        return rates
 
     def save(self, when: Optional[float] = None, wait: bool = False) -> None:
         """Write the history if it changed: a copy is encoded and written in a background thread,

@@ -39,7 +39,9 @@ from agentdiff.core.workbench.events import (
     Event,
     Notice,
 )
+from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.history import History
+from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.reload import Reload, load_units, units_for
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
@@ -59,6 +61,7 @@ class Workbench(Baselines):
         self.cases: dict[str, CaseState] = {}
         self.errors: list[LoadError] = []
         self.index = CaseIndex()
+        self.progress = Progress()  # of the runs in flight
         self.units: dict[str, Path] = {}  # case id → the file or folder it loads from
         self.paused = False
         self._paused_changes: list[Path] = []  # changed while watching was paused: applied on resume
@@ -157,6 +160,7 @@ class Workbench(Baselines):
         runs of the same change wait for them."""
         ids = [case_id for case_id in case_ids if case_id in self.cases]
         replays = [i for i in ids if self._replays(i)]
+        self.progress.queued(ids, any(not task.done() for task in self._tasks.values()), self.clock())
         tasks = []
         for case_id in replays + [i for i in ids if i not in replays]:
             state = self.cases[case_id]
@@ -184,7 +188,7 @@ class Workbench(Baselines):
             self._slots = asyncio.Semaphore(PREPARING)
         try:
             async with self._slots:  # a few cases at a time prepare their runs: the loop stays responsive
-                state.running = True
+                state.running, state.started = True, self.clock()
                 self._emit(CaseUpdated(case_id))
                 run = await run_case(ref, self.pool, self.options, self.root, self._agents)
             if state.ref is not ref and run.outputs:  # its expectations changed while it ran
@@ -195,6 +199,7 @@ class Workbench(Baselines):
         except Exception as exc:  # an engine failure is shown on the case, never raised into the UI
             self._emit(Notice(f"{case_id}: {type(exc).__name__}: {exc}", "error"))
             state.running = False
+            self.progress.finished(case_id)
             self._emit(CaseUpdated(case_id))
             return
         if self.cases.get(case_id) is not state:
@@ -203,9 +208,11 @@ class Workbench(Baselines):
 
     def _settle(self, state: CaseState, run: CaseRun, reason: str) -> None:
         state.run, state.running, state.stale, state.reason = run, False, False, reason
+        self.progress.finished(state.ref.id)
         self._index(state)  # what its agent read this time
         if self.history is not None:
-            self.history.add(state.ref.id, run.result, self.clock())
+            seconds, _, tools, _ = run_cost(run, {})
+            self.history.add(state.ref.id, run.result, self.clock(), seconds, tools, self.progress.started or None)
         self._emit(CaseUpdated(state.ref.id))
 
     async def wait(self) -> None:

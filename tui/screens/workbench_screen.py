@@ -41,6 +41,8 @@ from ..widgets.header_bar import HeaderBar
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
 from .layout_actions import LayoutActions
+from .move_actions import MoveActions
+from .suite_screen import SuiteScreen
 from .triage_actions import TriageActions
 
 
@@ -49,7 +51,7 @@ def key(key: str, action: str, description: str, help: str, show: bool = True, k
     return Binding(key, action, description, show=show, key_display=key_display, tooltip=help)
 
 
-class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
+class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions, Screen):
     BINDINGS = [
         key("n", "next_failure", "Next failure", "Next failing case"),
         key("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
@@ -79,6 +81,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
         key("i", "details", "Details", "Show or fold the case's details (history, usage, judge, scope) in a short terminal", show=False),
         key("plus", "maximise", "Maximise", "Maximise the detail (no tree, no header bar); again to restore", show=False, key_display="+"),
         key("backslash", "toggle_tree", "Hide tree", "Hide or show the case tree", show=False, key_display="\\"),
+        key("p", "plots", "Plots", "Plot the case's runs over time: score, seconds and tokens per run; again for the diff", show=False),
+        key("S", "suite", "Suite", "The suite at a glance: pass rate over runs, the slowest and most expensive cases", show=False),
         key("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
         key("escape", "whole_case", "Whole case", "Reset the accept scope (a focused turn or layer) to the whole case; else clear the filter", show=False),
         key("question_mark", "help", "Help", "Help: keys and modes", key_display="?"),
@@ -139,6 +143,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
 
     def on_mount(self) -> None:
         self.workbench.subscribe(self._on_workbench_event)
+        self.set_interval(self.TICK, self._tick)
         self._rebuild_tree()
         self.call_after_refresh(lambda: setattr(self, "first_paint_at", time.perf_counter()))
         self.tree.focus()
@@ -156,7 +161,15 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
     # --- rows and filtering -----------------------------------------------------------------------
 
     def _row(self, state: CaseState) -> CaseRow:
-        return case_row(state, self.triage)
+        return case_row(state, self.triage, self.workbench.clock())
+
+    TICK = 1.0  # seconds: running cases' elapsed time and the ETA move on
+
+    def _tick(self) -> None:
+        running = [state for state in self.workbench.cases.values() if state.running]
+        if running:
+            self.tree.update_cases([self._row(state) for state in running])
+            self._refresh_header()
 
     def _visible(self, row: CaseRow) -> bool:
         if self.failures_only and not (row.state.failing or row.state.running or row.state.stale):
@@ -207,7 +220,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
     def _refresh_header(self) -> None:
         wb = self.workbench
         self.query_one(HeaderBar).show(
-            self.project, self.mode_label(), wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors)
+            self.project, self.mode_label(), wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors),
+            wb.progress, wb.clock(),
         )
         errors = wb.errors
         status_line = self.query_one("#status-line", Static)
@@ -313,64 +327,18 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, Screen):
             self.notify("watching resumed" + (f": applying {held} change(s) made meanwhile" if held else ""))
         self._refresh_header()
 
-    # --- moving -----------------------------------------------------------------------------------
-
-    def _move_to_failure(self, step: int) -> None:
-        ids = self.tree.visible_ids
-        if not ids:
-            return
-        current = self.tree.current_case_id
-        start = ids.index(current) if current in ids else -1
-        for offset in range(1, len(ids) + 1):
-            case_id = ids[(start + step * offset) % len(ids)]
-            state = self.workbench.cases.get(case_id)
-            if state is not None and state.failing:
-                self.tree.select_case(case_id)
-                return
-        self.notify("no failing case")
-
-    def action_next_failure(self) -> None:
-        self._move_to_failure(1)
-
-    def action_previous_failure(self) -> None:
-        self._move_to_failure(-1)
-
-    def _move_divergence(self, step: int) -> None:
-        divergences = self._divergences()
-        if not divergences:
-            self.notify("no divergences in this case")
-            return
-        index = (self.view.divergence + step) % len(divergences)
-        current = divergences[index]
-        self.view = self.view._replace(divergence=index, turn=current.turn)
-        self.detail.scroll_to_layer(current.layer)
-
-    def action_next_divergence(self) -> None:
-        self._move_divergence(1)
-
-    def action_previous_divergence(self) -> None:
-        self._move_divergence(-1)
-
-    def _move_turn(self, step: int) -> None:
-        state = self.current
-        turns = len(state.run.diff.turns) if state and state.run and state.run.diff else 0
-        if turns:
-            self.view = self.view._replace(turn=(self.view.turn + step) % turns, turn_focused=True)
-
-    def action_next_turn(self) -> None:
-        self._move_turn(1)
-
-    def action_previous_turn(self) -> None:
-        self._move_turn(-1)
-
     def action_whole_case(self) -> None:
         """Esc: the accept scope back to the whole case; when it already is, the filter cleared."""
         if self.view.layer or self.view.turn_focused or not self.clear_filter():
             self.view = self.view._replace(layer=None, turn_focused=False)
 
-    def action_layer(self, layer: str) -> None:
-        self.view = self.view._replace(layer=layer)
-        self.detail.scroll_to_layer(layer)
+    def action_plots(self) -> None:
+        self.detail.plotting = not self.detail.plotting
+        self.detail.redraw()
+
+    def action_suite(self) -> None:
+        wb = self.workbench
+        self.app.push_screen(SuiteScreen(list(wb.cases.values()), wb.history, wb.options.prices))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))

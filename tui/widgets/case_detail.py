@@ -13,6 +13,7 @@ from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
@@ -28,6 +29,7 @@ from textual.widgets import Static, Tab, Tabs
 from ..diff_render import LayerView, layer_views
 from ..glyphs import GLYPH, STYLE, glyph, sparkline
 from ..safe_text import shown
+from .plots import CasePlots
 
 STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
 STATUS_STYLE = {status.value: style for status, style in STYLE.items()}
@@ -113,6 +115,7 @@ class CaseDetail(Vertical):
         self.state: Optional[CaseState] = None
         self.summary: Optional[Text] = None
         self.compact = self.stacked = self.details = False
+        self.plotting = False  # `p`: the case's runs over time instead of its layers
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
         self._tab_case: Optional[tuple[str, int]] = None
@@ -164,6 +167,12 @@ class CaseDetail(Vertical):
         self._render_header()
         self._render_tabs()
         self._render_layers()
+        plots = self.query_one(CasePlots)
+        plots.display = self.plotting and state is not None
+        self.query_one("#layers").display = not plots.display
+        if plots.display:
+            self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
+            plots.show(self.history.entries(state.ref.id) if self.history else [])
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-header")
@@ -174,6 +183,7 @@ class CaseDetail(Vertical):
         with VerticalScroll(id="layers"):
             for layer in ("request", "tool_calls", "response", "session"):
                 yield LayerSection(layer)
+        yield CasePlots(id="plots")
 
     def _render_header(self) -> None:
         header = Text()
@@ -192,9 +202,8 @@ class CaseDetail(Vertical):
                 for metric in result.metrics:
                     if metric.threshold is not None and metric.score is not None and (not short or metric.status is MetricStatus.FAILED):
                         header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
-                spent = usage_line([result], self.prices)
-                if spent and not short:
-                    header.append(f"\n{spent}", style="dim")
+                if not short:
+                    header.append_text(self._spent(state))
                 if result.error:
                     header.append(f"\n{result.error.splitlines()[0] if short else result.error}", style="red")
                 for metric in result.metrics if not short else ():  # the judge's verdict and reasons for the turn shown
@@ -215,6 +224,18 @@ class CaseDetail(Vertical):
             if short:
                 header.append("  i: details", style="dim")
         self.query_one("#detail-header", Static).update(shown(header))
+
+    def _spent(self, state: CaseState) -> Text:
+        """`tokens: 296 agent · 2 tool calls · 1.3 s a run`: what the case's run took."""
+        if state.run is None or not state.run.outputs:
+            return Text()
+        seconds, _, tools, _ = run_cost(state.run, {})
+        parts = [part for part in (usage_line([state.run.result], self.prices),) if part]
+        if tools is not None:
+            parts.append(f"{tools:g} tool call{'s' if tools != 1 else ''}")
+        if seconds is not None:
+            parts.append(f"{seconds:.1f} s{' a run' if len(state.run.outputs) > 1 else ''}")
+        return Text("\n" + " · ".join(parts), style="dim") if parts else Text()
 
     def _render_tabs(self) -> None:
         tabs = self.query_one("#turn-tabs", Tabs)

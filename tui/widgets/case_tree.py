@@ -10,6 +10,7 @@ from typing import Callable, Optional, Sequence
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.progress import duration_text
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -28,6 +29,7 @@ class CaseRow:
     agent: str
     group: str
     label: Optional[str] = None
+    elapsed: Optional[float] = None  # seconds, while it runs
 
 
 class CaseTree(Tree[str]):
@@ -175,6 +177,8 @@ class CaseTree(Tree[str]):
                 text.append(f"  {shown}", style="dim")
         if row.label:
             text.append(f"  [{row.label}]", style="magenta")
+        if row.elapsed is not None:
+            text.append(f"  {duration_text(row.elapsed)}", style="cyan")
         if state.reason and (state.running or state.stale):
             text.append(f"  {state.reason}", style="dim italic")
         return safe(text)

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Input, Static
 
-from ..case_filter import KEYS, LAYERS, STATUSES
+from ..case_filter import KEYS
 
 
 class FilterSuggester(Suggester):

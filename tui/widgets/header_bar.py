@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.progress import Progress, duration_text
 from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
@@ -32,7 +33,9 @@ class HeaderBar(Static):
                 return head, shown_mode
         return head, shown_mode
 
-    def show(self, project: str, mode: str, states: Iterable[CaseState], paused: bool, filter_text: str, failures_only: bool, errors: int) -> None:
+    def show(self, project: str, mode: str, states: Iterable[CaseState], paused: bool, filter_text: str, failures_only: bool, errors: int,
+             progress: Optional[Progress] = None, now: float = 0.0) -> None:
+        """`progress`: the batch of runs in flight (a bar, done/total and ETA while runs are going)."""
         counts = {status: 0 for status in CaseStatus}
         running = stale = not_run = 0
         for state in states:
@@ -46,11 +49,15 @@ class HeaderBar(Static):
                 counts[state.status] += 1
         tail = Text()
         done, total = sum(counts.values()), running + stale + not_run + sum(counts.values())
-        if running:  # runs in flight: how far the batch has come
+        if progress is not None and progress.total:
+            done, total = progress.completed, progress.total
+        if running:  # runs in flight: how far the batch has come, and how long it has to go
             filled = round(10 * done / total) if total else 0
-            tail.append(f" {'█' * filled}{'░' * (10 - filled)} {done}/{total} ", style="cyan")
+            tail.append(f" {'█' * filled}{'░' * (10 - filled)} {done}/{total}", style="cyan")
+            eta = progress.eta(now) if progress is not None else None
+            tail.append(f" ETA {duration_text(eta)} " if eta is not None else " ", style="cyan")
         elif total and not done and not_run == total and not paused:
-            tail.append(" starting… ", style="cyan")
+            tail.append(" starting workers… ", style="cyan")
         for status in SHOWN:
             tail.append(f" {GLYPH[status]} {counts[status]}")
         tail.append(f"  {STALE} {stale}  {RUNNING} {running}")

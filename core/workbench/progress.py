@@ -1,0 +1,53 @@
+"""How far the runs in flight have come, for a progress bar and an ETA.
+
+A batch starts when runs are started while none is in flight, and grows as more are queued before
+it ends; a case run again within it counts once. The ETA is the batch's own pace so far (the time
+per finished case, at the concurrency it had) times the cases left."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+
+@dataclass
+class Progress:
+    started: float = 0.0
+    ids: set[str] = field(default_factory=set)
+    done: set[str] = field(default_factory=set)
+
+    def queued(self, case_ids: Iterable[str], in_flight: bool, now: float) -> None:
+        if not in_flight:
+            self.started, self.ids, self.done = now, set(), set()
+        ids = set(case_ids)
+        self.ids |= ids
+        self.done -= ids
+
+    def finished(self, case_id: str) -> None:
+        if case_id in self.ids:
+            self.done.add(case_id)
+
+    @property
+    def total(self) -> int:
+        return len(self.ids)
+
+    @property
+    def completed(self) -> int:
+        return len(self.done)
+
+    def eta(self, now: float) -> Optional[float]:
+        """Seconds until the batch ends at its pace so far; None before its first case finishes."""
+        left = self.total - self.completed
+        if not self.completed or left <= 0:
+            return None
+        return (now - self.started) / self.completed * left
+
+
+def duration_text(seconds: float) -> str:
+    """`8s`, `2m05s`, `1h02m`: short enough for a tree row or a header."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

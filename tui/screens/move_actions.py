@@ -1,0 +1,60 @@
+"""The workbench screen's moves: the next and previous failure (n, N) in screen order, divergence
+([, ]), turn (t, T) and layer (1–4)."""
+
+from __future__ import annotations
+
+
+class MoveActions:
+    """Mixed into WorkbenchScreen: uses its `workbench`, `tree`, `detail`, `view` and `current`."""
+
+    def _move_to_failure(self, step: int) -> None:
+        ids = self.tree.visible_ids
+        if not ids:
+            return
+        current = self.tree.current_case_id
+        start = ids.index(current) if current in ids else -1
+        for offset in range(1, len(ids) + 1):
+            case_id = ids[(start + step * offset) % len(ids)]
+            state = self.workbench.cases.get(case_id)
+            if state is not None and state.failing:
+                self.tree.select_case(case_id)
+                return
+        self.notify("no failing case")
+
+    def action_next_failure(self) -> None:
+        self._move_to_failure(1)
+
+    def action_previous_failure(self) -> None:
+        self._move_to_failure(-1)
+
+    def _move_divergence(self, step: int) -> None:
+        divergences = self._divergences()
+        if not divergences:
+            self.notify("no divergences in this case")
+            return
+        index = (self.view.divergence + step) % len(divergences)
+        current = divergences[index]
+        self.view = self.view._replace(divergence=index, turn=current.turn)
+        self.detail.scroll_to_layer(current.layer)
+
+    def action_next_divergence(self) -> None:
+        self._move_divergence(1)
+
+    def action_previous_divergence(self) -> None:
+        self._move_divergence(-1)
+
+    def _move_turn(self, step: int) -> None:
+        state = self.current
+        turns = len(state.run.diff.turns) if state and state.run and state.run.diff else 0
+        if turns:
+            self.view = self.view._replace(turn=(self.view.turn + step) % turns, turn_focused=True)
+
+    def action_next_turn(self) -> None:
+        self._move_turn(1)
+
+    def action_previous_turn(self) -> None:
+        self._move_turn(-1)
+
+    def action_layer(self, layer: str) -> None:
+        self.view = self.view._replace(layer=layer)
+        self.detail.scroll_to_layer(layer)
