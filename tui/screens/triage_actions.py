@@ -70,7 +70,7 @@ class TriageActions:
     def _apply_filter(self, value: str) -> None:
         problem = parse_error(value)
         self.filter_text = value.strip()
-        self._rebuild_tree()
+        self._rebuild_tree(keep_if_same=True)
         self._refresh_header()
         self.filter_bar.show_count(len(self.tree.visible_ids), len(self.workbench.cases), problem)
 

@@ -176,9 +176,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             return False
         return matches(self.filter_text, case_facts(row)) if self.filter_text else True
 
-    def _rebuild_tree(self) -> None:
+    def _rebuild_tree(self, keep_if_same: bool = False) -> None:
         rows = [self._row(state) for state in self.workbench.cases.values()]
-        self.tree.set_cases(rows, self._visible, self.workbench.errors)
+        self.tree.set_cases(rows, self._visible, self.workbench.errors, keep_if_same)
         self._show_selected()
 
     # --- workbench events, coalesced --------------------------------------------------------------

@@ -100,9 +100,40 @@ class CaseTree(Tree[str]):
         self._case_rows: dict[str, CaseRow] = {}
         self.visible_ids: list[str] = []
 
-    def set_cases(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool], errors: Sequence[object] = ()) -> None:
+    def process_label(self, label) -> Text:
+        """Our labels are one-line Texts made for the tree alone: taken as they are (Textual's own
+        copies and splits each one, which costs more than the rest of building the node)."""
+        if isinstance(label, Text) and "\n" not in label.plain:
+            return label
+        return super().process_label(label)
+
+    def set_cases(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool], errors: Sequence[object] = (), keep_if_same: bool = False) -> None:
         """Rebuild the tree with the rows that pass `visible`, keeping the cursor on its case; files
-        that failed to load are entries of their own, with file, line and reason."""
+        that failed to load are entries of their own, with file, line and reason. `keep_if_same` (the
+        filter, as it is typed): nothing is rebuilt when the same cases would show in the same order."""
+        shown = self._ordered(rows, visible)
+        if keep_if_same and not errors and [row.state.ref.id for row in shown] == self.visible_ids:
+            return
+        self._invalidate = lambda: None  # Tree internals (Textual is pinned): once at the end, not once a node
+        try:
+            self._fill(rows, shown, errors)
+        finally:
+            del self._invalidate
+        self._invalidate()
+
+    @staticmethod
+    def _ordered(rows: list[CaseRow], visible: Callable[[CaseRow], bool]) -> list[CaseRow]:
+        """Screen order, the same in every view: agents and their groups in the order they first come
+        among all the rows (filtered or not), the cases of a group in their own order. `n`, `N` and
+        the cursor follow `visible_ids`, which is this order."""
+        agent_rank: dict[str, int] = {}
+        group_rank: dict[tuple[str, str], int] = {}
+        for row in rows:
+            agent_rank.setdefault(row.agent, len(agent_rank))
+            group_rank.setdefault((row.agent, row.group), len(group_rank))
+        return sorted((row for row in rows if visible(row)), key=lambda r: (agent_rank[r.agent], group_rank[(r.agent, r.group)]))
+
+    def _fill(self, rows: list[CaseRow], shown: list[CaseRow], errors: Sequence[object]) -> None:
         current = self.current_case_id
         self.clear()
         if errors:
@@ -112,15 +143,6 @@ class CaseTree(Tree[str]):
         self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
-        # Screen order, the same in every view: agents and their groups in the order they first come
-        # among all the rows (filtered or not), the cases of a group in their own order. `n`, `N` and
-        # the cursor follow `visible_ids`, which is this order.
-        agent_rank: dict[str, int] = {}
-        group_rank: dict[tuple[str, str], int] = {}
-        for row in rows:
-            agent_rank.setdefault(row.agent, len(agent_rank))
-            group_rank.setdefault((row.agent, row.group), len(group_rank))
-        shown = sorted((row for row in rows if visible(row)), key=lambda r: (agent_rank[r.agent], group_rank[(r.agent, r.group)]))
         # a large suite opens with its groups folded, except those holding a failure or the cursor
         fold = len(shown) > self.UNFOLDED
         wanted = {(r.agent, r.group) for r in shown if r.state.failing or r.state.ref.id == current} if fold else set()
