@@ -40,9 +40,15 @@ def case_line(text: str, name: str) -> str:
     return next((line for line in text.splitlines() if f" {name}" in line.split("│")[0]), "")
 
 
-def start(tmp_path: Path, width: int, height: int) -> None:
+def start(tmp_path: Path, width: int, height: int, paths: str = "sample_agents") -> None:
+    """The app in a new tmux server (the last test's server gone first: a session started while it
+    exits would go with it)."""
     tmux("kill-server")
-    tmux("new-session", "-d", "-s", "journey", "-x", str(width), "-y", str(height), "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} sample_agents")
+    deadline = time.monotonic() + 10
+    while tmux("list-sessions") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    tmux("new-session", "-d", "-s", "journey", "-x", str(width), "-y", str(height), "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} {paths}")
+    assert "journey" in tmux("list-sessions"), "tmux did not start the session"
     tmux("set-option", "-t", "journey", "window-size", "manual")
     tmux("resize-window", "-t", "journey", "-x", str(width), "-y", str(height))
 
@@ -95,10 +101,7 @@ def test_triage_every_failure_at_80_by_24_and_open_the_editor_at_the_line(tmp_pa
 
 def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
     samples = copy_samples(tmp_path, agents=("home_automation",))
-    tmux("kill-server")
-    tmux("new-session", "-d", "-s", "journey", "-x", "160", "-y", "48", "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} sample_agents")
-    tmux("set-option", "-t", "journey", "window-size", "manual")
-    tmux("resize-window", "-t", "journey", "-x", "160", "-y", "48")
+    start(tmp_path, 160, 48)
     try:
         wait_for(lambda t: "✓ 4 ✗ 1" in t, "the first runs")
         assert "✓" in case_line(pane(), "kitchen_on_then_check")
@@ -126,11 +129,7 @@ def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
         tmux("send-keys", "-t", "journey", "z")
         wait_for(lambda t: "✓ 3 ✗ 2" in t, "the review's accept undone")
         assert {p: p.read_bytes() for p in baselines} == baselines
-        tmux("send-keys", "-t", "journey", "q")
-        deadline = time.monotonic() + 10
-        while "journey" in tmux("list-sessions") and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "journey" not in tmux("list-sessions")
+        quit_app()
     finally:
         tmux("kill-server")
 
@@ -147,8 +146,7 @@ def test_escape_sequences_in_data_never_reach_the_terminal(tmp_path):
     (agent / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
         {"eval_id": evil, "conversation": [{"user_content": {"role": "user", "parts": [{"text": evil}]},
                                              "final_response": {"role": "model", "parts": [{"text": "no"}]}}]}]}))
-    tmux("kill-server")
-    tmux("new-session", "-d", "-s", "journey", "-x", "160", "-y", "48", "-c", str(tmp_path), f"env -u COLUMNS -u LINES {AGENTDIFF} agents")
+    start(tmp_path, 160, 48, "agents")
     try:
         tmux("set-option", "-t", "journey", "set-titles", "on")
         screen = wait_for(lambda t: "✗ 1" in t, "the case to run")
