@@ -15,12 +15,14 @@ Results come back sorted, so the same tree always lists the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from agentdiff.core.formats.adk_results import RESULT_SUFFIX
+from agentdiff.core.formats.checks_file import CHECKS_FILE, CheckSpec, ChecksFile, load_checks_file
 from agentdiff.core.formats.conformance import (
     SPEC_FILE,
     ConformanceCase,
@@ -59,6 +61,7 @@ class EvalCaseRef:
     config: LoadedConfig
     config_errors: tuple[LoadError, ...] = ()
     key: str = ""
+    checks: tuple[CheckSpec, ...] = ()  # its journey checks (`agentdiff-checks.yaml`)
 
     @property
     def id(self) -> str:
@@ -80,6 +83,7 @@ class EvalCaseRef:
 @dataclass(frozen=True)
 class ConformanceCaseRef:
     case: ConformanceCase
+    checks: tuple[CheckSpec, ...] = ()  # its journey checks (`agentdiff-checks.yaml`)
 
     @property
     def id(self) -> str:
@@ -178,6 +182,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
         searched.append(resolved(path))
     named, in_named_dirs = _hinted_files(root, searched, {resolved(f) for f in eval_files})
     configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
+    checks = _ChecksFinder(root, found.errors)
     optional = set(in_named_dirs)
     for file in _unique(eval_files + named + in_named_dirs):
         loaded, errors = load_eval_set(file, display_path(file, root))
@@ -191,16 +196,60 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             configs[file.parent] = load_eval_config(file, root)
             found.errors.extend(configs[file.parent][1])
         config, config_errors = configs[file.parent]
+        checks_file = checks.near(file.parent)
         for case, key in zip(loaded.eval_set.eval_cases, case_keys(loaded)):
-            found.cases.append(EvalCaseRef(loaded, case, config, tuple(config_errors), key))
+            ref = EvalCaseRef(loaded, case, config, tuple(config_errors), key)
+            if checks_file is not None:
+                specs = checks_file.for_case((file.name, loaded.eval_set.eval_set_id), (case.eval_id, ref.name, ref.id))
+                ref = dataclasses.replace(ref, checks=specs)
+            found.cases.append(ref)
     for case_dir in _unique(case_dirs):
         case, errors = load_conformance_case(case_dir, display_path(case_dir, root))
         found.errors.extend(errors)
         if case is not None:
-            found.cases.append(ConformanceCaseRef(case))
+            checks_file = checks.near(case_dir)
+            specs = checks_file.for_case((case.category,), (case.name, case.display)) if checks_file is not None else ()
+            found.cases.append(ConformanceCaseRef(case, specs))
     found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     return found
+
+
+class _ChecksFinder:
+    """The nearest `agentdiff-checks.yaml` at or above a folder, up to the project root, each file
+    loaded once (its problems reported once)."""
+
+    def __init__(self, root: Path, errors: list[LoadError]) -> None:
+        self.root, self.errors = resolved(root), errors
+        self._near: dict[Path, Optional[ChecksFile]] = {}
+        self._loaded: dict[Path, Optional[ChecksFile]] = {}
+
+    def near(self, folder: Path) -> Optional[ChecksFile]:
+        folder = resolved(folder)
+        if folder not in self._near:
+            here = folder / CHECKS_FILE
+            if here.is_file():
+                if here not in self._loaded:
+                    loaded, errors = load_checks_file(here, display_path(here, self.root))
+                    self._loaded[here] = loaded
+                    self.errors.extend(errors)
+                self._near[folder] = self._loaded[here]
+            elif folder == self.root or folder.parent == folder or self.root not in folder.parents:
+                self._near[folder] = None
+            else:
+                self._near[folder] = self.near(folder.parent)
+        return self._near[folder]
+
+
+def checks_file_for(path: Path, root: Path) -> Optional[Path]:
+    """The checks file a case file or folder is checked by, if any."""
+    root, folder = resolved(root), resolved(path if path.is_dir() else path.parent)
+    while True:
+        if (folder / CHECKS_FILE).is_file():
+            return folder / CHECKS_FILE
+        if folder == root or folder.parent == folder or root not in folder.parents:
+            return None
+        folder = folder.parent
 
 
 def find_eval_sets(root: Path) -> CaseIds:

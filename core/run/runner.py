@@ -12,6 +12,7 @@ from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCa
 from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.conformance import live_conformance, replay_conformance
 from agentdiff.core.run.eval_case import run_eval_case
+from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 
@@ -29,10 +30,12 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
         return unrun(ref, None, mode, CaseStatus.ERROR, resolution.error)
     agent = resolution.agent
     if isinstance(ref, EvalCaseRef):
-        return await run_eval_case(ref, agent, pool, options)
-    if mode == "replay":
-        return await replay_conformance(ref, agent, pool, options)
-    return await live_conformance(ref, agent, pool, options)
+        run = await run_eval_case(ref, agent, pool, options)
+    elif mode == "replay":
+        run = await replay_conformance(ref, agent, pool, options)
+    else:
+        run = await live_conformance(ref, agent, pool, options)
+    return apply_checks(run)
 
 
 async def run_cases(refs: Sequence[CaseRef], pool, options: RunOptions, root: Path) -> AsyncIterator[CaseRun]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable, Literal, Mapping, Optional
 
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.checks_file import CHECKS_FILE, checks_digest
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.project.agent_hints import may_name_agents
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
@@ -41,7 +42,7 @@ class Selection:
 
 def is_case_file(path: Path) -> bool:
     name = path.name
-    return name in ("spec.yaml", CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME) or is_eval_set_file(name) or (name.startswith("generated-") and name.endswith(".yaml"))
+    return name in ("spec.yaml", CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME, CHECKS_FILE) or is_eval_set_file(name) or (name.startswith("generated-") and name.endswith(".yaml"))
 
 
 def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:
@@ -101,9 +102,9 @@ def case_content(ref: CaseRef) -> CaseContent:
             case.session_input.model_dump_json() if case.session_input else None,
             case.conversation_scenario.model_dump_json() if case.conversation_scenario else None,
         )
-        return CaseContent(given, (case.model_dump_json(), ref.config.config.model_dump_json()))
+        return CaseContent(given, (case.model_dump_json(), ref.config.config.model_dump_json(), checks_digest(ref.checks)))
     baselines = tuple(sorted((m, b.recordings_source.sha256, b.session_source.sha256) for m, b in ref.case.baselines.items()))
-    return CaseContent((ref.case.spec_source.sha256, baselines), None)  # a replay is answered from its recordings
+    return CaseContent((ref.case.spec_source.sha256, baselines), checks_digest(ref.checks))  # a replay is answered from its recordings
 
 
 def after_reload(before: Mapping[str, CaseContent], after: Mapping[str, CaseContent], reason: str) -> list[Selection]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from agentdiff.core.formats.checks_file import CHECKS_FILE
 from agentdiff.core.formats.conformance import SPEC_FILE
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.formats.load_error import LoadError
@@ -16,6 +17,7 @@ from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.discovery import (
     CaseRef,
     case_units,
+    checks_file_for,
     discover,
     is_eval_set_file,
 )
@@ -61,6 +63,8 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
             units |= {u for u in known if path in u.parents}
         elif path.name == FALLBACK_CONFIG_NAME:  # it may score every eval set at or below its folder
             units |= {u for u in known if is_eval_set_file(u.name) and (u.parent == path.parent or path.parent in u.parents)}
+        elif path.name == CHECKS_FILE:  # it checks every case at or below its folder
+            units |= {u for u in known if u.parent == path.parent or path.parent in u.parents}
         elif is_eval_set_file(path.name):
             units.add(path)
         elif path.name == SPEC_FILE or path.name.startswith("generated-") or path.parent in known:
@@ -76,6 +80,7 @@ def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path
     cases = [c for c in found.cases if unit[c.id] in units] if found else []
     shown = {display_path(u, root) for u in units}
     shown |= {display_path(u.parent / CONFIG_FILE_NAME, root) for u in units if is_eval_set_file(u.name)}
+    shown |= {display_path(found_file, root) for u in units if (found_file := checks_file_for(u, root)) is not None}
     return Reload(
         units=units,
         cases=cases,

@@ -22,16 +22,23 @@ GLYPHS = {
 }
 
 
+CHECK = "check: "  # a journey check's metric name begins so (`core.run.journey`)
+
+
 def _metric_cell(case: CaseResult) -> str:
     cells = []
+    checks = [m for m in case.metrics if m.name.startswith(CHECK)]
     for metric in case.metrics:
-        if metric.status is MetricStatus.INFORMATIONAL:
+        if metric.status is MetricStatus.INFORMATIONAL or (metric.name.startswith(CHECK) and metric.status is MetricStatus.PASSED):
             continue
         if metric.status is MetricStatus.NOT_EVALUATED:
             cells.append(f"{metric.name} n/a")
         else:
             mark = "" if metric.status is MetricStatus.PASSED else " ✗"
             cells.append(f"{metric.name} {format_score(metric.score)}/{format_score(metric.threshold)}{mark}")
+    passed = sum(m.status is MetricStatus.PASSED for m in checks)
+    if checks:  # the checks that hold, as one count
+        cells.append(f"checks {passed}/{len(checks)} held")
     return "  ".join(cells)
 
 
@@ -52,7 +59,9 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
             if changed:
                 lines.append(f"    {changed[0]}")
             for metric in case.metrics:
-                if metric.status is MetricStatus.FAILED:
+                if metric.status is MetricStatus.FAILED and metric.name.startswith(CHECK) and metric.reason:
+                    lines.append(f"    {metric.name}: {metric.reason}  ({(metric.details or {}).get('source', '')})")
+                elif metric.status is MetricStatus.FAILED:
                     lines += [f"    {metric.name} {line}" if not line.startswith(" ") else f"      {line.strip()}"
                               for line in judge_lines(case, metric)]
         if not case.error:
