@@ -83,9 +83,10 @@ def test_agent_label_and_mode_match_a_part_of_the_value_ignoring_case():
     assert shown("mode:l") == ["refund", "lights"]  # "live" and "replay" both hold an l
 
 
-def test_an_empty_value_matches_nothing():
-    assert shown("agent:") == []
-    assert shown("status:") == []
+def test_an_empty_value_is_no_constraint_yet_as_the_filter_is_typed_live():
+    everything = shown("")
+    assert shown("agent:") == everything and shown("status:") == everything and shown("status:,") == everything
+    assert shown("!status:") == []
 
 
 def test_layer_matches_a_changed_layer_by_its_beginning_and_lowers_only_the_query():

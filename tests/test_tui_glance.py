@@ -63,11 +63,14 @@ async def test_the_filter_answers_as_you_type_and_esc_clears_it(tmp_path):
         assert str(count.render()) == f"{len(failed)} of {total} cases"
         await pilot.press(*"x")  # status:faix: no status begins so
         await pilot.pause(0.2)
-        assert "unknown status 'faix' (use passed, failed" in str(count.render())
+        assert str(count.render()) == f"0 of {total} cases"  # and why, full width below the line:
+        assert "unknown status 'faix' (use passed, failed, error, not_evaluated, flaky, stale, running, not run)" in str(
+            app.main.query_one("#status-line").render())
         assert app.main.tree.visible_ids == [] and "No case matches the filter" in header(app)
         await pilot.press("escape")  # esc clears it, and the bar closes
         await pilot.pause(0.2)
         assert app.main.filter_text == "" and len(app.main.tree.visible_ids) == total
+        assert not app.main.query_one("#status-line").display
         assert not app.main.filter_bar.display and app.main.tree.has_focus
         await pilot.press("slash", *"sta", "tab", *"fl", "tab")  # tab completes keys and values
         await pilot.pause(0.2)

@@ -33,6 +33,8 @@ def _token_matches(token: str, case: CaseFacts) -> bool:
     key, sep, value = token.partition(":")
     if sep and key in KEYS:
         wanted = [v.strip().lower() for v in value.split(",") if v.strip()]
+        if not wanted:  # `status:` still being typed: no constraint yet
+            return True
         if key == "status":
             return any(case.status.lower().startswith(w) for w in wanted)
         if key == "layer":

@@ -13,6 +13,8 @@ class KeyCommands(Provider):
     def _commands(self) -> Iterator[tuple[str, str, object]]:
         screen = self.app.main  # type: ignore[attr-defined]
         for binding in screen.BINDINGS:
+            if binding.action in ("tree_down", "tree_up"):
+                continue  # moving the cursor is no command
             title = binding.tooltip or binding.description
             yield title, f"{binding.description} · key {binding.key_display or binding.key}", partial(screen.run_action, binding.action)
 

@@ -44,12 +44,19 @@ class ProjectConfig:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     editor: Optional[str] = None  # a command template: `code -g {file}:{line}:{col}`
     stacked_below: int = 100  # terminal columns: narrower, the TUI shows expected above actual
+    keep_runs: int = 20  # kept runs under .agentdiff/runs (0: none)
+    gate: dict[str, Any] = field(default_factory=dict)  # the release gate's rules (`GATE_NUMBERS`, `critical`)
 
 
 #: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
 MAX_NUM_RUNS = 1000
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate"}
+
+#: The gate's rules that are limits: the most a run may show (see `agentdiff gate`).
+GATE_NUMBERS = ("max_pass_rate_drop", "max_p95_seconds", "max_total_tokens", "max_case_tokens", "max_total_cost",
+                "max_case_cost", "max_case_tool_calls")
+CRITICAL_KINDS = ("label", "set", "id")
 
 
 def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
@@ -137,5 +144,33 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         prices=prices,
         editor=editor,
         stacked_below=number("stacked_below", 100, 0, 10_000),
+        keep_runs=number("keep_runs", 20, 0, 10_000),
+        gate=_gate(data.get("gate"), path, errors),
     )
     return config, errors
+
+
+def _gate(table: Any, path: Path, errors: list[LoadError]) -> dict[str, Any]:
+    """`[tool.agentdiff.gate]` checked: its limits numbers ≥ 0, `critical` a list of `label:NAME`,
+    `set:NAME` or `id:GLOB` selectors."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        errors.append(LoadError(file=path.name, message="`gate` must be a table of rules"))
+        return {}
+    gate: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in GATE_NUMBERS:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                gate[key] = float(value)
+            else:
+                errors.append(LoadError(file=path.name, message=f"`gate.{key}` must be a number ≥ 0, not {value!r}"))
+        elif key == "critical":
+            ok = isinstance(value, list) and all(isinstance(v, str) and v.partition(":")[0] in CRITICAL_KINDS and v.partition(":")[2] for v in value)
+            if ok:
+                gate[key] = list(value)
+            else:
+                errors.append(LoadError(file=path.name, message="`gate.critical` must be a list of label:NAME, set:NAME or id:GLOB"))
+        else:
+            errors.append(LoadError(file=path.name, message=f"unknown gate rule {key!r} (use {', '.join((*GATE_NUMBERS, 'critical'))})"))
+    return gate

@@ -44,6 +44,8 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
         "scored_as": case.scored_as,
         "usage": case.usage,
         **({"cost": estimated_cost(case.usage, prices)} if prices else {}),
+        "seconds": case.seconds,
+        "tool_calls": case.tool_calls,
     }
 
 

@@ -3,6 +3,8 @@ traces, every repeat's raw output, and which repeat is shown."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -73,3 +75,13 @@ def case_result(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: Case
 def unrun(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus, error: Optional[str]) -> CaseRun:
     """A case that ends before any run: no agent, not recorded, nothing to score."""
     return CaseRun(ref, case_result(ref, agent, mode, status, error=error), agent)
+
+
+def with_measures(run: CaseRun) -> CaseRun:
+    """The run with its result's seconds and tool calls per run (the mean over its repeats)."""
+    outputs = run.outputs
+    if not outputs:
+        return run
+    seconds = round(sum(out.seconds for out in outputs) / len(outputs), 3)
+    tools = round(sum(len(out.tools) for out in outputs) / len(outputs), 2)
+    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools))

@@ -68,6 +68,9 @@ class CaseResult:
     scored_as: Optional[str] = None
     #: tokens spent by live model calls and judge calls: {"agent"|"judge": {model: {"input", "output"}}}
     usage: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    #: one run's wall time and tool calls, the mean over the repeats (None: no run, or not known)
+    seconds: Optional[float] = None
+    tool_calls: Optional[float] = None
 
     @property
     def category(self) -> str:

@@ -37,7 +37,14 @@ MODES = (
 class HelpScreen(ModalScreen[None]):
     """Shows the rows it is given: (key, what it does), made from the bindings by the screen."""
 
-    BINDINGS = [("escape", "dismiss", "Close"), ("question_mark", "dismiss", "Close"), ("q", "dismiss", "Close")]
+    BINDINGS = [("escape", "dismiss", "Close"), ("question_mark", "dismiss", "Close"), ("q", "dismiss", "Close"),
+                ("j", "scroll('down')", "Down"), ("k", "scroll('up')", "Up"), ("g", "scroll('home')", "Top"),
+                ("G", "scroll('end')", "Bottom"), ("space", "scroll('page_down')", "Page down")]
+
+    def action_scroll(self, where: str) -> None:
+        view = self.query_one(VerticalScroll)
+        {"down": view.scroll_down, "up": view.scroll_up, "home": view.scroll_home, "end": view.scroll_end,
+         "page_down": view.scroll_page_down}[where](animate=False)
 
     def __init__(self, keys: Sequence[tuple[str, str]]) -> None:
         super().__init__()

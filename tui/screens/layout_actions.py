@@ -41,9 +41,22 @@ class LayoutActions:
         self.tree.set_class(self.maximised or self.tree_hidden, "hidden")
         self.query_one("#header").set_class(self.maximised, "hidden")
         self.fit_layout()
+        self._focus_tree()
 
     tree_hidden = False
 
     def action_toggle_tree(self) -> None:
         self.tree_hidden = not self.tree_hidden
         self.tree.set_class(self.tree_hidden or self.maximised, "hidden")
+        self._focus_tree()
+
+    def _focus_tree(self) -> None:
+        """The tree takes the keys again when it shows; hidden, `j`/`k` still move (the screen's)."""
+        if not (self.tree_hidden or self.maximised):
+            self.call_after_refresh(self.tree.focus)
+
+    def action_tree_down(self) -> None:
+        self.tree.action_cursor_down()
+
+    def action_tree_up(self) -> None:
+        self.tree.action_cursor_up()

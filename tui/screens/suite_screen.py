@@ -22,7 +22,7 @@ from ..widgets.plots import draw_pass_rate
 
 def cost_table(title: str, rows: Sequence[CaseCost]) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold", box=None, padding=(0, 1), expand=True)
-    table.add_column("case", overflow="ellipsis", no_wrap=True, ratio=1)
+    table.add_column("case", overflow="ellipsis", no_wrap=True, ratio=1, min_width=16)
     for column in ("verdict", "s/run", "tokens", "tools", "cost"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in rows:

@@ -31,6 +31,8 @@ class TriageActions:
     `tree` and `filter_bar`."""
 
     _filter_timer = None
+    _before_filter = None  # the case under the cursor when `/` was pressed
+    filter_problem = None  # why the filter being typed cannot match, shown below it
 
     def action_edit(self) -> None:
         state = self.current
@@ -54,6 +56,7 @@ class TriageActions:
         self.app.refresh()
 
     def action_filter(self) -> None:
+        self._before_filter = self.tree.current_case_id
         self.filter_bar.open(self.filter_text)
         self._apply_filter(self.filter_text)
 
@@ -73,12 +76,18 @@ class TriageActions:
         self._rebuild_tree(keep_if_same=True)
         self._refresh_header()
         self.filter_bar.show_count(len(self.tree.visible_ids), len(self.workbench.cases), problem)
+        self.filter_problem = problem
+        self._refresh_status_line()
+        if self._before_filter in self.tree.visible_ids and self.tree.current_case_id != self._before_filter:
+            self.call_after_refresh(self.tree.select_case, self._before_filter)  # where the user was, when it shows
 
     def on_filter_bar_closed(self, message: FilterBar.Closed) -> None:
         if self._filter_timer is not None:
             self._filter_timer.stop()
         problem = parse_error(message.value)
         self._apply_filter(message.value)
+        self.filter_problem = None
+        self._refresh_status_line()
         self.tree.focus()
         if problem and not message.cleared:
             self.notify(problem, severity="warning")

@@ -78,6 +78,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("f", "failures_only", "Failures", "Show failures only"),
         key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
+        key("j", "tree_down", "Down", CaseTree.BINDINGS[0].tooltip, show=False),  # the tree's keys, when it is hidden
+        key("k", "tree_up", "Up", CaseTree.BINDINGS[1].tooltip, show=False),
         key("i", "details", "Details", "Show or fold the case's details (history, usage, judge, scope) in a short terminal", show=False),
         key("plus", "maximise", "Maximise", "Maximise the detail (no tree, no header bar); again to restore", show=False, key_display="+"),
         key("backslash", "toggle_tree", "Hide tree", "Hide or show the case tree", show=False, key_display="\\"),
@@ -223,10 +225,17 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             self.project, self.mode_label(), wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors),
             wb.progress, wb.clock(),
         )
-        errors = wb.errors
+        self._refresh_status_line()
+
+    def _refresh_status_line(self) -> None:
+        """Below the tree: why the filter being typed cannot match, else the first load errors."""
+        errors = self.workbench.errors
         status_line = self.query_one("#status-line", Static)
-        status_line.update(Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
-        status_line.display = bool(errors)
+        if self.filter_problem:
+            status_line.update(Text(self.filter_problem, style="bold red"))
+        else:
+            status_line.update(Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
+        status_line.display = bool(errors or self.filter_problem)
 
     # --- the detail -------------------------------------------------------------------------------
 
@@ -345,6 +354,6 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     def help_rows(self) -> list[tuple[str, str]]:
         """The keys, from the bindings: the tree's, this screen's, then the app's."""
-        bindings = (*CaseTree.BINDINGS, *self.BINDINGS, *self.app.BINDINGS)
-        rows = [(b.key_display or b.key, b.tooltip or b.description) for b in bindings if isinstance(b, Binding)]
+        bindings = (*CaseTree.BINDINGS, *[b for b in self.BINDINGS if b.action not in ("tree_down", "tree_up")], *self.app.BINDINGS)
+        rows = [(b.key_display or b.key, b.tooltip) for b in bindings if isinstance(b, Binding) and b.tooltip]
         return [*rows, ("ctrl+p", "Command palette: every action")]

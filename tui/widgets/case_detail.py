@@ -46,7 +46,7 @@ class LayerSection(Vertical):
 
     def show(self, view: LayerView, stacked: bool = False, folded: bool = False) -> None:
         """The layer's rows side by side (each row's sides wrap on their own and the next row starts
-        level), or expected above actual when `stacked`; `folded`: its title alone."""
+        level), or, `stacked`, each row's expected above its actual; `folded`: its title alone."""
         title = Text(view.title, style="bold" if view.status == "changed" else "dim")
         if folded:
             title.append(f" · {'same' if view.status == 'same' else view.expected.plain.strip() or 'absent'}", style="dim")
@@ -56,8 +56,7 @@ class LayerSection(Vertical):
         if folded:
             pass
         elif stacked:
-            text = Text("expected\n", style="dim italic") + view.expected + Text("\nactual\n", style="dim italic") + view.actual
-            body.update(shown(text))
+            body.update(shown(stacked_rows(view.rows)))
         else:
             table = Table.grid(expand=True, padding=(0, 1, 0, 0))
             table.add_column(ratio=1, overflow="fold")
@@ -67,6 +66,21 @@ class LayerSection(Vertical):
             body.update(table)
         self.set_class(view.status == "changed", "changed")
         self.set_class(view.status == "absent", "absent")
+
+
+def stacked_rows(rows: list[tuple[Text, Text]]) -> Text:
+    """Rows for a narrow pane, as a unified diff reads: a row the same on both sides once; else its
+    expected (`-`) right above its actual (`+`)."""
+    out: list[Text] = []
+    for left, right in rows:
+        if left.plain == right.plain or not right.plain.strip():
+            out.append(Text("  ") + left)
+        elif not left.plain.strip():
+            out.append(Text("+ ", style="green") + right)
+        else:
+            out.append(Text("- ", style="red") + left)
+            out.append(Text("+ ", style="green") + right)
+    return Text("\n").join(out)
 
 
 #: The layers of an eval case `a` can write on their own.
@@ -169,7 +183,8 @@ class CaseDetail(Vertical):
         self._render_layers()
         plots = self.query_one(CasePlots)
         plots.display = self.plotting and state is not None
-        self.query_one("#layers").display = not plots.display
+        if plots.display:
+            self.query_one("#layers").display = False
         if plots.display:
             self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
             plots.show(self.history.entries(state.ref.id) if self.history else [])
@@ -262,13 +277,14 @@ class CaseDetail(Vertical):
         diff = self.state.run.diff if self.state and self.state.run else None
         sections = list(self.query(LayerSection))
         self.query_one("#side-titles").display = not self.stacked and diff is not None
+        self.query_one("#layers").display = self.state is not None
         if diff is None:
             for section in sections:
                 section.show(LayerView(section.layer_name, [], "absent"), folded=True)
             return
         for section, view in zip(sections, layer_views(diff, self.turn, self.divergence), strict=True):
             # a short terminal folds what holds no divergence, unless that layer is focused (1–4)
-            folded = self.short_header and view.status != "changed" and self.view.layer != section.layer_name
+            folded = self.compact and view.status != "changed" and self.view.layer != section.layer_name
             section.show(view, self.stacked, folded)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:

@@ -71,6 +71,14 @@ class CaseTree(Tree[str]):
             group.collapse()
             self.move_cursor(group)
 
+    def action_toggle_node(self) -> None:
+        """Space: a folded group unfolds (the cursor on its first case); on a case, its group folds."""
+        node = self.cursor_node
+        if node is not None and node.allow_expand and not node.is_expanded:
+            self.action_unfold()
+        else:
+            self.action_fold()
+
     def action_unfold(self) -> None:
         node = self.cursor_node
         if node is not None and node.allow_expand and not node.is_expanded:

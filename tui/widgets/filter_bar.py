@@ -67,7 +67,7 @@ class FilterBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("/", id="filter-prompt")
-        yield Input(placeholder="refund status:failed !agent:x   (tab completes · enter keeps · esc clears)",
+        yield Input(placeholder="status:failed agent:x … (tab completes)",
                     suggester=FilterSuggester(self.values), id="filter-input")
         yield Static(id="filter-count")
 
@@ -82,7 +82,9 @@ class FilterBar(Horizontal):
         self.input.focus()
 
     def show_count(self, shown: int, total: int, problem: Optional[str]) -> None:
-        text = Text(problem, style="bold red") if problem else Text(f"{shown} of {total} case{'s' if total != 1 else ''}", style="cyan")
+        """The count beside the line; a problem (long: it lists the valid values) goes on the status
+        line below, full width, by the screen."""
+        text = Text(f"{shown} of {total} case{'s' if total != 1 else ''}", style="bold red" if problem else "cyan")
         self.query_one("#filter-count", Static).update(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:

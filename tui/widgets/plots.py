@@ -25,6 +25,7 @@ def _draw(plot: PlotextPlot, title: str, series: Sequence[tuple[str, Sequence[Op
             plt.plot([x for x, _ in points], [y for _, y in points], label=label, yside=side, marker="braille")
     if ylim:
         plt.ylim(*ylim)
+        plt.yticks([ylim[0] + (ylim[1] - ylim[0]) * i / 4 for i in range(5)])
     runs = max((len(values) for _, values, _ in series), default=0)
     if runs:
         step = max(1, -(-runs // 8))  # whole runs, at most about eight ticks

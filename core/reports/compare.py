@@ -1,0 +1,185 @@
+"""Comparing two runs (kept runs or JSON reports): which cases regressed, were fixed, became flaky
+or erroring, were added or removed; each metric's score delta; seconds, tokens, cost and tool calls
+per case and in total, with p50 and p95."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.reports.kept_runs import KeptRun
+
+CATEGORIES = ("regressed", "newly erroring", "newly flaky", "fixed", "added", "removed", "unchanged")
+MEASURES = ("seconds", "tokens", "cost", "tool_calls")
+
+
+def tokens_of(case: dict[str, Any]) -> int:
+    usage = case.get("usage") or {}
+    return sum(int(t.get("input", 0)) + int(t.get("output", 0)) for models in usage.values() if isinstance(models, dict)
+               for t in models.values() if isinstance(t, dict))
+
+
+def measure(case: Optional[dict[str, Any]], name: str) -> Optional[float]:
+    if case is None:
+        return None
+    if name == "tokens":
+        return float(tokens_of(case)) if case.get("usage") is not None else None
+    value = case.get(name)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def category(base: Optional[str], head: Optional[str]) -> str:
+    if base is None:
+        return "added"
+    if head is None:
+        return "removed"
+    if head == "error" and base != "error":
+        return "newly erroring"
+    if head == "flaky" and base != "flaky":
+        return "newly flaky"
+    if base == "passed" and head != "passed":
+        return "regressed"
+    if base != "passed" and head == "passed":
+        return "fixed"
+    return "unchanged"
+
+
+@dataclass(frozen=True)
+class CaseDelta:
+    id: str
+    category: str
+    base_status: Optional[str]
+    head_status: Optional[str]
+    source: Optional[str] = None
+    metrics: dict[str, tuple[Optional[float], Optional[float]]] = field(default_factory=dict)  # name: (base, head) score
+    measures: dict[str, tuple[Optional[float], Optional[float]]] = field(default_factory=dict)  # MEASURES: (base, head)
+    first_divergence: Optional[str] = None  # the head's
+
+
+def percentile(values: Sequence[float], p: float) -> Optional[float]:
+    """Nearest-rank percentile; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: KeptRun
+    head: KeptRun
+    cases: list[CaseDelta]
+
+    def of(self, category_name: str) -> list[CaseDelta]:
+        return [case for case in self.cases if case.category == category_name]
+
+    def pass_rate(self, side: str) -> Optional[float]:
+        statuses = [c.base_status if side == "base" else c.head_status for c in self.cases]
+        statuses = [s for s in statuses if s is not None]
+        return 100 * sum(s == "passed" for s in statuses) / len(statuses) if statuses else None
+
+    def totals(self, side: str) -> dict[str, Optional[float]]:
+        """Total tokens, cost and tool calls, and p50 / p95 seconds, of one side."""
+        index = 0 if side == "base" else 1
+        out: dict[str, Optional[float]] = {}
+        for name in MEASURES:
+            values = [c.measures[name][index] for c in self.cases if c.measures.get(name, (None, None))[index] is not None]
+            if name == "seconds":
+                out["p50 seconds"], out["p95 seconds"] = percentile(values, 50), percentile(values, 95)  # type: ignore[arg-type]
+            else:
+                out[f"total {name}"] = round(sum(values), 6) if values else None  # type: ignore[arg-type]
+        return out
+
+
+def compare(base: KeptRun, head: KeptRun) -> Comparison:
+    base_cases, head_cases = base.cases, head.cases
+    ids = list(head_cases) + [i for i in base_cases if i not in head_cases]
+    out = []
+    for case_id in ids:
+        b, h = base_cases.get(case_id), head_cases.get(case_id)
+        scores: dict[str, tuple[Optional[float], Optional[float]]] = {}
+        for side, case in ((0, b), (1, h)):
+            for metric in (case or {}).get("metrics") or []:
+                pair = list(scores.get(metric["name"], (None, None)))
+                pair[side] = metric.get("score")
+                scores[metric["name"]] = (pair[0], pair[1])
+        layers = (h or {}).get("layers") or []
+        first = next((layer.get("first_divergence") for layer in layers if layer.get("status") == "changed" and layer.get("first_divergence")), None)
+        out.append(CaseDelta(
+            case_id, category(b and b.get("status"), h and h.get("status")), b and b.get("status"), h and h.get("status"),
+            (h or b or {}).get("source"), scores, {name: (measure(b, name), measure(h, name)) for name in MEASURES},
+            first or (h or {}).get("error"),
+        ))
+    return Comparison(base, head, out)
+
+
+def number_text(value: Optional[float], name: str = "") -> str:
+    if value is None:
+        return "-"
+    if "cost" in name:
+        return f"${value:.4f}"
+    if "seconds" in name:
+        return f"{value:.2f} s"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def delta_text(base: Optional[float], head: Optional[float], name: str = "") -> str:
+    if base is None or head is None:
+        return f"{number_text(base, name)} → {number_text(head, name)}"
+    change = head - base
+    sign = "+" if change > 0 else "−" if change < 0 else "±"
+    return f"{number_text(base, name)} → {number_text(head, name)} ({sign}{number_text(abs(change), name)})"
+
+
+def comparison_dict(cmp: Comparison) -> dict[str, Any]:
+    return {
+        "base": cmp.base.name,
+        "head": cmp.head.name,
+        "pass_rate": {"base": cmp.pass_rate("base"), "head": cmp.pass_rate("head")},
+        "totals": {"base": cmp.totals("base"), "head": cmp.totals("head")},
+        "counts": {name: len(cmp.of(name)) for name in CATEGORIES},
+        "cases": [
+            {"id": c.id, "category": c.category, "base": c.base_status, "head": c.head_status, "source": c.source,
+             "first_divergence": c.first_divergence,
+             "metrics": {name: {"base": b, "head": h} for name, (b, h) in c.metrics.items()},
+             **{name: {"base": b, "head": h} for name, (b, h) in c.measures.items()}}
+            for c in cmp.cases
+        ],
+    }
+
+
+def comparison_lines(cmp: Comparison, markdown: bool = False) -> list[str]:
+    """The comparison for a terminal, or as Markdown (a PR comment)."""
+    lines = [f"## {cmp.base.name} → {cmp.head.name}" if markdown else f"{cmp.base.name} → {cmp.head.name}"]
+    rate_b, rate_h = cmp.pass_rate("base"), cmp.pass_rate("head")
+    lines.append(f"pass rate {number_text(rate_b)}% → {number_text(rate_h)}%" if rate_b is not None and rate_h is not None else "pass rate -")
+    counts = ", ".join(f"{len(cmp.of(name))} {name}" for name in CATEGORIES if cmp.of(name))
+    lines.append(counts or "no cases")
+    totals_b, totals_h = cmp.totals("base"), cmp.totals("head")
+    lines.append(" · ".join(f"{name} {delta_text(totals_b[name], totals_h[name], name)}" for name in totals_h))
+    for name in CATEGORIES[:-1]:
+        cases = cmp.of(name)
+        if not cases:
+            continue
+        lines.append("")
+        lines.append(f"### {name} ({len(cases)})" if markdown else f"{name} ({len(cases)}):")
+        for case in cases:
+            label = f"[{case.id}]({case.source})" if markdown and case.source else case.id
+            lines.append(f"- {label}: {case.base_status or '-'} → {case.head_status or '-'}" if markdown
+                         else f"  {case.id}: {case.base_status or '-'} → {case.head_status or '-'}")
+            pad = "  " if markdown else "      "
+            if case.first_divergence and case.category in ("regressed", "newly erroring", "newly flaky"):
+                lines.append(f"{pad}{case.first_divergence}")
+            moved = [f"{metric} {delta_text(b, h)}" for metric, (b, h) in case.metrics.items() if b is not None and h is not None and b != h]
+            if moved:
+                lines.append(f"{pad}{' · '.join(moved)}")
+    changed = [c for c in cmp.cases if c.category == "unchanged" and any(
+        b is not None and h is not None and b != h for b, h in c.metrics.values())]
+    if changed:
+        lines.append("")
+        lines.append(f"### scores moved, verdict unchanged ({len(changed)})" if markdown else f"scores moved, verdict unchanged ({len(changed)}):")
+        for case in changed:
+            moved = [f"{m} {delta_text(b, h)}" for m, (b, h) in case.metrics.items() if b is not None and h is not None and b != h]
+            lines.append(f"{'- ' if markdown else '  '}{case.id}: {' · '.join(moved)}")
+    return lines

@@ -1,0 +1,120 @@
+"""The release gate: rules from `[tool.agentdiff.gate]` checked on a comparison of two runs.
+
+    max_pass_rate_drop = 2        # points the pass rate may fall
+    critical = ["label:payments", "set:customer_service", "id:*refund*"]   # zero regressions among these
+    max_p95_seconds = 30          # the head run's p95 of one run's wall time
+    max_total_tokens = 2000000    # and per case: max_case_tokens
+    max_total_cost = 5.0          # dollars (needs `prices`); and per case: max_case_cost
+    max_case_tool_calls = 12
+
+With no rule configured the gate allows no regression at all (as `critical = ["id:*"]`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+from xml.sax.saxutils import escape, quoteattr
+
+from agentdiff.core.reports.compare import Comparison, number_text
+
+REGRESSIONS = ("regressed", "newly erroring")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # as configured: "max_p95_seconds = 30", "critical id:*refund*"
+    broken: Optional[str] = None  # why, when broken
+    cases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GateResult:
+    rules: list[Rule] = field(default_factory=list)
+    regressions: list[Any] = field(default_factory=list)  # CaseDelta
+
+    @property
+    def passed(self) -> bool:
+        return not any(rule.broken for rule in self.rules)
+
+
+def selected(selector: str, case: Any, label_of: Callable[[str], Optional[str]]) -> bool:
+    kind, _, value = selector.partition(":")
+    if kind == "label":
+        return (label_of(case.id) or "") == value
+    if kind == "set":
+        set_part = case.id.split("::")[0]
+        return set_part.rsplit("/", 1)[-1] in (value, f"{value}.evalset.json", f"{value}.test.json") or f"/{value}/" in f"/{set_part}/"
+    return fnmatch.fnmatchcase(case.id, value)
+
+
+def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Optional[str]] = lambda _: None) -> GateResult:
+    rules = dict(rules) or {"critical": ["id:*"]}
+    regressions = [c for c in cmp.cases if c.category in REGRESSIONS]
+    checked: list[Rule] = []
+    if "max_pass_rate_drop" in rules:
+        limit = rules["max_pass_rate_drop"]
+        base, head = cmp.pass_rate("base"), cmp.pass_rate("head")
+        drop = (base - head) if base is not None and head is not None else 0.0
+        checked.append(Rule(f"max_pass_rate_drop = {limit:g}",
+                            f"the pass rate fell {drop:.1f} points ({base:.1f}% → {head:.1f}%), more than {limit:g}" if drop > limit else None))
+    for selector in rules.get("critical", []):
+        hit = [c.id for c in regressions if selected(selector, c, label_of)]
+        checked.append(Rule(f"critical {selector}", f"{len(hit)} critical case(s) regressed: {', '.join(hit[:5])}" if hit else None, tuple(hit)))
+    totals = cmp.totals("head")
+    for key, total in (("max_p95_seconds", "p95 seconds"), ("max_total_tokens", "total tokens"), ("max_total_cost", "total cost")):
+        if key in rules:
+            value = totals.get(total)
+            if value is None:
+                broken = f"cannot be checked: the run reports no {total.split()[-1]}" + (" (a `prices` table gives costs)" if "cost" in key else "")
+            else:
+                broken = f"{total} {number_text(value, total)}, more than {number_text(rules[key], total)}" if value > rules[key] else None
+            checked.append(Rule(f"{key} = {rules[key]:g}", broken))
+    for key, name in (("max_case_tokens", "tokens"), ("max_case_cost", "cost"), ("max_case_tool_calls", "tool_calls")):
+        if key in rules:
+            over = [c for c in cmp.cases if c.measures[name][1] is not None and c.measures[name][1] > rules[key]]
+            unknown = name == "cost" and all(c.measures[name][1] is None for c in cmp.cases if c.head_status)
+            broken = ("cannot be checked: the run reports no cost (a `prices` table gives costs)" if unknown else
+                      f"{len(over)} case(s) over {number_text(rules[key], name)} {name.replace('_', ' ')}: "
+                      + ", ".join(f"{c.id} ({number_text(c.measures[name][1], name)})" for c in over[:5]) if over else None)
+            checked.append(Rule(f"{key} = {rules[key]:g}", broken, tuple(c.id for c in over)))
+    return GateResult(checked, regressions)
+
+
+def gate_markdown(result: GateResult, cmp: Comparison, configured: bool) -> str:
+    """A PR comment: the verdict first, then the broken rules, then the regressions, each linked."""
+    lines = [f"## agentdiff gate: {'✅ passed' if result.passed else '❌ failed'}",
+             f"{cmp.base.name} → {cmp.head.name}" + ("" if configured else " · no rules configured: no case may regress")]
+    broken = [rule for rule in result.rules if rule.broken]
+    if broken:
+        lines += ["", "### Broken rules", *[f"- **{rule.name}**: {rule.broken}" for rule in broken]]
+    if result.regressions:
+        lines += ["", "### Regressions"]
+        for case in result.regressions:
+            link = f"[{case.id}]({case.source})" if case.source else case.id
+            lines.append(f"- {link}: {case.base_status} → {case.head_status}" + (f" — {case.first_divergence}" if case.first_divergence else ""))
+    kept = [rule for rule in result.rules if not rule.broken]
+    if kept:
+        lines += ["", "<details><summary>Rules that held</summary>", "", *[f"- {rule.name}" for rule in kept], "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def gate_text(result: GateResult, cmp: Comparison, configured: bool) -> str:
+    lines = [f"gate {'passed' if result.passed else 'FAILED'}: {cmp.base.name} → {cmp.head.name}"
+             + ("" if configured else " (no rules configured: no case may regress)")]
+    for rule in result.rules:
+        lines.append(f"  {'✗' if rule.broken else '✓'} {rule.name}" + (f": {rule.broken}" if rule.broken else ""))
+    for case in result.regressions:
+        lines.append(f"  regressed: {case.id} ({case.base_status} → {case.head_status})" + (f": {case.first_divergence}" if case.first_divergence else ""))
+    return "\n".join(lines) + "\n"
+
+
+def gate_junit(result: GateResult) -> str:
+    cases = []
+    for rule in result.rules:
+        body = f"<failure message={quoteattr(rule.broken)}>{escape(rule.broken)}</failure>" if rule.broken else ""
+        cases.append(f'  <testcase classname="agentdiff.gate" name={quoteattr(rule.name)}>{body}</testcase>')
+    failures = sum(1 for rule in result.rules if rule.broken)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuite name="agentdiff gate" tests="{len(result.rules)}" failures="{failures}">\n' + "\n".join(cases) + "\n</testsuite>\n")

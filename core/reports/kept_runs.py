@@ -1,0 +1,179 @@
+"""Kept runs: every `run` and every TUI session writes its results under `.agentdiff/runs/`, so any
+two can be compared later (`compare`, `gate`).
+
+Each run is a folder named by when it started (`20261130-221503-4f2a`) holding `report.json` (the
+JSON report, with a `run` block: when, what ran it, the git commit and whether the tree was dirty,
+each agent's models and prompt and tool-source hashes) and `traces.jsonl.gz` (each case's actual
+trace). Only the newest `keep_runs` (default 20) are kept.
+
+A RUN, wherever a command takes one, is a JSON report file, a kept run's folder, its name or a unique
+beginning of it, `latest` or `previous`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import secrets
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.formats.source_file import read_text_regular
+from agentdiff.core.reports.json_report import report_dict
+from agentdiff.core.run.case_run import CaseRun
+
+RUNS_DIR = Path(".agentdiff") / "runs"
+REPORT = "report.json"
+TRACES = "traces.jsonl.gz"
+DEFAULT_KEEP = 20
+
+
+class RunNotFound(Exception):
+    """A RUN names nothing readable: the message says what was looked for."""
+
+
+@dataclass(frozen=True)
+class KeptRun:
+    """A run's report as read: from a kept run's folder, or any JSON report file."""
+
+    name: str  # the folder's name, or the file as given
+    path: Path  # its report.json
+    report: dict[str, Any]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.report.get("run") or {}
+
+    @property
+    def cases(self) -> dict[str, dict[str, Any]]:
+        return {case["id"]: case for case in self.report.get("cases", []) if isinstance(case, dict) and "id" in case}
+
+    @property
+    def branch(self) -> Optional[str]:
+        return (self.meta.get("git") or {}).get("branch")
+
+
+def git_state(root: Path) -> Optional[dict[str, Any]]:
+    """The commit, branch and dirtiness of the project's git tree; None outside git (or no git)."""
+    def git(*args: str) -> Optional[str]:
+        try:
+            done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "dirty": bool(status)}
+
+
+def agents_of(runs: Iterable[CaseRun]) -> dict[str, Any]:
+    """Each agent's models and its instruction and tool-source hashes, as its runs reported them."""
+    agents: dict[str, Any] = {}
+    for run in runs:
+        if run.agent is None:
+            continue
+        for out in run.outputs:
+            if out.agent_info:
+                info = agents.setdefault(run.agent.label, {})
+                for key in ("models", "instructions", "tools"):
+                    info.setdefault(key, {}).update(out.agent_info.get(key) or {})
+                if out.adk_version:
+                    info["adk"] = out.adk_version
+    return agents
+
+
+def keep_run(root: Path, runs: Sequence[CaseRun], source: str, started: float, keep: int = DEFAULT_KEEP,
+             prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
+    """Write a kept run (`source`: "run" or "tui") and drop the oldest beyond `keep`; its folder, or
+    None when nothing ran or it cannot be written (a read-only project still runs)."""
+    if not runs or keep <= 0:
+        return None
+    folder = root / RUNS_DIR / (time.strftime("%Y%m%d-%H%M%S", time.localtime(started)) + "-" + secrets.token_hex(2))
+    report = report_dict([run.result for run in runs], agents_python, prices)
+    report["run"] = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "source": source,
+        "git": git_state(root),
+        "agents": agents_of(runs),
+    }
+    try:
+        folder.mkdir(parents=True)
+        lines = "".join(json.dumps({"id": run.ref.id, "trace": run.trace.model_dump(mode="json")}) + "\n"
+                        for run in runs if run.trace is not None)
+        with gzip.open(folder / TRACES, "wt", encoding="utf-8") as traces:
+            traces.write(lines)
+        atomic_write(folder / REPORT, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n", durable=False)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    prune(root, keep)
+    return folder
+
+
+def kept(root: Path) -> list[Path]:
+    """The kept runs' folders, oldest first."""
+    try:
+        folders = [p for p in (root / RUNS_DIR).iterdir() if (p / REPORT).is_file()]
+    except OSError:
+        return []
+    return sorted(folders, key=lambda p: p.name)
+
+
+def prune(root: Path, keep: int) -> None:
+    for folder in kept(root)[:-keep] if keep > 0 else []:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
+    report_path = path / REPORT if path.is_dir() else path
+    try:
+        report = json.loads(read_text_regular(report_path))
+    except (OSError, ValueError) as exc:
+        raise RunNotFound(f"{name or path}: not a readable JSON report ({exc})")
+    if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+        raise RunNotFound(f"{name or path}: not an agentdiff JSON report (no `cases` list)")
+    return KeptRun(name or (path.name if path.is_dir() else str(path)), report_path, report)
+
+
+def find_run(root: Path, given: str) -> KeptRun:
+    """A RUN as the user named it (see the module's doc)."""
+    runs = kept(root)
+    if given in ("latest", "previous"):
+        index = -1 if given == "latest" else -2
+        if len(runs) < -index:
+            raise RunNotFound(f"no {given} run: {len(runs)} kept under {RUNS_DIR} (`agentdiff run` keeps one)")
+        return read_run(runs[index])
+    path = Path(given)
+    if path.exists():
+        return read_run(path, given)
+    matches = [p for p in runs if p.name.startswith(given)]
+    if len(matches) == 1:
+        return read_run(matches[0])
+    if matches:
+        raise RunNotFound(f"{given!r} names {len(matches)} kept runs: {', '.join(p.name for p in matches[:5])}")
+    raise RunNotFound(f"no such run: {given!r} is neither a JSON report file nor a kept run under {RUNS_DIR}")
+
+
+def default_pair(root: Path, base: Optional[str], head: Optional[str]) -> tuple[KeptRun, KeptRun]:
+    """BASE and HEAD as given, else: HEAD the latest kept run; BASE the latest kept run on the main
+    branch (main or master) before it, else the one before it."""
+    head_run = find_run(root, head or "latest")
+    if base:
+        return find_run(root, base), head_run
+    folders = kept(root)
+    head_folder = head_run.path.parent if head_run.path.parent in folders else None
+    earlier = [p for p in folders if p != head_folder and (head_folder is None or p.name < head_folder.name)]
+    if not earlier:
+        raise RunNotFound(f"nothing to compare {head_run.name} with: name a BASE (a kept run or a JSON report file)")
+    reports = [read_run(p) for p in earlier]
+    on_main = [r for r in reports if r.branch in ("main", "master")]
+    return (on_main or reports)[-1], head_run
