@@ -41,8 +41,10 @@ class AgentdiffApp(App):
     TITLE = "agentdiff"
     BINDINGS = [Binding("q", "quit", "Quit", tooltip="Quit")]
 
-    def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage, stacked_below: int = 100) -> None:
+    def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage, stacked_below: int = 100,
+                 keep_runs: int = 0) -> None:
         super().__init__()
+        self.keep_runs, self.started = keep_runs, time.time()
         self.workbench = workbench
         self.services = services
         self.main = WorkbenchScreen(workbench, services, project, triage, stacked_below)
@@ -67,6 +69,19 @@ class AgentdiffApp(App):
         self.workbench.cancel()
         if self.workbench.history is not None:
             self.workbench.history.save(wait=True)
+        self.keep_session()
+
+    def keep_session(self) -> None:
+        """The session's last result of each case that ran, as a kept run (`compare`, `gate`)."""
+        if self.keep_runs <= 0:
+            return
+        from agentdiff.core.reports.kept_runs import RunKeeper
+
+        ran = [state.run for state in self.workbench.cases.values() if state.run is not None and not state.running]
+        keeper = RunKeeper(self.workbench.root, "tui", self.keep_runs, self.started)
+        for run in ran:
+            keeper.add(run)
+        keeper.finish([run.result for run in ran], self.workbench.options.prices)
 
 
 
@@ -82,6 +97,7 @@ def create_app(
     options: Optional[RunOptions] = None,
     project: Optional[str] = None,
     stacked_below: int = 100,
+    keep_runs: int = 0,
 ) -> AgentdiffApp:
     """The app, wired: real pool and watcher by default; tests pass fakes."""
     if pool is None:
@@ -91,4 +107,4 @@ def create_app(
     if changes is None and watch:
         changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
     workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / ".agentdiff" / "history.json"))
-    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below)
+    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below, keep_runs)

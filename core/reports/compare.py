@@ -101,6 +101,8 @@ def compare(base: KeptRun, head: KeptRun) -> Comparison:
         scores: dict[str, tuple[Optional[float], Optional[float]]] = {}
         for side, case in ((0, b), (1, h)):
             for metric in (case or {}).get("metrics") or []:
+                if metric.get("status") not in ("passed", "failed"):
+                    continue  # informational and unscored metrics do not decide verdicts
                 pair = list(scores.get(metric["name"], (None, None)))
                 pair[side] = metric.get("score")
                 scores[metric["name"]] = (pair[0], pair[1])
@@ -153,11 +155,12 @@ def comparison_lines(cmp: Comparison, markdown: bool = False) -> list[str]:
     """The comparison for a terminal, or as Markdown (a PR comment)."""
     lines = [f"## {cmp.base.name} → {cmp.head.name}" if markdown else f"{cmp.base.name} → {cmp.head.name}"]
     rate_b, rate_h = cmp.pass_rate("base"), cmp.pass_rate("head")
-    lines.append(f"pass rate {number_text(rate_b)}% → {number_text(rate_h)}%" if rate_b is not None and rate_h is not None else "pass rate -")
-    counts = ", ".join(f"{len(cmp.of(name))} {name}" for name in CATEGORIES if cmp.of(name))
-    lines.append(counts or "no cases")
+    head = [f"pass rate {number_text(rate_b)}% → {number_text(rate_h)}%" if rate_b is not None and rate_h is not None else "pass rate -",
+            ", ".join(f"{len(cmp.of(name))} {name}" for name in CATEGORIES if cmp.of(name)) or "no cases"]
     totals_b, totals_h = cmp.totals("base"), cmp.totals("head")
-    lines.append(" · ".join(f"{name} {delta_text(totals_b[name], totals_h[name], name)}" for name in totals_h))
+    head.append(" · ".join(f"{name} {delta_text(totals_b[name], totals_h[name], name)}" for name in totals_h
+                           if totals_b[name] is not None or totals_h[name] is not None))
+    lines += ["", *[f"- {line}" for line in head]] if markdown else head
     for name in CATEGORIES[:-1]:
         cases = cmp.of(name)
         if not cases:

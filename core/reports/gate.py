@@ -88,7 +88,7 @@ def gate_markdown(result: GateResult, cmp: Comparison, configured: bool) -> str:
              f"{cmp.base.name} → {cmp.head.name}" + ("" if configured else " · no rules configured: no case may regress")]
     broken = [rule for rule in result.rules if rule.broken]
     if broken:
-        lines += ["", "### Broken rules", *[f"- **{rule.name}**: {rule.broken}" for rule in broken]]
+        lines += ["", "### Broken rules", *[f"- `{rule.name}`: {rule.broken}" for rule in broken]]
     if result.regressions:
         lines += ["", "### Regressions"]
         for case in result.regressions:
@@ -96,7 +96,7 @@ def gate_markdown(result: GateResult, cmp: Comparison, configured: bool) -> str:
             lines.append(f"- {link}: {case.base_status} → {case.head_status}" + (f" — {case.first_divergence}" if case.first_divergence else ""))
     kept = [rule for rule in result.rules if not rule.broken]
     if kept:
-        lines += ["", "<details><summary>Rules that held</summary>", "", *[f"- {rule.name}" for rule in kept], "", "</details>"]
+        lines += ["", "<details><summary>Rules that held</summary>", "", *[f"- `{rule.name}`" for rule in kept], "", "</details>"]
     return "\n".join(lines) + "\n"
 
 

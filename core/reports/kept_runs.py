@@ -1,7 +1,8 @@
 """Kept runs: every `run` and every TUI session writes its results under `.agentdiff/runs/`, so any
 two can be compared later (`compare`, `gate`).
 
-Each run is a folder named by when it started (`20261130-221503-4f2a`) holding `report.json` (the
+Each run is a folder named by when it started (`20261130-221503-0424f2a`: the second, its
+milliseconds, a random tag) holding `report.json` (the
 JSON report, with a `run` block: when, what ran it, the git commit and whether the tree was dirty,
 each agent's models and prompt and tool-source hashes) and `traces.jsonl.gz` (each case's actual
 trace). Only the newest `keep_runs` (default 20) are kept.
@@ -20,7 +21,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.formats.source_file import read_text_regular
@@ -67,56 +68,86 @@ def git_state(root: Path) -> Optional[dict[str, Any]]:
             return None
         return done.stdout.strip() if done.returncode == 0 else None
 
-    commit = git("rev-parse", "HEAD")
-    if commit is None:
+    if git("rev-parse", "--is-inside-work-tree") != "true":
         return None
     status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "dirty": bool(status)}
+    # a repository without a commit yet has a branch but no commit
+    return {"commit": git("rev-parse", "HEAD"), "branch": git("symbolic-ref", "--short", "-q", "HEAD"), "dirty": bool(status)}
 
 
-def agents_of(runs: Iterable[CaseRun]) -> dict[str, Any]:
+class RunKeeper:
+    """Writes one kept run as its cases finish: each case's trace goes to disk at once (a long run
+    holds none in memory); `finish` writes the report and drops the oldest runs beyond `keep`.
+    Nothing is kept when nothing ran, and a project that cannot be written still runs."""
+
+    def __init__(self, root: Path, source: str, keep: int = DEFAULT_KEEP, started: Optional[float] = None) -> None:
+        self.root, self.source, self.keep = root, source, keep
+        self.started = started if started is not None else time.time()
+        self.folder: Optional[Path] = None
+        self._traces: Optional[Any] = None
+        self._agents: dict[str, Any] = {}
+        self._broken = keep <= 0
+
+    def add(self, run: CaseRun) -> None:
+        if self._broken:
+            return
+        try:
+            if self._traces is None:
+                stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.started))
+                millis = int(self.started * 1000) % 1000  # two runs in one second still sort by when they started
+                self.folder = self.root / RUNS_DIR / f"{stamp}-{millis:03d}{secrets.token_hex(2)}"
+                self.folder.mkdir(parents=True)
+                self._traces = gzip.open(self.folder / TRACES, "wt", encoding="utf-8")
+            if run.trace is not None:
+                self._traces.write(json.dumps({"id": run.ref.id, "trace": run.trace.model_dump(mode="json")}) + "\n")
+        except OSError:
+            self._give_up()
+            return
+        _merge_agent(self._agents, run)
+
+    def finish(self, results: Sequence[Any], prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
+        """The report of `results` (the cases' results, in the order to list them); the folder, or None."""
+        if self._broken or self._traces is None or self.folder is None:
+            return None
+        report = report_dict(list(results), agents_python, prices)
+        report["run"] = {
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "source": self.source,
+            "git": git_state(self.root),
+            "agents": self._agents,
+        }
+        try:
+            self._traces.close()
+            atomic_write(self.folder / REPORT, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n", durable=False)
+        except (OSError, ValueError):
+            self._give_up()
+            return None
+        prune(self.root, self.keep)
+        return self.folder
+
+    def _give_up(self) -> None:
+        self._broken = True
+        if self._traces is not None:
+            try:
+                self._traces.close()
+            except OSError:
+                pass
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _merge_agent(agents: dict[str, Any], run: CaseRun) -> None:
     """Each agent's models and its instruction and tool-source hashes, as its runs reported them."""
-    agents: dict[str, Any] = {}
-    for run in runs:
-        if run.agent is None:
-            continue
-        for out in run.outputs:
-            if out.agent_info:
-                info = agents.setdefault(run.agent.label, {})
-                for key in ("models", "instructions", "tools"):
-                    info.setdefault(key, {}).update(out.agent_info.get(key) or {})
-                if out.adk_version:
-                    info["adk"] = out.adk_version
-    return agents
-
-
-def keep_run(root: Path, runs: Sequence[CaseRun], source: str, started: float, keep: int = DEFAULT_KEEP,
-             prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
-    """Write a kept run (`source`: "run" or "tui") and drop the oldest beyond `keep`; its folder, or
-    None when nothing ran or it cannot be written (a read-only project still runs)."""
-    if not runs or keep <= 0:
-        return None
-    folder = root / RUNS_DIR / (time.strftime("%Y%m%d-%H%M%S", time.localtime(started)) + "-" + secrets.token_hex(2))
-    report = report_dict([run.result for run in runs], agents_python, prices)
-    report["run"] = {
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "source": source,
-        "git": git_state(root),
-        "agents": agents_of(runs),
-    }
-    try:
-        folder.mkdir(parents=True)
-        lines = "".join(json.dumps({"id": run.ref.id, "trace": run.trace.model_dump(mode="json")}) + "\n"
-                        for run in runs if run.trace is not None)
-        with gzip.open(folder / TRACES, "wt", encoding="utf-8") as traces:
-            traces.write(lines)
-        atomic_write(folder / REPORT, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n", durable=False)
-    except OSError:
-        shutil.rmtree(folder, ignore_errors=True)
-        return None
-    prune(root, keep)
-    return folder
+    if run.agent is None:
+        return
+    for out in run.outputs:
+        if out.agent_info:
+            info = agents.setdefault(run.agent.label, {})
+            for key in ("models", "instructions", "tools"):
+                info.setdefault(key, {}).update(out.agent_info.get(key) or {})
+            if out.adk_version:
+                info["adk"] = out.adk_version
 
 
 def kept(root: Path) -> list[Path]:

@@ -139,6 +139,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.config import load_project_config
     from agentdiff.core.project.doctor import declares_dependencies
     from agentdiff.core.project.interpreter import OWN_PYTHON
+    from agentdiff.core.reports.kept_runs import RunKeeper
 
     if not check_reports(args.report, err):
         return EXIT_USAGE
@@ -152,6 +153,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     keep_invocations = any(kind == "csv" for kind, _ in args.report)  # only the CSV report lists them
     cases = []
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
+    keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
 
     async def go() -> None:
         assert python is not None
@@ -190,6 +192,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 for task in done:
                     tasks.discard(task)
                     case_run, seconds = task.result()
+                    keeper.add(case_run)
                     cases.append(case_run.result if keep_invocations else _without_invocations(case_run.result))
                     progress.case_done(case_run.result, seconds)
                     start_next()
@@ -206,6 +209,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err, config.prices)
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
+    keeper.finish(cases, config.prices, runtime)
     out.write(render_json(cases, runtime, config.prices) if args.json
               else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
     if unknown or errors or not found.cases or not reports_written:

@@ -60,7 +60,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         create_app(
             root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
-            editor=make_editor(config.editor), stacked_below=config.stacked_below,
+            editor=make_editor(config.editor), stacked_below=config.stacked_below, keep_runs=config.keep_runs,
         ).run()
     finally:
         pool.close()

@@ -1,0 +1,180 @@
+"""The release loop: kept runs, comparing two runs, the release gate; and end to end on the samples:
+a prompt edit breaks a critical case, `compare` lists it and `gate` fails naming the rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from agentdiff.core.project.config import load_project_config
+from agentdiff.core.reports.compare import compare, comparison_dict, percentile
+from agentdiff.core.reports.gate import gate, gate_junit, gate_markdown
+from agentdiff.core.reports.kept_runs import RUNS_DIR, KeptRun, RunNotFound, default_pair, find_run, kept, prune
+from conftest import ROOT
+
+
+def case(case_id, status, score=None, seconds=None, tokens=None, cost=None, tools=None):
+    data = {"id": case_id, "source": f"{case_id.split('::')[0]}", "status": status, "metrics": [], "layers": [], "error": None,
+            "seconds": seconds, "tool_calls": tools}
+    if score is not None:
+        data["metrics"] = [{"name": "response_match_score", "score": score, "threshold": 0.7, "status": "passed" if score >= 0.7 else "failed"}]
+    if tokens is not None:
+        data["usage"] = {"agent": {"m": {"input": tokens, "output": 0}}}
+    if cost is not None:
+        data["cost"] = cost
+    return data
+
+
+def report(name, *cases, branch=None):
+    return KeptRun(name, Path(name), {"cases": list(cases), "run": {"git": {"branch": branch}} if branch else {}})
+
+
+BASE = report(
+    "base",
+    case("s.evalset.json::steady", "passed", 0.9, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::breaks", "passed", 0.9, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::heals", "failed", 0.5, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::wobbles", "passed", 0.9, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::crashes", "passed", 0.9, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::goes", "passed", 0.9, 1.0, 100, 0.01, 2),
+)
+HEAD = report(
+    "head",
+    case("s.evalset.json::steady", "passed", 0.8, 2.0, 150, 0.02, 3),
+    case("s.evalset.json::breaks", "failed", 0.4, 9.0, 900, 0.09, 14),
+    case("s.evalset.json::heals", "passed", 0.9, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::wobbles", "flaky", 0.9, 1.0, 100, 0.01, 2),
+    case("s.evalset.json::crashes", "error"),
+    case("t.evalset.json::arrives", "passed", 1.0, 1.0, 100, 0.01, 1),
+)
+
+
+def test_a_comparison_sorts_every_case_into_what_happened_to_it():
+    cmp = compare(BASE, HEAD)
+    assert {c.id.split("::")[1]: c.category for c in cmp.cases} == {
+        "steady": "unchanged", "breaks": "regressed", "heals": "fixed", "wobbles": "newly flaky",
+        "crashes": "newly erroring", "goes": "removed", "arrives": "added"}
+    steady = next(c for c in cmp.cases if c.id.endswith("steady"))
+    assert steady.metrics["response_match_score"] == (0.9, 0.8)
+    assert steady.measures == {"seconds": (1.0, 2.0), "tokens": (100.0, 150.0), "cost": (0.01, 0.02), "tool_calls": (2.0, 3.0)}
+    totals = cmp.totals("head")
+    assert totals["total tokens"] == 1350 and totals["total tool_calls"] == 22 and totals["p95 seconds"] == 9.0
+    assert cmp.pass_rate("base") == pytest.approx(100 * 5 / 6) and cmp.pass_rate("head") == pytest.approx(100 * 3 / 6)
+    data = comparison_dict(cmp)
+    assert data["counts"]["regressed"] == 1 and data["cases"][1]["tokens"] == {"base": 100.0, "head": 900.0}
+    assert percentile([1, 2, 3, 4], 50) == 2 and percentile([], 95) is None
+
+
+def broken(result) -> dict[str, str]:
+    return {rule.name: rule.broken for rule in result.rules if rule.broken}
+
+
+def test_with_no_rules_the_gate_lets_no_case_regress():
+    result = gate(compare(BASE, HEAD), {})
+    assert not result.passed and list(broken(result)) == ["critical id:*"]
+    assert {c.id.split("::")[1] for c in result.regressions} == {"breaks", "crashes"}
+    assert gate(compare(BASE, BASE), {}).passed
+
+
+def test_each_gate_rule_holds_or_says_why_it_broke():
+    cmp = compare(BASE, HEAD)
+    labels = {"s.evalset.json::breaks": "payments"}.get
+    result = gate(cmp, {"max_pass_rate_drop": 50, "critical": ["label:payments", "label:search", "set:s", "id:*heals"],
+                        "max_p95_seconds": 5, "max_total_tokens": 2000, "max_case_tokens": 500, "max_total_cost": 0.1,
+                        "max_case_cost": 0.05, "max_case_tool_calls": 12}, labels)
+    assert broken(result) == {
+        "critical label:payments": "1 critical case(s) regressed: s.evalset.json::breaks",
+        "critical set:s": "2 critical case(s) regressed: s.evalset.json::breaks, s.evalset.json::crashes",
+        "max_p95_seconds = 5": "p95 seconds 9.00 s, more than 5.00 s",
+        "max_case_tokens = 500": "1 case(s) over 500 tokens: s.evalset.json::breaks (900)",
+        "max_total_cost = 0.1": "total cost $0.1400, more than $0.1000",
+        "max_case_cost = 0.05": "1 case(s) over $0.0500 cost: s.evalset.json::breaks ($0.0900)",
+        "max_case_tool_calls = 12": "1 case(s) over 12 tool calls: s.evalset.json::breaks (14)",
+    }
+    held = {rule.name for rule in result.rules if not rule.broken}
+    assert held == {"max_pass_rate_drop = 50", "critical label:search", "critical id:*heals", "max_total_tokens = 2000"}
+    dropped = gate(cmp, {"max_pass_rate_drop": 10})
+    assert broken(dropped) == {"max_pass_rate_drop = 10": "the pass rate fell 33.3 points (83.3% → 50.0%), more than 10"}
+    unpriced = compare(report("b", case("a", "passed", seconds=1.0)), report("h", case("a", "passed", seconds=1.0)))
+    assert "cannot be checked: the run reports no cost" in broken(gate(unpriced, {"max_total_cost": 1}))["max_total_cost = 1"]
+    markdown = gate_markdown(result, cmp, configured=True)
+    assert markdown.startswith("## agentdiff gate: ❌ failed") and markdown.index("### Broken rules") < markdown.index("### Regressions")
+    assert "- [s.evalset.json::breaks](s.evalset.json): passed → failed" in markdown
+    assert gate_junit(result).count("<failure") == 7
+
+
+def test_gate_rules_in_the_configuration_are_checked(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff.gate]\nmax_p95_seconds = 30\ncritical = ["label:pay", "set:"]\nmax_speed = 3\n')
+    config, errors = load_project_config(tmp_path)
+    assert config.gate == {"max_p95_seconds": 30.0}
+    assert sorted(e.message for e in errors) == [
+        "`gate.critical` must be a list of label:NAME, set:NAME or id:GLOB",
+        "unknown gate rule 'max_speed' (use max_pass_rate_drop, max_p95_seconds, max_total_tokens, max_case_tokens, "
+        "max_total_cost, max_case_cost, max_case_tool_calls, critical)"]
+
+
+def write_kept(root: Path, name: str, branch: str | None = None) -> Path:
+    folder = root / RUNS_DIR / name
+    folder.mkdir(parents=True)
+    (folder / "report.json").write_text(json.dumps({"cases": [], "run": {"git": {"branch": branch}}}))
+    return folder
+
+
+def test_runs_are_named_latest_previous_by_a_beginning_or_a_file_and_the_base_prefers_main(tmp_path):
+    for name, branch in (("20261101-100000-000aaaa", "main"), ("20261102-100000-000bbbb", "feature"), ("20261103-100000-000cccc", "feature")):
+        write_kept(tmp_path, name, branch)
+    assert find_run(tmp_path, "latest").name == "20261103-100000-000cccc"
+    assert find_run(tmp_path, "previous").name == "20261102-100000-000bbbb"
+    assert find_run(tmp_path, "20261101").name == "20261101-100000-000aaaa"
+    with pytest.raises(RunNotFound, match="names 3 kept runs"):
+        find_run(tmp_path, "2026110")
+    with pytest.raises(RunNotFound, match="no such run"):
+        find_run(tmp_path, "nope")
+    other = tmp_path / "ci.json"
+    other.write_text("{}")
+    with pytest.raises(RunNotFound, match="not an agentdiff JSON report"):
+        find_run(tmp_path, str(other))
+    base, head = default_pair(tmp_path, None, None)
+    assert (base.name, head.name) == ("20261101-100000-000aaaa", "20261103-100000-000cccc")  # the last on main
+    prune(tmp_path, 2)
+    assert [p.name for p in kept(tmp_path)] == ["20261102-100000-000bbbb", "20261103-100000-000cccc"]
+    base, _ = default_pair(tmp_path, None, None)
+    assert base.name == "20261102-100000-000bbbb"  # none on main left: the one before
+
+
+@pytest.mark.adk
+def test_a_prompt_edit_that_breaks_a_critical_case_fails_the_gate_naming_the_rule(tmp_path, monkeypatch):
+    from test_cli import run
+
+    shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "sample_agents" / "home_automation",
+                    ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    shutil.copy(ROOT / "sample_agents" / "demo_model.py", tmp_path / "sample_agents" / "demo_model.py")
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\nkeep_runs = 3\n[tool.agentdiff.gate]\n'
+                                             'critical = ["set:lights"]\nmax_pass_rate_drop = 50\n')
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "sample_agents")
+    assert code == 1, err  # dim_living_room fails on purpose
+    first = find_run(tmp_path, "latest")
+    assert first.meta["source"] == "run" and first.meta["git"]["branch"] == "main" and "home_automation" in first.meta["agents"]
+    assert {c["id"].rsplit("/", 1)[-1].split("::")[-1] for c in first.report["cases"]} >= {"kitchen_on_then_check", "dim_living_room"}
+    prompt = tmp_path / "sample_agents" / "home_automation" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
+    run("run", "sample_agents")
+    code, out, err = run("compare")
+    assert code == 1, err
+    assert "regressed (1):\n  sample_agents/home_automation/conformance/lights/kitchen_on_then_check: passed → failed" in out
+    assert '"invent" → "make up"' in out
+    code, out, err = run("gate", "--junit", str(tmp_path / "gate.xml"))
+    assert code == 1, err
+    assert "✗ critical set:lights: 1 critical case(s) regressed: sample_agents/home_automation/conformance/lights/kitchen_on_then_check" in out
+    assert "✓ max_pass_rate_drop = 50" in out
+    assert 'failures="1"' in (tmp_path / "gate.xml").read_text()
+    code, out, _ = run("gate", "--baseline", "latest", "latest")
+    assert code == 0 and out.startswith("gate passed")
+    for _ in range(3):
+        run("run", "sample_agents/home_automation/home_automation.evalset.json")
+    assert len(kept(tmp_path)) == 3  # keep_runs

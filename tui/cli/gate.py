@@ -1,0 +1,52 @@
+"""`agentdiff gate [--baseline RUN] [RUN]`: may it merge, from the rules of `[tool.agentdiff.gate]`
+(`core.reports.gate`); Markdown for a PR comment, JUnit for CI."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from .compare import RUN_HELP, load_pair
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+NAME = "gate"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "gate", help="the release gate: exit 0 pass, 1 a rule broken, 2 no runs to compare or bad rules",
+        description="Check RUN against --baseline with the rules of [tool.agentdiff.gate] (pass-rate drop, critical "
+        "cases, p95 seconds, tokens, cost, tool calls); with none configured, no case may regress. Defaults as for "
+        "compare. Exit 0 passed, 1 a rule broken, 2 usage.",
+    )
+    parser.add_argument("run", nargs="?", help=f"the run to check (default: the latest kept run): {RUN_HELP}")
+    parser.add_argument("--baseline", help="the run it is checked against (default: as compare's BASE)")
+    parser.add_argument("--markdown", action="store_true", help="print the verdict as Markdown (a PR comment)")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="also write the rules as JUnit XML to FILE")
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentdiff.core.baselines.journal import atomic_write
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.reports.compare import compare
+    from agentdiff.core.reports.gate import gate, gate_junit, gate_markdown, gate_text
+    from agentdiff.core.workbench.triage import Triage
+
+    config, errors = load_project_config(Path.cwd())
+    bad = [e for e in errors if "gate" in e.message]
+    for error in bad:
+        print(f"error: {error}", file=err)
+    if bad:
+        return EXIT_USAGE
+    cmp = compare(*load_pair(args.baseline, args.run))
+    triage = Triage.load(Path.cwd())
+    result = gate(cmp, config.gate, triage.label_of)
+    out.write(gate_markdown(result, cmp, bool(config.gate)) if args.markdown else gate_text(result, cmp, bool(config.gate)))
+    if args.junit:
+        try:
+            atomic_write(args.junit, gate_junit(result))
+        except OSError as exc:
+            print(f"error: cannot write {args.junit}: {exc.strerror or exc}", file=err)
+            return EXIT_USAGE
+    return EXIT_OK if result.passed else EXIT_FAILED
+
