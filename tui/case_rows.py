@@ -13,8 +13,9 @@ from .glyphs import glyph
 from .widgets.case_tree import CaseRow
 
 
-def case_row(state: CaseState, triage: Triage, now: float = 0.0) -> CaseRow:
-    """`now` (the workbench's clock): a running case shows how long it has been running."""
+def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False) -> CaseRow:
+    """`now` (the workbench's clock): a running case shows how long it has been running. `by_cluster`:
+    failing cases under their failure cluster (then their agent), the others under their verdict."""
     ref = state.ref
     if state.run is not None and state.run.agent is not None:
         agent = state.run.agent.label
@@ -24,6 +25,11 @@ def case_row(state: CaseState, triage: Triage, now: float = 0.0) -> CaseRow:
         agent = ref.eval_set.source.path.parent.name  # until it runs: the folder it lives in
     group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category
     elapsed = now - state.started if state.running and state.started is not None else None
+    if by_cluster:
+        cluster = state.run.result.cluster if state.run is not None else None
+        top = f"✗ {cluster}" if cluster else ("✓ passing" if state.status is not None and not state.failing
+                                              else "(not run)" if state.status is None else "other failures")
+        agent, group = top, agent
     return CaseRow(state, agent, group, triage.label_of(ref.id), elapsed)
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any, Mapping, Optional, Sequence
 
 from agentdiff.core import __version__
+from agentdiff.core.diff.clusters import clusters
 from agentdiff.core.run.usage import estimated_cost, merge
 from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
 
@@ -46,6 +47,7 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
         **({"cost": estimated_cost(case.usage, prices)} if prices else {}),
         "seconds": case.seconds,
         "tool_calls": case.tool_calls,
+        "cluster": case.cluster,
     }
 
 
@@ -69,6 +71,7 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
             "total": summary.total,
             "usage": usage,
             **({"cost": estimated_cost(usage, prices)} if prices else {}),
+            "clusters": [{"signature": signature, "cases": [case.id for case in members]} for signature, members in clusters(cases)],
         },
     }
 

@@ -7,6 +7,7 @@ import platform
 from typing import Sequence
 
 from agentdiff.core import __version__
+from agentdiff.core.diff.clusters import clusters
 from agentdiff.core.reports.text import case_problem, format_score, usage_line
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
@@ -53,6 +54,12 @@ def render_markdown(cases: Sequence[CaseResult]) -> str:
         )
         cells = [_CELL[by_mode[mode].status] if mode in by_mode else "N/A" for mode in modes]
         out.append(f"| {_one_line(category)} | {_one_line(name)} | {_one_line(description)} | " + " | ".join(cells) + " |")
+    grouped = clusters(cases)
+    if grouped:
+        out += ["", "## Failure Clusters", "", "| Cases | First divergence | Examples |", "|---|---|---|"]
+        for signature, members in grouped:
+            examples = ", ".join(_one_line(m.eval_id) for m in members[:3]) + (" …" if len(members) > 3 else "")
+            out.append(f"| {len(members)} | {_one_line(signature)} | {examples} |")
     failures = [c for c in cases if c.status is not CaseStatus.PASSED]
     if failures:
         out += ["", "## Failed Tests Details"]

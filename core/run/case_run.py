@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from agentdiff.core.diff.clusters import cluster_signature
 from agentdiff.core.diff.model import CaseDiff
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.run.expected import Baseline
@@ -77,11 +78,14 @@ def unrun(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus
     return CaseRun(ref, case_result(ref, agent, mode, status, error=error), agent)
 
 
-def with_measures(run: CaseRun) -> CaseRun:
-    """The run with its result's seconds and tool calls per run (the mean over its repeats)."""
+def summarised(run: CaseRun) -> CaseRun:
+    """The run with its result's seconds and tool calls per run (the mean over its repeats) and, when
+    it failed, its failure cluster."""
     outputs = run.outputs
+    failing = run.result.status in (CaseStatus.FAILED, CaseStatus.FLAKY)
+    cluster = cluster_signature(run.diff) if failing else None
     if not outputs:
-        return run
+        return dataclasses.replace(run, result=dataclasses.replace(run.result, cluster=cluster)) if cluster else run
     seconds = round(sum(out.seconds for out in outputs) / len(outputs), 3)
     tools = round(sum(len(out.tools) for out in outputs) / len(outputs), 2)
-    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools))
+    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, cluster=cluster))

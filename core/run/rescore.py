@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
-from agentdiff.core.run.case_run import CaseRun, unrun, with_measures
+from agentdiff.core.run.case_run import CaseRun, unrun, summarised
 from agentdiff.core.run.conformance import judge_replay, score_live_conformance
 from agentdiff.core.run.eval_case import score_eval_case
 from agentdiff.core.run.journey import apply_checks
@@ -20,7 +20,7 @@ from agentdiff.core.scoring.results import CaseStatus
 def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:
     """`judged`: an EvalSet case's judged metrics for each cached run (`judge_again`). Its journey
     checks are applied again too."""
-    return with_measures(apply_checks(_rescored(ref, previous, options, judged)))
+    return summarised(apply_checks(_rescored(ref, previous, options, judged)))
 
 
 def _rescored(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:

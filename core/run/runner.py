@@ -9,7 +9,7 @@ from typing import AsyncIterator, Optional, Sequence
 
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.run.case_run import CaseRun, unrun, with_measures
+from agentdiff.core.run.case_run import CaseRun, unrun, summarised
 from agentdiff.core.run.conformance import live_conformance, replay_conformance
 from agentdiff.core.run.eval_case import run_eval_case
 from agentdiff.core.run.journey import apply_checks
@@ -35,7 +35,7 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
         run = await replay_conformance(ref, agent, pool, options)
     else:
         run = await live_conformance(ref, agent, pool, options)
-    return with_measures(apply_checks(run))
+    return summarised(apply_checks(run))
 
 
 async def run_cases(refs: Sequence[CaseRef], pool, options: RunOptions, root: Path) -> AsyncIterator[CaseRun]:

@@ -76,15 +76,21 @@ class Triage:
         """Change one case's label or note (an empty one removes it) in the file as it is now, keeping
         what others wrote; `TriageUnreadable` when the file cannot be read, `BaselineWriteError` when
         it cannot be written."""
+        self.set_many([case_id], label, note)
+
+    def set_many(self, case_ids: list[str], label: Optional[str] = None, note: Optional[str] = None) -> None:
+        """`set` for several cases at once (a failure cluster labelled): one write, one undo step."""
         for _ in range(3):  # another writer between our read and our write: read again and redo the change
             current = Triage.load(self.path.parent)
             if current.error is not None:
                 raise TriageUnreadable(f"{current.error}; nothing was written")
             before = sha256_of(self.path)
-            current._change(case_id, label, note)
+            for case_id in case_ids:
+                current._change(case_id, label, note)
+            who = case_ids[0] if len(case_ids) == 1 else f"{len(case_ids)} cases"
             try:
                 write_baseline([FileWrite(self.path, current.text(), before)], self.path.parent,
-                               f"triage {case_id}: " + ", ".join(f"{k} {v!r}" for k, v in (("label", label), ("note", note)) if v is not None))
+                               f"triage {who}: " + ", ".join(f"{k} {v!r}" for k, v in (("label", label), ("note", note)) if v is not None))
             except BaselineConflict:
                 continue
             self.labels, self.cases, self.error = current.labels, current.cases, None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from agentdiff.core.diff.clusters import clusters
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import format_score, usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
@@ -66,6 +67,12 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
                               for line in judge_lines(case, metric)]
         if not case.error:
             lines += [f"    {m.name} not evaluated: {m.reason}" for m in case.metrics if m.status is MetricStatus.NOT_EVALUATED and m.reason]
+    grouped = clusters(cases)
+    if grouped and any(len(members) > 1 for _, members in grouped):  # worth a look: several broke the same way
+        lines += ["", "failure clusters (by first divergence):"]
+        for signature, members in grouped:
+            names = ", ".join(one_line(m.eval_id) for m in members[:4]) + (" …" if len(members) > 4 else "")
+            lines.append(f"  {len(members):>3}  {one_line(signature)}  ({names})")
     summary = summarize(cases)
     lines.append("")
     scored_as = sorted({case.scored_as for case in cases if case.scored_as})

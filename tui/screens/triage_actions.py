@@ -140,10 +140,30 @@ class TriageActions:
         self.app.push_screen(PromptModal(question, current or "", placeholder, hint, suggestions), done)
 
     def action_label(self) -> None:
+        node = self.tree.cursor_node
+        if self.tree.current_case_id is None and node is not None and node.children:
+            self._label_group(str(node.label), self.tree.cases_under(node))
+            return
         case_id = self.tree.current_case_id or ""
         known = ", ".join(self.triage.labels)
         self._ask_triage("label", "Label this failure", self.triage.label_of(case_id), "a label",
                          f"known: {known}; tab completes; empty removes", suggestions=self.triage.labels)
+
+    def _label_group(self, title: str, case_ids: list[str]) -> None:
+        """A label for every case of a group or failure cluster: one write, one undo step."""
+        def done(value: Optional[str]) -> None:
+            if value is None:
+                return
+            try:
+                self.triage.set_many(case_ids, label=value.strip())
+            except (TriageUnreadable, BaselineWriteError) as exc:
+                self.notify(f"not saved: {exc}", severity="error")
+                return
+            self.tree.update_cases([self._row(self.workbench.cases[i]) for i in case_ids if i in self.workbench.cases])
+            self.notify(f"labelled {len(case_ids)} case(s) {value.strip()!r}" if value.strip() else f"label removed from {len(case_ids)} case(s)")
+
+        self.app.push_screen(PromptModal(f"Label the {len(case_ids)} case(s) of {title}", "", "a label",
+                                         "tab completes; empty removes", self.triage.labels), done)
 
     def action_comment(self) -> None:
         case_id = self.tree.current_case_id or ""

@@ -76,7 +76,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("e", "edit", "Edit", "Open the file holding the expected value at its line in $VISUAL / $EDITOR"),
         key("slash", "filter", "Filter", 'Filter cases: words, status:failed, agent:x, label:"flaky model", mode:live, layer:request; ! inverts a token', key_display="/"),
         key("f", "failures_only", "Failures", "Show failures only"),
-        key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml)", show=False),
+        key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml); on a group or cluster row, all its cases", show=False),
+        key("C", "clusters", "Clusters", "Group the tree by failure cluster (the first divergence's signature), or back by agent", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
         key("j", "tree_down", "Down", CaseTree.BINDINGS[0].tooltip, show=False),  # the tree's keys, when it is hidden
         key("k", "tree_up", "Up", CaseTree.BINDINGS[1].tooltip, show=False),
@@ -162,8 +163,16 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     # --- rows and filtering -----------------------------------------------------------------------
 
+    by_cluster = False  # `C`: the tree grouped by failure cluster
+
     def _row(self, state: CaseState) -> CaseRow:
-        return case_row(state, self.triage, self.workbench.clock())
+        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster)
+
+    def action_clusters(self) -> None:
+        self.by_cluster = not self.by_cluster
+        self._rebuild_tree()
+        self.notify("grouped by failure cluster (the first divergence's layer, kind, tool and path); l on a cluster labels its cases"
+                    if self.by_cluster else "grouped by agent", timeout=3)
 
     TICK = 1.0  # seconds: running cases' elapsed time and the ETA move on
 
