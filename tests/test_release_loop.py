@@ -178,3 +178,36 @@ def test_a_prompt_edit_that_breaks_a_critical_case_fails_the_gate_naming_the_rul
     for _ in range(3):
         run("run", "sample_agents/home_automation/home_automation.evalset.json")
     assert len(kept(tmp_path)) == 3  # keep_runs
+
+
+def test_changed_since_chooses_the_cases_a_change_can_affect_and_says_why(tmp_path):
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.reports.changed_since import GitRefError, select_changed
+    from workbench_support import echo_project
+
+    echo_project(tmp_path, {"echo": ["hello", "bye"], "other": ["hi"]})
+    data = tmp_path / "shared" / "data.yaml"
+    data.parent.mkdir()
+    data.write_text("a: 1\n")
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], cwd=tmp_path, check=True)
+    cases = discover([tmp_path / "agents"], tmp_path).cases
+
+    def chosen() -> dict[str, str]:
+        return {ref.id: reason for ref, reason in select_changed(cases, tmp_path, "HEAD")}
+
+    assert chosen() == {}
+    (tmp_path / "agents" / "other" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message  # edited\n")
+    assert chosen() == {"agents/other/other.evalset.json::case_0": "a file of its agent changed: agents/other/agent.py"}
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=tmp_path, check=True)
+    (tmp_path / "agents" / "echo" / "agentdiff-checks.yaml").write_text("checks:\n  max_tool_calls: 1\n")  # new, untracked
+    assert set(chosen().values()) == {"its checks changed: agents/echo/agentdiff-checks.yaml"} and len(chosen()) == 2
+    (tmp_path / "agents" / "echo" / "agentdiff-checks.yaml").unlink()
+    folder = write_kept(tmp_path, "20261101-100000-000aaaa")  # the last kept run: case_1's agent read the data file
+    (folder / "report.json").write_text(json.dumps({"cases": [], "run": {"files_read": {"agents/echo/echo.evalset.json::case_1": ["shared/data.yaml"]}}}))
+    data.write_text("a: 2\n")
+    assert chosen() == {"agents/echo/echo.evalset.json::case_1": "its agent read shared/data.yaml in the last kept run, and it changed"}
+    with pytest.raises(GitRefError, match="bad revision"):
+        select_changed(cases, tmp_path, "no-such-ref")

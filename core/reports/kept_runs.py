@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from agentdiff.core.baselines.journal import atomic_write
-from agentdiff.core.formats.source_file import read_text_regular
+from agentdiff.core.formats.source_file import display_path, read_text_regular
 from agentdiff.core.reports.json_report import report_dict
 from agentdiff.core.run.case_run import CaseRun
 
@@ -86,6 +86,7 @@ class RunKeeper:
         self.folder: Optional[Path] = None
         self._traces: Optional[Any] = None
         self._agents: dict[str, Any] = {}
+        self._files: dict[str, list[str]] = {}
         self._broken = keep <= 0
 
     def add(self, run: CaseRun) -> None:
@@ -104,6 +105,8 @@ class RunKeeper:
             self._give_up()
             return
         _merge_agent(self._agents, run)
+        if run.files_read:  # what `run --changed-since` looks for
+            self._files[run.ref.id] = sorted(display_path(Path(f), self.root) for f in run.files_read)
 
     def finish(self, results: Sequence[Any], prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
         """The report of `results` (the cases' results, in the order to list them); the folder, or None."""
@@ -116,6 +119,7 @@ class RunKeeper:
             "source": self.source,
             "git": git_state(self.root),
             "agents": self._agents,
+            "files_read": self._files,
         }
         try:
             self._traces.close()

@@ -14,7 +14,7 @@ from agentdiff.core.reports.json_report import render_json
 
 from . import options as shared
 from .color import is_terminal, paint_status, wants_color
-from .errors import EXIT_USAGE, exit_code, print_errors, quoted
+from .errors import EXIT_OK, EXIT_USAGE, exit_code, print_errors, quoted
 from .options import (
     add_color_option,
     add_report_options,
@@ -39,6 +39,9 @@ def add_parser(commands) -> None:
         "any failed, errored, was flaky or not evaluated, 2 for usage or load errors.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
+    parser.add_argument("--changed-since", metavar="REF",
+                        help="only the cases the changes since the git REF can affect (their eval files, checks, agent code, "
+                        "files their agent read in the last kept run), each said with why")
     add_run_options(parser, repeats=True)
     add_report_options(parser)
     add_color_option(parser)
@@ -134,6 +137,22 @@ async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyn
         return task.result(), time.perf_counter() - began
 
 
+def changed_cases(cases, args: argparse.Namespace, config, err: TextIO):
+    """The cases changes since `--changed-since` can affect, each said with why; None when git cannot tell."""
+    from agentdiff.core.reports.changed_since import GitRefError, select_changed
+
+    try:
+        chosen = select_changed(cases, Path.cwd(), args.changed_since, tuple(args.agents) + config.agents, config.agent_for)
+    except GitRefError as exc:
+        print(f"error: --changed-since {args.changed_since}: {exc}", file=err)
+        return None
+    if chosen:
+        print(f"{len(chosen)} of {len(cases)} cases affected by the changes since {args.changed_since}:", file=err)
+        for ref, reason in chosen:
+            print(f"  {one_line(ref.id)}: {reason}", file=err)
+    return [ref for ref, _ in chosen]
+
+
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.agent_memo import AgentMemo
     from agentdiff.core.project.config import load_project_config
@@ -146,6 +165,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config, config_errors = load_project_config(Path.cwd())
     found, unknown = select_cases([str(p) for p in args.paths], config)
     errors = list(config_errors) + found.errors
+    if args.changed_since is not None:
+        found.cases = changed_cases(found.cases, args, config, err)
+        if found.cases is None:
+            return EXIT_USAGE
+        if not found.cases:
+            print(f"no case is affected by the changes since {args.changed_since}", file=err)
+            return EXIT_OK
     for query in unknown:
         print(f"error: no case matches {quoted(query)}", file=err)
     options = run_options(args, config)

@@ -1,0 +1,103 @@
+"""`run --changed-since REF`: only the cases a change since a git ref can affect, as watch mode
+re-runs them, each with why it was chosen.
+
+A case is chosen when, among the files changed since REF (committed or not, and new files): its eval
+set file or case folder is one; its `test_config.json`, `eval_config.json` or checks file is one; a
+file of its agent (the package folder) is one; or a file its agent read in the last kept run that
+ran it is one (a prompt file, YAML, data, wherever it lives)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Optional, Sequence
+
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
+from agentdiff.core.formats.source_file import display_path, resolved
+from agentdiff.core.project.agent_memo import AgentMemo
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, checks_file_for
+from agentdiff.core.reports.kept_runs import REPORT, kept
+
+
+class GitRefError(Exception):
+    """The ref cannot be compared with (not a git tree, an unknown ref): git's own words."""
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitRefError(f"git could not run: {exc}") from None
+    if done.returncode != 0:
+        raise GitRefError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"git {' '.join(args)} failed")
+    return done.stdout
+
+
+def changed_files(root: Path, ref: str) -> set[Path]:
+    """Files that differ from `ref` in the working tree, and files git does not track yet."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
+    diffed = _git(root, "diff", "--name-only", "--no-renames", ref, "--").splitlines()  # relative to the top
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard").splitlines()  # relative to root
+    return {resolved(top / name) for name in diffed if name} | {resolved(root / name) for name in untracked if name}
+
+
+def files_read_last(root: Path) -> dict[str, list[str]]:
+    """Each case's files read by its agent in the newest kept run that ran it (paths as kept)."""
+    read: dict[str, list[str]] = {}
+    for folder in reversed(kept(root)):
+        try:
+            run = json.loads((folder / REPORT).read_text(encoding="utf-8")).get("run") or {}
+        except (OSError, ValueError):
+            continue
+        for case_id, files in (run.get("files_read") or {}).items():
+            read.setdefault(case_id, files)
+    return read
+
+
+def _agent_dir(ref: CaseRef, root: Path, memo: AgentMemo, agents_dirs: Sequence[Path], mapping) -> Optional[Path]:
+    agent = memo.resolve(ref, agents_dirs, mapping).agent
+    if agent is None:
+        return None
+    base = Path(agent.agents_dir) / agent.name
+    return resolved(base if base.is_dir() else base.with_suffix(".py"))
+
+
+def select_changed(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: Sequence[Path] = (), mapping=None) -> list[tuple[CaseRef, str]]:
+    """The cases a change since `ref` can affect, each with why; `GitRefError` when git cannot say."""
+    changed = changed_files(root, ref)
+    if not changed:
+        return []
+    memo, read = AgentMemo(root), files_read_last(root)
+    chosen = []
+
+    def shown(path: Path) -> str:
+        return display_path(path, root)
+
+    for case in refs:
+        if isinstance(case, EvalCaseRef):
+            unit = resolved(case.eval_set.source.path)
+            own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
+            hit = next((p for p in own if p in changed), None)
+        else:
+            unit = resolved(case.case.dir)
+            hit = next((p for p in sorted(changed) if unit in p.parents), None)
+        checks = checks_file_for(unit, root)
+        reason = None
+        if hit is not None:
+            reason = f"{shown(hit)} changed"
+        elif checks is not None and resolved(checks) in changed:
+            reason = f"its checks changed: {shown(checks)}"
+        else:
+            agent = _agent_dir(case, root, memo, agents_dirs, mapping)
+            code = next((p for p in sorted(changed) if agent is not None and (p == agent or agent in p.parents)), None)
+            if code is not None:
+                reason = f"a file of its agent changed: {shown(code)}"
+            else:
+                files = {resolved(root / f) for f in read.get(case.id, [])}
+                used = next((p for p in sorted(changed) if p in files), None)
+                if used is not None:
+                    reason = f"its agent read {shown(used)} in the last kept run, and it changed"
+        if reason:
+            chosen.append((case, reason))
+    return chosen
