@@ -152,7 +152,7 @@ def test_a_prompt_edit_that_breaks_a_critical_case_fails_the_gate_naming_the_rul
     shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "sample_agents" / "home_automation",
                     ignore=shutil.ignore_patterns("__pycache__", ".adk"))
     shutil.copy(ROOT / "sample_agents" / "demo_model.py", tmp_path / "sample_agents" / "demo_model.py")
-    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\nkeep_runs = 3\n[tool.agentdiff.gate]\n'
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\nkeep_runs = 3\nconfirm_live_above = 2\n[tool.agentdiff.gate]\n'
                                              'critical = ["set:lights"]\nmax_pass_rate_drop = 50\n')
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
     monkeypatch.chdir(tmp_path)
@@ -176,7 +176,9 @@ def test_a_prompt_edit_that_breaks_a_critical_case_fails_the_gate_naming_the_rul
     code, out, _ = run("gate", "--baseline", "latest", "latest")
     assert code == 0 and out.startswith("gate passed")
     for _ in range(3):
-        run("run", "sample_agents/home_automation/home_automation.evalset.json")
+        code, out, err = run("run", "--mode", "live", "sample_agents/home_automation/home_automation.evalset.json")
+    # more live runs than confirm_live_above: what they took the last time is said first (no terminal: no question)
+    assert "4 case(s) to run live: ≈ 10 model calls, " in err and "(from the last live run of 4)" in err
     assert len(kept(tmp_path)) == 3  # keep_runs
 
 
@@ -211,3 +213,50 @@ def test_changed_since_chooses_the_cases_a_change_can_affect_and_says_why(tmp_pa
     assert chosen() == {"agents/echo/echo.evalset.json::case_1": "its agent read shared/data.yaml in the last kept run, and it changed"}
     with pytest.raises(GitRefError, match="bad revision"):
         select_changed(cases, tmp_path, "no-such-ref")
+
+
+def test_the_estimate_of_a_live_re_run_comes_from_the_last_live_runs(tmp_path):
+    from agentdiff.core.reports.estimate import from_kept, from_results
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus
+
+    def result(mode, calls, tokens):
+        return CaseResult(id="x", source="s", eval_set_id=None, eval_id="x", agent=None, mode=mode, status=CaseStatus.PASSED,
+                          usage={"agent": {"m": {"input": tokens, "output": 0}}}, model_calls=calls)
+
+    prices = {"m": {"input": 1_000_000.0, "output": 0.0}}  # a dollar a token: easy sums
+    estimate = from_results([result("live", 2, 3), result("live", 4, 5), result("replay", 9, 9), None], prices)
+    assert (estimate.cases, estimate.known, estimate.model_calls, estimate.tokens, estimate.cost) == (4, 2, 6, 8, 8.0)
+    assert estimate.line() == "4 case(s) to run live: ≈ 6 model calls, 8 tokens, est. $8.00 (from the last live run of 2; 2 never ran live)"
+    assert from_results([None]).line() == "1 case(s) to run live; none ran live before, so their cost is unknown"
+    older, newer = write_kept(tmp_path, "20261101-100000-000aaaa"), write_kept(tmp_path, "20261102-100000-000bbbb")
+    live = {"mode": "live", "model_calls": 3, "usage": {"agent": {"m": {"input": 10, "output": 5}}}}
+    (older / "report.json").write_text(json.dumps({"cases": [{"id": "a", **live}, {"id": "b", **live}]}))
+    (newer / "report.json").write_text(json.dumps({"cases": [{"id": "a", **live, "model_calls": 1}, {"id": "b", "mode": "replay"}]}))
+    kept_estimate = from_kept(tmp_path, ["a", "b", "c"])
+    assert (kept_estimate.known, kept_estimate.model_calls, kept_estimate.tokens) == (2, 4, 30)  # a's newest, b's last live
+
+
+async def test_re_running_many_cases_live_in_the_tui_asks_first_with_their_cost(tmp_path):
+    from agentdiff.tui.app import create_app
+    from fake_pool import CannedPool
+    from tui_support import FakeEditor, copy_samples, settle, until
+
+    copy_samples(tmp_path)
+    pool = CannedPool(tmp_path)
+    app = create_app(tmp_path, [tmp_path / "sample_agents"], pool=pool, watch=False, editor=FakeEditor(), project="samples",
+                     confirm_live_above=3)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        pool.take_jobs()
+        await pilot.press("R")
+        await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal")
+        said = app.screen.preview
+        assert said.startswith("9 case(s) to run live: ≈ ") and " tokens (from the last live run of 9)" in said
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert pool.take_jobs() == []  # declined: nothing ran
+        await pilot.press("R")
+        await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal")
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert len(pool.take_jobs()) == 12

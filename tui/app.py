@@ -42,12 +42,12 @@ class AgentdiffApp(App):
     BINDINGS = [Binding("q", "quit", "Quit", tooltip="Quit")]
 
     def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage, stacked_below: int = 100,
-                 keep_runs: int = 0) -> None:
+                 keep_runs: int = 0, confirm_live_above: int = 50) -> None:
         super().__init__()
         self.keep_runs, self.started = keep_runs, time.time()
         self.workbench = workbench
         self.services = services
-        self.main = WorkbenchScreen(workbench, services, project, triage, stacked_below)
+        self.main = WorkbenchScreen(workbench, services, project, triage, stacked_below, confirm_live_above)
 
     def get_default_screen(self) -> Screen:
         return self.main
@@ -98,6 +98,7 @@ def create_app(
     project: Optional[str] = None,
     stacked_below: int = 100,
     keep_runs: int = 0,
+    confirm_live_above: int = 50,
 ) -> AgentdiffApp:
     """The app, wired: real pool and watcher by default; tests pass fakes."""
     if pool is None:
@@ -107,4 +108,4 @@ def create_app(
     if changes is None and watch:
         changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
     workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / ".agentdiff" / "history.json"))
-    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below, keep_runs)
+    return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below, keep_runs, confirm_live_above)

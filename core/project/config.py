@@ -45,13 +45,14 @@ class ProjectConfig:
     editor: Optional[str] = None  # a command template: `code -g {file}:{line}:{col}`
     stacked_below: int = 100  # terminal columns: narrower, the TUI shows expected above actual
     keep_runs: int = 20  # kept runs under .agentdiff/runs (0: none)
+    confirm_live_above: int = 50  # re-running more cases live than this asks first, with their cost
     gate: dict[str, Any] = field(default_factory=dict)  # the release gate's rules (`GATE_NUMBERS`, `critical`)
 
 
 #: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
 MAX_NUM_RUNS = 1000
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate", "confirm_live_above"}
 
 #: The gate's rules that are limits: the most a run may show (see `agentdiff gate`).
 GATE_NUMBERS = ("max_pass_rate_drop", "max_p95_seconds", "max_total_tokens", "max_case_tokens", "max_total_cost",
@@ -145,6 +146,7 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         editor=editor,
         stacked_below=number("stacked_below", 100, 0, 10_000),
         keep_runs=number("keep_runs", 20, 0, 10_000),
+        confirm_live_above=number("confirm_live_above", 50, 0, 10_000_000),
         gate=_gate(data.get("gate"), path, errors),
     )
     return config, errors

@@ -47,6 +47,7 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
         **({"cost": estimated_cost(case.usage, prices)} if prices else {}),
         "seconds": case.seconds,
         "tool_calls": case.tool_calls,
+        "model_calls": case.model_calls,
         "cluster": case.cluster,
     }
 

@@ -79,8 +79,8 @@ def unrun(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus
 
 
 def summarised(run: CaseRun) -> CaseRun:
-    """The run with its result's seconds and tool calls per run (the mean over its repeats) and, when
-    it failed, its failure cluster."""
+    """The run with its result's seconds, tool calls and model calls per run (the mean over its
+    repeats) and, when it failed, its failure cluster."""
     outputs = run.outputs
     failing = run.result.status in (CaseStatus.FAILED, CaseStatus.FLAKY)
     cluster = cluster_signature(run.diff) if failing else None
@@ -88,4 +88,5 @@ def summarised(run: CaseRun) -> CaseRun:
         return dataclasses.replace(run, result=dataclasses.replace(run.result, cluster=cluster)) if cluster else run
     seconds = round(sum(out.seconds for out in outputs) / len(outputs), 3)
     tools = round(sum(len(out.tools) for out in outputs) / len(outputs), 2)
-    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, cluster=cluster))
+    calls = round(sum(len(out.exchanges) for out in outputs) / len(outputs), 2)
+    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, model_calls=calls, cluster=cluster))

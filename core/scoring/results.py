@@ -71,6 +71,7 @@ class CaseResult:
     #: one run's wall time and tool calls, the mean over the repeats (None: no run, or not known)
     seconds: Optional[float] = None
     tool_calls: Optional[float] = None
+    model_calls: Optional[float] = None
     #: a failing case's failure cluster: the signature of its first divergence (`diff.clusters`)
     cluster: Optional[str] = None
 

@@ -159,7 +159,7 @@ class Workbench(Baselines):
         Replays go first: they are quick and need no model, so their verdicts show while the live
         runs of the same change wait for them."""
         ids = [case_id for case_id in case_ids if case_id in self.cases]
-        replays = [i for i in ids if self._replays(i)]
+        replays = [i for i in ids if self.replays(i)]
         self.progress.queued(ids, any(not task.done() for task in self._tasks.values()), self.clock())
         tasks = []
         for case_id in replays + [i for i in ids if i not in replays]:
@@ -175,7 +175,7 @@ class Workbench(Baselines):
             tasks.append(task)
         return tasks
 
-    def _replays(self, case_id: str) -> bool:
+    def replays(self, case_id: str) -> bool:
         ref = self.cases[case_id].ref
         return isinstance(ref, ConformanceCaseRef) and self.options.mode != "live" and ref.case.recorded
 

@@ -39,6 +39,7 @@ def add_parser(commands) -> None:
         "any failed, errored, was flaky or not evaluated, 2 for usage or load errors.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
+    parser.add_argument("--yes", action="store_true", help="run many cases live without asking (see confirm_live_above)")
     parser.add_argument("--changed-since", metavar="REF",
                         help="only the cases the changes since the git REF can affect (their eval files, checks, agent code, "
                         "files their agent read in the last kept run), each said with why")
@@ -137,6 +138,20 @@ async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyn
         return task.result(), time.perf_counter() - began
 
 
+def confirmed(cases, args: argparse.Namespace, config, err: TextIO) -> bool:
+    """Many cases about to run live: what they took the last time, and, at a terminal, a question."""
+    import sys
+
+    from agentdiff.core.reports.estimate import from_kept
+
+    print(from_kept(Path.cwd(), [ref.id for ref in cases], config.prices).line(), file=err)
+    if args.yes or not sys.stdin.isatty():
+        return True
+    err.write(f"run them live? (more than confirm_live_above = {config.confirm_live_above}; --yes skips this) [y/N] ")
+    err.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def changed_cases(cases, args: argparse.Namespace, config, err: TextIO):
     """The cases changes since `--changed-since` can affect, each said with why; None when git cannot tell."""
     from agentdiff.core.reports.changed_since import GitRefError, select_changed
@@ -175,6 +190,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for query in unknown:
         print(f"error: no case matches {quoted(query)}", file=err)
     options = run_options(args, config)
+    if options.mode == "live" and len(found.cases) > config.confirm_live_above and not confirmed(found.cases, args, config, err):
+        print("not run", file=err)
+        return EXIT_USAGE
     python = shared.agents_python(args, config) if found.cases else None
     keep_invocations = any(kind == "csv" for kind, _ in args.report)  # only the CSV report lists them
     cases = []

@@ -21,19 +21,21 @@ class AcceptModal(ModalScreen[bool]):
         ("g", "edge(0)", "Top"), ("G", "edge(1)", "Bottom"),
     ]
 
-    def __init__(self, description: str, preview: str) -> None:
+    def __init__(self, description: str, preview: str, question: str = "Write this change? It is journaled: z undoes it.",
+                 yes: str = "Write") -> None:
         super().__init__()
         self.description = description
         self.preview = preview
+        self.question, self.yes = question, yes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="accept-dialog"):
             yield Static(shown(Text(self.description, style="bold")), id="accept-title")
             with VerticalScroll(id="accept-preview"):
                 yield Static(Syntax(pictured(self.preview), "diff", theme="ansi_dark", word_wrap=True))
-            yield Static(Text("Write this change? It is journaled: z undoes it.", style="dim"))
+            yield Static(Text(self.question, style="dim"))
             with Horizontal(id="accept-buttons"):
-                yield Button("Write (y)", id="yes", variant="success")
+                yield Button(f"{self.yes} (y)", id="yes", variant="success")
                 yield Button("Cancel (n)", id="no", variant="error")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

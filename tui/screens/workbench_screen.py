@@ -13,7 +13,6 @@ import gc
 import time
 from typing import Optional
 
-from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.workbench.events import (
     CaseState,
     CaseUpdated,
@@ -42,6 +41,7 @@ from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
 from .layout_actions import LayoutActions
 from .move_actions import MoveActions
+from .run_actions import RunActions
 from .suite_screen import SuiteScreen
 from .triage_actions import TriageActions
 
@@ -51,7 +51,7 @@ def key(key: str, action: str, description: str, help: str, show: bool = True, k
     return Binding(key, action, description, show=show, key_display=key_display, tooltip=help)
 
 
-class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions, Screen):
+class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions, RunActions, Screen):
     BINDINGS = [
         key("n", "next_failure", "Next failure", "Next failing case"),
         key("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
@@ -99,8 +99,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, WorkbenchScreen.WorkbenchChanged)
 
-    def __init__(self, workbench: Workbench, services, project: str, triage: Triage, stacked_below: int = 100) -> None:
+    def __init__(self, workbench: Workbench, services, project: str, triage: Triage, stacked_below: int = 100,
+                 confirm_live_above: int = 50) -> None:
         super().__init__()
+        self.confirm_live_above = confirm_live_above
         self.stacked_below = stacked_below  # terminal columns: narrower, expected is shown above actual
         self.workbench = workbench
         self.services = services
@@ -305,32 +307,6 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
                 if selection.action == "run":
                     count = len(selection.case_ids)
                     self.notify(f"{selection.reason} ({count} case{'s' if count != 1 else ''})", timeout=2)
-
-    def action_rerun(self) -> None:
-        state = self.current
-        if state is not None:
-            self.workbench.run([state.ref.id], "re-run: r pressed")
-
-    def action_rerun_all(self) -> None:
-        self.workbench.run(list(self.tree.visible_ids), "re-run: R pressed")
-
-    def action_toggle_mode(self) -> None:
-        ids = [case_id for case_id, s in self.workbench.cases.items() if isinstance(s.ref, ConformanceCaseRef)]
-        if not ids:
-            self.notify("every case here runs live: only conformance cases have recordings to replay")
-            return
-        mode = self.workbench.toggle_mode()
-        said = "live: every case runs its model" if mode == "live" else "each case's default: conformance cases replay, eval sets run live"
-        self.notify(f"mode {self.mode_label()} ({said}); re-running the conformance cases")
-        self.workbench.run(ids, f"re-run: switched to {mode}")
-        self._refresh_header()
-
-    def mode_label(self) -> str:
-        """The header's mode: what the cases will actually do (eval sets have no recordings: live)."""
-        if self.workbench.options.mode == "live":
-            return "live"
-        kinds = {isinstance(state.ref, ConformanceCaseRef) for state in self.workbench.cases.values()}
-        return "replay/live" if len(kinds) == 2 else "replay" if kinds == {True} else "live"
 
     def action_toggle_watch(self) -> None:
         self.toggle_watch()

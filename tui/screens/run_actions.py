@@ -1,0 +1,63 @@
+"""The workbench screen's run keys: re-run the case (r) or the visible cases (R), switch the mode
+(m); many live runs at once are asked about first, with what they took the last time."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from agentdiff.core.project.discovery import ConformanceCaseRef
+from agentdiff.core.reports.estimate import from_results
+
+from .accept_modal import AcceptModal
+
+
+class RunActions:
+    """Mixed into WorkbenchScreen: uses its `workbench`, `tree`, `current`, `notify` and `_refresh_header`."""
+
+    confirm_live_above = 50  # more live runs than this at once: their last cost is shown and asked about first
+
+    def action_rerun(self) -> None:
+        state = self.current
+        if state is not None:
+            self.workbench.run([state.ref.id], "re-run: r pressed")
+
+    def action_rerun_all(self) -> None:
+        ids = list(self.tree.visible_ids)
+        live = [i for i in ids if not self.workbench.replays(i)]
+        self.confirm_live(live, f"Re-run {len(live)} cases live?", lambda: self.workbench.run(ids, "re-run: R pressed"))
+
+    def confirm_live(self, live: list[str], question: str, go: Callable[[], object]) -> None:
+        """`go` at once for a few live runs; for more than `confirm_live_above`, after a yes to what
+        they took the last time they ran live (model calls, tokens, cost)."""
+        if len(live) <= self.confirm_live_above:
+            go()
+            return
+        wb = self.workbench
+        line = from_results([wb.cases[i].run.result if wb.cases[i].run else None for i in live], wb.options.prices).line()
+        self.app.push_screen(AcceptModal(question, line + "\n(confirm_live_above in the configuration sets when this asks)\n",
+                                         "Run them? Each live run calls its model.", "Run"), lambda yes: go() if yes else None)
+
+    def action_toggle_mode(self) -> None:
+        ids = [case_id for case_id, s in self.workbench.cases.items() if isinstance(s.ref, ConformanceCaseRef)]
+        if not ids:
+            self.notify("every case here runs live: only conformance cases have recordings to replay")
+            return
+
+        def switch() -> None:
+            mode = self.workbench.toggle_mode()
+            said = "live: every case runs its model" if mode == "live" else "each case's default: conformance cases replay, eval sets run live"
+            self.notify(f"mode {self.mode_label()} ({said}); re-running the conformance cases")
+            self.workbench.run(ids, f"re-run: switched to {mode}")
+            self._refresh_header()
+
+        if self.workbench.options.mode == "live":
+            switch()
+        else:  # to live: the conformance cases run their models
+            self.confirm_live(ids, f"Switch to live and re-run {len(ids)} conformance cases live?", switch)
+
+    def mode_label(self) -> str:
+        """The header's mode: what the cases will actually do (eval sets have no recordings: live)."""
+        if self.workbench.options.mode == "live":
+            return "live"
+        kinds = {isinstance(state.ref, ConformanceCaseRef) for state in self.workbench.cases.values()}
+        return "replay/live" if len(kinds) == 2 else "replay" if kinds == {True} else "live"
