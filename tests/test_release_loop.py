@@ -260,3 +260,46 @@ async def test_re_running_many_cases_live_in_the_tui_asks_first_with_their_cost(
         await pilot.press("y")
         await settle(app, pilot)
         assert len(pool.take_jobs()) == 12
+
+
+@pytest.mark.adk
+def test_a_rerecorded_baseline_is_listed_until_signed_and_the_gate_can_require_the_sign_off(tmp_path, monkeypatch):
+    from test_cli import run
+
+    shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "sample_agents" / "home_automation",
+                    ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    shutil.copy(ROOT / "sample_agents" / "demo_model.py", tmp_path / "sample_agents" / "demo_model.py")
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff.gate]\nrequire_signoff = true\nsignoff_since = "main"\n'
+                                             'max_pass_rate_drop = 100\n')
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "checkout", "-q", "-b", "work"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("baselines", "--since", "main")
+    assert code == 0 and "no baseline changed since main" in out
+    prompt = tmp_path / "sample_agents" / "home_automation" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
+    run("record", "kitchen_on_then_check")  # re-recorded until green, spec.yaml untouched
+    run("accept", "dim_living_room", "--yes")  # an eval case's expectations accepted, its question unchanged
+    code, out, err = run("baselines", "--since", "main")
+    assert code == 1, err
+    kitchen, dim = out.split("sample_agents/home_automation/conformance/lights/kitchen_on_then_check  ")[1], out
+    assert kitchen.startswith("(✗ not signed off)") and "agent: prompt of home_automation changed" in kitchen
+    assert 'request: turn 1 · request · home_automation call 1 config.system_instruction "invent" → "make up"' in kitchen
+    assert "home_automation.evalset.json::dim_living_room  (✗ not signed off)" in dim
+    assert "tool_calls: turn 1 · tool_calls · set_device_state args.brightness missing" in dim
+    assert "2 baseline change(s), 2 not signed off" in out
+    run("run", "sample_agents")
+    run("run", "sample_agents")
+    code, out, _ = run("gate")
+    assert code == 1 and "✗ require_signoff: 2 baseline change(s) not signed off" in out
+    code, out, _ = run("sign", "kitchen_on_then_check", "dim_living_room", "--note", "wording only")
+    assert code == 0 and "signed off 2 case(s)" in out
+    code, out, _ = run("baselines", "--since", "main")
+    assert code == 0 and "signed off by" in out and ": wording only" in out
+    code, out, _ = run("gate")
+    assert code == 0 and "✓ require_signoff" in out
+    run("undo")  # the sign-off is one undoable step
+    assert run("baselines", "--since", "main")[0] == 1

@@ -167,6 +167,16 @@ def _gate(table: Any, path: Path, errors: list[LoadError]) -> dict[str, Any]:
                 gate[key] = float(value)
             else:
                 errors.append(LoadError(file=path.name, message=f"`gate.{key}` must be a number ≥ 0, not {value!r}"))
+        elif key == "require_signoff":
+            if isinstance(value, bool):
+                gate[key] = value
+            else:
+                errors.append(LoadError(file=path.name, message="`gate.require_signoff` must be true or false"))
+        elif key == "signoff_since":
+            if isinstance(value, str) and value.strip():
+                gate[key] = value
+            else:
+                errors.append(LoadError(file=path.name, message="`gate.signoff_since` must be a git ref, such as \"main\""))
         elif key == "critical":
             ok = isinstance(value, list) and all(isinstance(v, str) and v.partition(":")[0] in CRITICAL_KINDS and v.partition(":")[2] for v in value)
             if ok:
@@ -174,5 +184,5 @@ def _gate(table: Any, path: Path, errors: list[LoadError]) -> dict[str, Any]:
             else:
                 errors.append(LoadError(file=path.name, message="`gate.critical` must be a list of label:NAME, set:NAME or id:GLOB"))
         else:
-            errors.append(LoadError(file=path.name, message=f"unknown gate rule {key!r} (use {', '.join((*GATE_NUMBERS, 'critical'))})"))
+            errors.append(LoadError(file=path.name, message=f"unknown gate rule {key!r} (use {', '.join((*GATE_NUMBERS, 'critical', 'require_signoff', 'signoff_since'))})"))
     return gate

@@ -6,6 +6,7 @@
     max_total_tokens = 2000000    # and per case: max_case_tokens
     max_total_cost = 5.0          # dollars (needs `prices`); and per case: max_case_cost
     max_case_tool_calls = 12
+    require_signoff = true        # baselines changed since signoff_since (default "main") need `agentdiff sign`
 
 With no rule configured the gate allows no regression at all (as `critical = ["id:*"]`).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from agentdiff.core.reports.compare import Comparison, number_text
@@ -49,8 +50,13 @@ def selected(selector: str, case: Any, label_of: Callable[[str], Optional[str]])
     return fnmatch.fnmatchcase(case.id, value)
 
 
-def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Optional[str]] = lambda _: None) -> GateResult:
-    rules = dict(rules) or {"critical": ["id:*"]}
+def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Optional[str]] = lambda _: None,
+         unsigned: Optional[Sequence[str]] = None) -> GateResult:
+    """`unsigned`: with `require_signoff`, the cases whose baseline changed since `signoff_since`
+    without a sign-off (`baseline_review`)."""
+    rules = {k: v for k, v in rules.items() if k != "signoff_since"}
+    if not any(k != "require_signoff" for k in rules):
+        rules["critical"] = ["id:*"]
     regressions = [c for c in cmp.cases if c.category in REGRESSIONS]
     checked: list[Rule] = []
     if "max_pass_rate_drop" in rules:
@@ -79,6 +85,10 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
                       f"{len(over)} case(s) over {number_text(rules[key], name)} {name.replace('_', ' ')}: "
                       + ", ".join(f"{c.id} ({number_text(c.measures[name][1], name)})" for c in over[:5]) if over else None)
             checked.append(Rule(f"{key} = {rules[key]:g}", broken, tuple(c.id for c in over)))
+    if rules.get("require_signoff"):
+        unsigned = list(unsigned or [])
+        checked.append(Rule("require_signoff", f"{len(unsigned)} baseline change(s) not signed off: {', '.join(unsigned[:5])}"
+                            " (agentdiff baselines lists them; agentdiff sign CASE… signs)" if unsigned else None, tuple(unsigned)))
     return GateResult(checked, regressions)
 
 

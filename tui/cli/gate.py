@@ -40,8 +40,22 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     cmp = compare(*load_pair(args.baseline, args.run))
     triage = Triage.load(Path.cwd())
-    result = gate(cmp, config.gate, triage.label_of)
-    out.write(gate_markdown(result, cmp, bool(config.gate)) if args.markdown else gate_text(result, cmp, bool(config.gate)))
+    unsigned = None
+    if config.gate.get("require_signoff"):
+        from agentdiff.core.reports.baseline_review import GitRefError, changed_baselines
+
+        from .selection import select_cases
+
+        since = config.gate.get("signoff_since", "main")
+        try:
+            changes = changed_baselines(select_cases([], config)[0].cases, Path.cwd(), since)
+        except GitRefError as exc:
+            print(f"error: require_signoff since {since}: {exc}", file=err)
+            return EXIT_USAGE
+        unsigned = [change.case_id for change in changes if not change.signed]
+    result = gate(cmp, config.gate, triage.label_of, unsigned)
+    configured = any(key not in ("require_signoff", "signoff_since") for key in config.gate)
+    out.write(gate_markdown(result, cmp, configured) if args.markdown else gate_text(result, cmp, configured))
     if args.junit:
         try:
             atomic_write(args.junit, gate_junit(result))
