@@ -111,9 +111,9 @@ def test_gate_rules_in_the_configuration_are_checked(tmp_path):
     config, errors = load_project_config(tmp_path)
     assert config.gate == {"max_p95_seconds": 30.0}
     assert sorted(e.message for e in errors) == [
-        "`gate.critical` must be a list of label:NAME, set:NAME or id:GLOB",
+        "`gate.critical` must be a list of label:NAME (or failure:NAME), set:NAME or id:GLOB",
         "unknown gate rule 'max_speed' (use max_pass_rate_drop, max_p95_seconds, max_total_tokens, max_case_tokens, "
-        "max_total_cost, max_case_cost, max_case_tool_calls, critical)"]
+        "max_total_cost, max_case_cost, max_case_tool_calls, critical, require_signoff, signoff_since)"]
 
 
 def write_kept(root: Path, name: str, branch: str | None = None) -> Path:

@@ -57,7 +57,7 @@ _KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb",
 #: The gate's rules that are limits: the most a run may show (see `agentdiff gate`).
 GATE_NUMBERS = ("max_pass_rate_drop", "max_p95_seconds", "max_total_tokens", "max_case_tokens", "max_total_cost",
                 "max_case_cost", "max_case_tool_calls")
-CRITICAL_KINDS = ("label", "set", "id")
+CRITICAL_KINDS = ("label", "failure", "set", "id")
 
 
 def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
@@ -182,7 +182,7 @@ def _gate(table: Any, path: Path, errors: list[LoadError]) -> dict[str, Any]:
             if ok:
                 gate[key] = list(value)
             else:
-                errors.append(LoadError(file=path.name, message="`gate.critical` must be a list of label:NAME, set:NAME or id:GLOB"))
+                errors.append(LoadError(file=path.name, message="`gate.critical` must be a list of label:NAME (or failure:NAME), set:NAME or id:GLOB"))
         else:
             errors.append(LoadError(file=path.name, message=f"unknown gate rule {key!r} (use {', '.join((*GATE_NUMBERS, 'critical', 'require_signoff', 'signoff_since'))})"))
     return gate

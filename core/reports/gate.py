@@ -42,7 +42,7 @@ class GateResult:
 
 def selected(selector: str, case: Any, label_of: Callable[[str], Optional[str]]) -> bool:
     kind, _, value = selector.partition(":")
-    if kind == "label":
+    if kind in ("label", "failure"):  # a failure-dictionary entry is a label
         return (label_of(case.id) or "") == value
     if kind == "set":
         set_part = case.id.split("::")[0]
@@ -51,9 +51,10 @@ def selected(selector: str, case: Any, label_of: Callable[[str], Optional[str]])
 
 
 def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Optional[str]] = lambda _: None,
-         unsigned: Optional[Sequence[str]] = None) -> GateResult:
+         unsigned: Optional[Sequence[str]] = None, blocked: Optional[Sequence[str]] = None) -> GateResult:
     """`unsigned`: with `require_signoff`, the cases whose baseline changed since `signoff_since`
-    without a sign-off (`baseline_review`)."""
+    without a sign-off (`baseline_review`). `blocked`: when the failure dictionary has entries that
+    block the release, the run's failing cases bound to one (none may fail)."""
     rules = {k: v for k, v in rules.items() if k != "signoff_since"}
     if not any(k != "require_signoff" for k in rules):
         rules["critical"] = ["id:*"]
@@ -85,6 +86,9 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
                       f"{len(over)} case(s) over {number_text(rules[key], name)} {name.replace('_', ' ')}: "
                       + ", ".join(f"{c.id} ({number_text(c.measures[name][1], name)})" for c in over[:5]) if over else None)
             checked.append(Rule(f"{key} = {rules[key]:g}", broken, tuple(c.id for c in over)))
+    if blocked is not None:
+        checked.append(Rule("no failure that blocks the release", f"{len(blocked)} failing case(s) show a failure marked block: "
+                            f"{', '.join(blocked[:5])}" if blocked else None, tuple(blocked)))
     if rules.get("require_signoff"):
         unsigned = list(unsigned or [])
         checked.append(Rule("require_signoff", f"{len(unsigned)} baseline change(s) not signed off: {', '.join(unsigned[:5])}"

@@ -1,17 +1,29 @@
-"""Triage labels and notes, in a plain file a team can commit: `agentdiff-triage.yaml`.
+"""Triage labels and notes, and the failure dictionary, in a plain file a team commits:
+`agentdiff-triage.yaml`.
 
 Each change is a read-modify-write of the file as it is on disk now, written through the baseline
 journal (the project lock, one transaction, `z` undoes it): what another process or a teammate wrote
 meanwhile is kept. A file that cannot be read, or that holds merge-conflict markers, is never written
 over.
 
-    labels:            # the team's failure dictionary
+    labels:            # the names of the failure dictionary's entries
       - wrong tool
-      - bad arguments
+      - double refund
+    failures:          # what each entry means, when the team wrote it down
+      double refund:
+        description: the agent refunds one order twice
+        evidence: issue_refund called twice with one order_id
+        blocking: block                # block (the release) | review | info
+      wrong tool:
+        retired: {reason: split in two, replaced_by: wrong lookup}
     cases:
-      "sample_agents/…::dim_living_room":
-        label: bad arguments
-        note: the playbook has no brightness rule
+      "sample_agents/…::no_second_refund":
+        label: double refund
+        element: turn 2 · tool_calls · call 3     # the trace element it was pinned to
+        note: the playbook has no rule for a second request
+      "sample_agents/…::old_case":
+        label: wrong tool
+        retired: {reason: the tool is gone, replaced_by: …}   # no longer tested because…
 """
 
 from __future__ import annotations
@@ -35,12 +47,24 @@ class TriageUnreadable(Exception):
     """The triage file could not be read, so it is not written over."""
 
 
+BLOCKING = ("block", "review", "info")
+ENTRY_KEYS = ("description", "evidence", "blocking", "retired")
+CASE_KEYS = ("label", "note", "element", "retired")
+
+
+def _retired(value: Any) -> Optional[dict[str, str]]:
+    if not isinstance(value, dict) or not value.get("reason"):
+        return None
+    return {k: str(value[k]) for k in ("reason", "replaced_by") if value.get(k)}
+
+
 @dataclass
 class Triage:
     path: Path
     labels: list[str] = field(default_factory=lambda: list(DEFAULT_LABELS))
-    cases: dict[str, dict[str, str]] = field(default_factory=dict)
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: Optional[str] = None
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)  # the dictionary's written-down entries
 
     @classmethod
     def load(cls, root: Path) -> "Triage":
@@ -56,15 +80,65 @@ class Triage:
             return cls(path, error=f"{TRIAGE_FILE}: {exc}")
         labels = data.get("labels") if isinstance(data, dict) else None
         cases = data.get("cases") if isinstance(data, dict) else None
-        return cls(
-            path,
-            [str(label) for label in labels] if isinstance(labels, list) and labels else list(DEFAULT_LABELS),
-            {
-                str(k): {kk: str(vv) for kk, vv in v.items() if kk in ("label", "note") and vv not in (None, "")}
-                for k, v in (cases if isinstance(cases, dict) else {}).items()
-                if isinstance(v, dict)
-            },
-        )
+        failures = data.get("failures") if isinstance(data, dict) else None
+        entries: dict[str, dict[str, Any]] = {}
+        for name, entry in (failures if isinstance(failures, dict) else {}).items():
+            entry = entry if isinstance(entry, dict) else {}
+            kept = {k: str(entry[k]) for k in ("description", "evidence") if entry.get(k)}
+            if entry.get("blocking") in BLOCKING:
+                kept["blocking"] = entry["blocking"]
+            if _retired(entry.get("retired")):
+                kept["retired"] = _retired(entry.get("retired"))
+            entries[str(name)] = kept
+        names = [str(label) for label in labels] if isinstance(labels, list) and labels else ([] if entries else list(DEFAULT_LABELS))
+        names += [name for name in entries if name not in names]
+        bound: dict[str, dict[str, Any]] = {}
+        for k, v in (cases if isinstance(cases, dict) else {}).items():
+            if isinstance(v, dict):
+                entry = {kk: str(vv) for kk, vv in v.items() if kk in ("label", "note", "element") and vv not in (None, "")}
+                if _retired(v.get("retired")):
+                    entry["retired"] = _retired(v.get("retired"))
+                bound[str(k)] = entry
+        return cls(path, names, bound, failures=entries)
+
+    # --- the failure dictionary ----------------------------------------------------------------------
+
+    def entry(self, name: str) -> dict[str, Any]:
+        return self.failures.get(name, {})
+
+    def blocking_of(self, case_id: str) -> Optional[str]:
+        """The blocking level of the entry a case is bound to (not when the binding or entry is retired)."""
+        case = self.cases.get(case_id, {})
+        if not case.get("label") or case.get("retired") or self.entry(case["label"]).get("retired"):
+            return None
+        return self.entry(case["label"]).get("blocking")
+
+    def retired_binding(self, case_id: str) -> Optional[str]:
+        """"no longer tested because …" for a retired binding (or a binding to a retired entry)."""
+        case = self.cases.get(case_id, {})
+        retired = case.get("retired") or (self.entry(case.get("label", "")).get("retired") if case.get("label") else None)
+        if not retired:
+            return None
+        return f"no longer tested because {retired['reason']}" + (f" (now: {retired['replaced_by']})" if retired.get("replaced_by") else "")
+
+    def define(self, name: str, **fields: Optional[str]) -> None:
+        """Write down (or change) an entry: description, evidence, blocking; `retired` as a dict."""
+        self._write(lambda current: current._define(name, fields), f"failure {name!r}")
+
+    def unbind(self, case_id: str, reason: str, replaced_by: Optional[str] = None) -> None:
+        """Retire a case's binding: it stays, shown as no longer tested, with why."""
+        retired = {"reason": reason, **({"replaced_by": replaced_by} if replaced_by else {})}
+        self._write(lambda current: current.cases.setdefault(case_id, {}).__setitem__("retired", retired), f"retire {case_id}")
+
+    def _define(self, name: str, fields: dict[str, Any]) -> None:
+        entry = self.failures.setdefault(name, {})
+        for key, value in fields.items():
+            if value:
+                entry[key] = value
+            elif value is not None:
+                entry.pop(key, None)
+        if name not in self.labels:
+            self.labels.append(name)
 
     def label_of(self, case_id: str) -> Optional[str]:
         return self.cases.get(case_id, {}).get("label")
@@ -78,27 +152,39 @@ class Triage:
         it cannot be written."""
         self.set_many([case_id], label, note)
 
-    def set_many(self, case_ids: list[str], label: Optional[str] = None, note: Optional[str] = None) -> None:
-        """`set` for several cases at once (a failure cluster labelled): one write, one undo step."""
+    def set_many(self, case_ids: list[str], label: Optional[str] = None, note: Optional[str] = None, element: Optional[str] = None) -> None:
+        """`set` for several cases at once (a failure cluster labelled): one write, one undo step.
+        `element`: the trace element the label is pinned to (`turn 2 · tool_calls · call 3`)."""
+        who = case_ids[0] if len(case_ids) == 1 else f"{len(case_ids)} cases"
+
+        def change(current: "Triage") -> None:
+            for case_id in case_ids:
+                current._change(case_id, label, note, element)
+
+        self._write(change, f"triage {who}: " + ", ".join(f"{k} {v!r}" for k, v in (("label", label), ("note", note)) if v is not None))
+
+    def _write(self, change, reason: str) -> None:
         for _ in range(3):  # another writer between our read and our write: read again and redo the change
             current = Triage.load(self.path.parent)
             if current.error is not None:
                 raise TriageUnreadable(f"{current.error}; nothing was written")
             before = sha256_of(self.path)
-            for case_id in case_ids:
-                current._change(case_id, label, note)
-            who = case_ids[0] if len(case_ids) == 1 else f"{len(case_ids)} cases"
+            change(current)
             try:
-                write_baseline([FileWrite(self.path, current.text(), before)], self.path.parent,
-                               f"triage {who}: " + ", ".join(f"{k} {v!r}" for k, v in (("label", label), ("note", note)) if v is not None))
+                write_baseline([FileWrite(self.path, current.text(), before)], self.path.parent, reason)
             except BaselineConflict:
                 continue
-            self.labels, self.cases, self.error = current.labels, current.cases, None
+            self.labels, self.cases, self.failures, self.error = current.labels, current.cases, current.failures, None
             return
         raise TriageUnreadable(f"{TRIAGE_FILE} keeps changing under us; nothing was written")
 
-    def _change(self, case_id: str, label: Optional[str], note: Optional[str]) -> None:
+    def _change(self, case_id: str, label: Optional[str], note: Optional[str], element: Optional[str] = None) -> None:
         entry = self.cases.setdefault(case_id, {})
+        if label is not None:  # a new label is a new binding: pinned anew, no longer retired
+            entry.pop("retired", None)
+            entry.pop("element", None)
+            if element and label:
+                entry["element"] = element
         for key, value in (("label", label), ("note", note)):
             if value is None:
                 continue
@@ -112,4 +198,8 @@ class Triage:
             self.cases.pop(case_id, None)
 
     def text(self) -> str:
-        return dump_yaml({"labels": self.labels, "cases": {k: self.cases[k] for k in sorted(self.cases)}})
+        data: dict[str, Any] = {"labels": self.labels}
+        if any(self.failures.values()):
+            data["failures"] = {name: entry for name, entry in self.failures.items() if entry}
+        data["cases"] = {k: self.cases[k] for k in sorted(self.cases)}
+        return dump_yaml(data)

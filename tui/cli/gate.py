@@ -53,7 +53,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"error: require_signoff since {since}: {exc}", file=err)
             return EXIT_USAGE
         unsigned = [change.case_id for change in changes if not change.signed]
-    result = gate(cmp, config.gate, triage.label_of, unsigned)
+    blocked = None
+    if any(entry.get("blocking") == "block" for entry in triage.failures.values()):
+        failing = ("failed", "error", "flaky")
+        blocked = [case.id for case in cmp.cases if case.head_status in failing and triage.blocking_of(case.id) == "block"]
+    result = gate(cmp, config.gate, triage.label_of, unsigned, blocked)
     configured = any(key not in ("require_signoff", "signoff_since") for key in config.gate)
     out.write(gate_markdown(result, cmp, configured) if args.markdown else gate_text(result, cmp, configured))
     if args.junit:

@@ -130,7 +130,10 @@ class TriageActions:
             if value is None:
                 return
             try:
-                self.triage.set(state.ref.id, **{field: value.strip()})
+                if field == "label":  # pinned to the divergence shown, when there is one
+                    self.triage.set_many([state.ref.id], label=value.strip(), element=self._element())
+                else:
+                    self.triage.set(state.ref.id, **{field: value.strip()})
             except (TriageUnreadable, BaselineWriteError) as exc:
                 self.notify(f"not saved: {exc}", severity="error")
                 return
@@ -148,6 +151,18 @@ class TriageActions:
         known = ", ".join(self.triage.labels)
         self._ask_triage("label", "Label this failure", self.triage.label_of(case_id), "a label",
                          f"known: {known}; tab completes; empty removes", suggestions=self.triage.labels)
+
+    def _element(self) -> Optional[str]:
+        """The trace element a label is pinned to: the divergence shown (`turn 2 · tool_calls · call 3`)."""
+        divergences = self._divergences()
+        index = self.view.divergence
+        if not 0 <= index < len(divergences):
+            return None
+        found = divergences[index]
+        where = f"turn {found.turn + 1} · {found.layer}"
+        if found.layer == "tool_calls" and found.index is not None:
+            where += f" · call {found.index + 1}"
+        return where
 
     def _label_group(self, title: str, case_ids: list[str]) -> None:
         """A label for every case of a group or failure cluster: one write, one undo step."""

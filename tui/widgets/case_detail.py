@@ -161,9 +161,7 @@ class CaseDetail(Vertical):
             if not self.short_header:
                 entries = self.history.entries(state.ref.id) if self.history else []
                 self.extra.append_text(history_line(entries))
-                label, note = self.triage.label_of(state.ref.id), self.triage.note_of(state.ref.id)
-                if label or note:
-                    self.extra.append(f"\nlabel: {label or '-'}" + (f" · note: {note}" if note else ""), style="magenta")
+                self.extra.append_text(self._triage_line(state.ref.id))
             if self.divergence is not None and self.divergence.turn != self.turn:  # a turn was chosen: say what is in it
                 turns = sorted({d.turn + 1 for d in divergences})
                 self.extra.append(f"\nturn {self.turn + 1}: no divergence · divergences in turn{'s' if len(turns) > 1 else ''} "
@@ -188,6 +186,28 @@ class CaseDetail(Vertical):
         if plots.display:
             self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
             plots.show(self.history.entries(state.ref.id) if self.history else [])
+
+    def _triage_line(self, case_id: str) -> Text:
+        """`label: double refund at turn 2 · tool_calls · call 3 [block] — refunds one order twice · note: …`."""
+        triage = self.triage
+        label, note = triage.label_of(case_id), triage.note_of(case_id)
+        if not (label or note):
+            return Text()
+        case, entry = triage.cases.get(case_id, {}), triage.entry(label or "")
+        line = f"\nlabel: {label or '-'}"
+        if case.get("element"):
+            line += f" at {case['element']}"
+        if entry.get("blocking"):
+            line += f" [{entry['blocking']}]"
+        if entry.get("description"):
+            line += f" — {entry['description']}"
+        if note:
+            line += f" · note: {note}"
+        text = Text(line, style="magenta")
+        retired = triage.retired_binding(case_id)
+        if retired:
+            text.append(f" · {retired}", style="dim")
+        return text
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-header")

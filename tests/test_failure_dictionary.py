@@ -1,0 +1,78 @@
+"""The failure dictionary as a team asset: entries with meaning, evidence and a blocking level; labels
+pinned to a trace element; entries and bindings retired with why, listed as no longer tested; the
+gate blocking on failures marked so."""
+
+from __future__ import annotations
+
+import yaml
+from agentdiff.core.reports.compare import compare
+from agentdiff.core.reports.gate import gate
+from agentdiff.core.workbench.triage import TRIAGE_FILE, Triage
+from fake_pool import CannedPool
+from test_cli import run
+from test_release_loop import case, report
+from tui_support import copy_samples, make_app, settle, until
+
+REFUND_TWICE = "sample_agents/customer_service/customer_service.evalset.json::no_second_refund"
+
+
+def test_entries_bindings_and_retirement_round_trip_through_the_file(tmp_path):
+    (tmp_path / TRIAGE_FILE).write_text("labels: [wrong tool]\ncases:\n  a::x: {label: wrong tool, note: seen}\n")  # as written before
+    triage = Triage.load(tmp_path)
+    assert triage.labels == ["wrong tool"] and triage.label_of("a::x") == "wrong tool" and triage.blocking_of("a::x") is None
+    triage.define("double refund", description="refunds twice", evidence="issue_refund twice", blocking="block")
+    triage.set_many(["a::y", "a::z"], label="double refund", element="turn 2 · tool_calls · call 3")
+    again = Triage.load(tmp_path)
+    assert again.labels == ["wrong tool", "double refund"] and again.blocking_of("a::y") == "block"
+    assert again.cases["a::y"] == {"label": "double refund", "element": "turn 2 · tool_calls · call 3"}
+    data = yaml.safe_load((tmp_path / TRIAGE_FILE).read_text())
+    assert data["failures"] == {"double refund": {"description": "refunds twice", "evidence": "issue_refund twice", "blocking": "block"}}
+    again.unbind("a::z", "the case was split", "a::z2")
+    assert Triage.load(tmp_path).retired_binding("a::z") == "no longer tested because the case was split (now: a::z2)"
+    assert Triage.load(tmp_path).blocking_of("a::z") is None and Triage.load(tmp_path).label_of("a::z") == "double refund"
+    again.define("wrong tool", retired={"reason": "split in two", "replaced_by": "wrong lookup"})
+    assert Triage.load(tmp_path).retired_binding("a::x") == "no longer tested because split in two (now: wrong lookup)"
+    again.set_many(["a::z"], label="double refund")  # labelled anew: bound again
+    assert Triage.load(tmp_path).retired_binding("a::z") is None
+
+
+def test_the_failures_command_lists_defines_and_retires(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("failures", "define", "double refund", "--description", "refunds twice", "--blocking", "block")[0] == 0
+    Triage.load(tmp_path).set_many(["s::a", "s::b"], label="double refund", element="turn 1 · tool_calls · call 2")
+    assert run("failures", "unbind", "s::b", "--reason", "the tool is gone")[0] == 0
+    code, out, _ = run("failures")
+    assert code == 0
+    assert out.splitlines()[:4] == ["double refund  [block]", "  description: refunds twice",
+                                    "  - s::a at turn 1 · tool_calls · call 2",
+                                    "  - s::b at turn 1 · tool_calls · call 2: no longer tested because the tool is gone"]
+    code, _, err = run("failures", "retire", "no such thing", "--reason", "x")
+    assert code == 2 and "no entry 'no such thing'" in err
+    assert run("failures", "retire", "double refund", "--reason", "merged", "--replaced-by", "refund errors")[0] == 0
+    assert "double refund  [block]  retired: merged (now: refund errors)" in run("failures")[1]
+
+
+def test_a_failing_case_bound_to_a_blocking_failure_fails_the_gate():
+    base = report("b", case("s::a", "passed"), case("s::b", "failed"))
+    head = report("h", case("s::a", "passed"), case("s::b", "failed"))
+    result = gate(compare(base, head), {"max_pass_rate_drop": 10}, blocked=["s::b"])
+    assert {r.name: r.broken for r in result.rules if r.broken} == {
+        "no failure that blocks the release": "1 failing case(s) show a failure marked block: s::b"}
+    assert gate(compare(base, head), {"critical": ["failure:double refund"]}, {"s::b": "double refund"}.get).passed  # not a regression
+
+
+async def test_a_label_is_pinned_to_the_divergence_shown_and_the_detail_says_what_it_means(tmp_path):
+    copy_samples(tmp_path)
+    Triage.load(tmp_path).define("double refund", description="refunds one order twice", blocking="block")
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(REFUND_TWICE)
+        await pilot.pause(0.2)
+        await pilot.press("l", *"double refund", "enter")
+        await until(pilot, lambda: Triage.load(tmp_path).label_of(REFUND_TWICE) == "double refund")
+        element = Triage.load(tmp_path).cases[REFUND_TWICE]["element"]
+        first = app.workbench.cases[REFUND_TWICE].run.diff.divergences[0]
+        assert element.startswith(f"turn {first.turn + 1} · {first.layer}")
+        await pilot.pause(0.2)
+        assert f"label: double refund at {element} [block] — refunds one order twice" in str(app.main.detail.extra)
