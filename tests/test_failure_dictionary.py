@@ -76,3 +76,30 @@ async def test_a_label_is_pinned_to_the_divergence_shown_and_the_detail_says_wha
         assert element.startswith(f"turn {first.turn + 1} · {first.layer}")
         await pilot.pause(0.2)
         assert f"label: double refund at {element} [block] — refunds one order twice" in str(app.main.detail.extra)
+
+
+async def test_w_shows_the_files_read_at_the_last_pass_that_differ_now_as_diffs(tmp_path):
+    from fake_pool import PROMPT_EDIT
+    from tui_support import edit_the_home_prompt
+
+    samples = copy_samples(tmp_path)
+    kitchen = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        read = app.workbench.history.last_passed(kitchen)["read"]
+        assert "sample_agents/home_automation/prompt.md" in read and (tmp_path / ".agentdiff" / "blobs").is_dir()
+        app.main.tree.select_case(kitchen)
+        await pilot.pause(0.1)
+        await pilot.press("W")
+        await pilot.pause(0.1)
+        assert any(f"none of the {len(read)} files its agent read changed" in n.message for n in app._notifications)
+        edit_the_home_prompt(samples)
+        await pilot.press("W")
+        await until(pilot, lambda: type(app.screen).__name__ == "TextModal")
+        assert app.screen.title_text.startswith(f"1 of the {len(read)} files its agent read changed since it last passed")
+        old, new = PROMPT_EDIT
+        lines = app.screen.body.splitlines()
+        assert any(line.startswith("-") and old in line for line in lines) and any(line.startswith("+") and new in line for line in lines)
+        assert "a/sample_agents/home_automation/prompt.md (last pass)" in app.screen.body
+        await pilot.press("escape")

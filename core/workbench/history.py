@@ -41,13 +41,14 @@ class History:
             self._data = {}
 
     def add(self, case_id: str, result: CaseResult, when: float, seconds: Optional[float] = None, tools: Optional[int] = None,
-            batch: Optional[float] = None) -> None:
+            batch: Optional[float] = None, read: Optional[dict[str, str]] = None) -> None:
         """A run's verdict and score; and, for the plots, its seconds and tool calls (a mean over
-        repeats), its tokens and the batch of runs it belonged to (when that batch started)."""
+        repeats), its tokens and the batch of runs it belonged to (when that batch started); `read`: a
+        passing run's files read, by digest (`snapshots`)."""
         entries = self._data.setdefault(case_id, [])
         entry: dict[str, Any] = {"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode}
         tokens = total_tokens(result.usage)
-        for key, value in (("seconds", seconds), ("tools", tools), ("batch", batch), ("tokens", tokens or None)):
+        for key, value in (("seconds", seconds), ("tools", tools), ("batch", batch), ("tokens", tokens or None), ("read", read or None)):
             if value is not None:
                 entry[key] = round(value, 3) if isinstance(value, float) else value
         entries.append(entry)
@@ -58,6 +59,10 @@ class History:
 
     def entries(self, case_id: str) -> list[dict[str, Any]]:
         return list(self._data.get(case_id, []))
+
+    def last_passed(self, case_id: str) -> Optional[dict[str, Any]]:
+        """The case's newest passing run that kept what its agent read, if any."""
+        return next((e for e in reversed(self._data.get(case_id, [])) if e.get("status") == "passed" and e.get("read")), None)
 
     def pass_rates(self) -> list[tuple[float, int, int]]:
         """The suite over time: after each batch of runs (oldest first), its start, and of every case

@@ -24,6 +24,7 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import judge_again, rescore_case
 from agentdiff.core.run.runner import run_case
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.baselines import Baselines
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
 from agentdiff.core.workbench.changes import (
@@ -42,6 +43,7 @@ from agentdiff.core.workbench.events import (
 from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.progress import Progress
+from agentdiff.core.workbench.snapshots import Snapshots
 from agentdiff.core.workbench.reload import Reload, load_units, units_for
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
@@ -62,6 +64,7 @@ class Workbench(Baselines):
         self.errors: list[LoadError] = []
         self.index = CaseIndex()
         self.progress = Progress()  # of the runs in flight
+        self.snapshots = Snapshots(self.root)
         self.units: dict[str, Path] = {}  # case id → the file or folder it loads from
         self.paused = False
         self._paused_changes: list[Path] = []  # changed while watching was paused: applied on resume
@@ -212,7 +215,9 @@ class Workbench(Baselines):
         self._index(state)  # what its agent read this time
         if self.history is not None:
             seconds, _, tools, _ = run_cost(run, {})
-            self.history.add(state.ref.id, run.result, self.clock(), seconds, tools, self.progress.started or None)
+            passed = run.result.status is CaseStatus.PASSED and run.files_read
+            read = self.snapshots.keep(run.files_read) if passed else None  # what changed since it passed, later
+            self.history.add(state.ref.id, run.result, self.clock(), seconds, tools, self.progress.started or None, read)
         self._emit(CaseUpdated(state.ref.id))
 
     async def wait(self) -> None:

@@ -3,6 +3,7 @@ failures only (f), label (l) and comment (c)."""
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 from agentdiff.core.baselines.journal import BaselineWriteError
@@ -15,6 +16,7 @@ from textual.app import SuspendNotSupported
 from ..case_filter import LAYERS, STATUSES, parse_error
 from ..widgets.filter_bar import FilterBar
 from .prompt_modal import PromptModal
+from .text_modal import TextModal
 
 
 def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
@@ -179,6 +181,25 @@ class TriageActions:
 
         self.app.push_screen(PromptModal(f"Label the {len(case_ids)} case(s) of {title}", "", "a label",
                                          "tab completes; empty removes", self.triage.labels), done)
+
+    def action_since_pass(self) -> None:
+        """W: the files the case's agent read when it last passed that differ now, each as a diff."""
+        state = self.current
+        history = self.workbench.history
+        if state is None or history is None:
+            return
+        entry = history.last_passed(state.ref.id)
+        if entry is None:
+            self.notify("no passing run of this case is kept (its history holds what its agent read when it passes)")
+            return
+        changes = self.workbench.snapshots.changed_since(entry["read"])
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.get("time", 0)))
+        if not changes:
+            self.notify(f"none of the {len(entry['read'])} files its agent read changed since it last passed ({when})")
+            return
+        body = "\n".join(change.diff for change in changes)
+        title = f"{len(changes)} of the {len(entry['read'])} files its agent read changed since it last passed ({when})"
+        self.app.push_screen(TextModal(title, body))
 
     def action_comment(self) -> None:
         case_id = self.tree.current_case_id or ""

@@ -77,6 +77,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("slash", "filter", "Filter", 'Filter cases: words, status:failed, agent:x, label:"flaky model", mode:live, layer:request; ! inverts a token', key_display="/"),
         key("f", "failures_only", "Failures", "Show failures only"),
         key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml); on a group or cluster row, all its cases", show=False),
+        key("W", "since_pass", "Since pass", "What changed since the case last passed: the files its agent read then that differ now, as diffs", show=False),
         key("C", "clusters", "Clusters", "Group the tree by failure cluster (the first divergence's signature), or back by agent", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
         key("j", "tree_down", "Down", CaseTree.BINDINGS[0].tooltip, show=False),  # the tree's keys, when it is hidden

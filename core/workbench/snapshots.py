@@ -1,0 +1,79 @@
+"""What changed since a case last passed: the files its agent read in its last passing run, kept by
+content in `.agentdiff/blobs/` (each distinct content once), so a failing case can show which of them
+differ now, with a diff of each."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.formats.source_file import display_path
+
+BLOBS = Path(".agentdiff") / "blobs"
+MAX_BYTES = 512 * 1024  # a larger file is noted by digest only
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # as displayed
+    diff: str  # unified diff, or a line saying why there is none
+
+
+class Snapshots:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir = root / BLOBS
+        self._digests: dict[tuple[str, int, int], str] = {}
+
+    def keep(self, paths: Iterable[str]) -> dict[str, str]:
+        """Each file's digest (displayed path → sha256), its content kept once; unreadable files left out."""
+        kept = {}
+        for path in sorted(set(paths)):
+            try:
+                stat = os.stat(path)
+                key = (path, stat.st_mtime_ns, stat.st_size)
+                digest = self._digests.get(key)
+                if digest is None:
+                    data = Path(path).read_bytes() if stat.st_size <= MAX_BYTES else b""
+                    digest = hashlib.sha256(data).hexdigest() if data or stat.st_size == 0 else f"large:{stat.st_size}:{stat.st_mtime_ns}"
+                    blob = self.dir / digest[:2] / digest
+                    if not digest.startswith("large:") and not blob.exists():
+                        blob.parent.mkdir(parents=True, exist_ok=True)
+                        atomic_write(blob, data.decode("utf-8", errors="replace"), durable=False)
+                    self._digests[key] = digest
+            except OSError:
+                continue
+            kept[display_path(Path(path), self.root)] = digest
+        return kept
+
+    def _old(self, digest: str) -> Optional[str]:
+        try:
+            return (self.dir / digest[:2] / digest).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    def changed_since(self, read: dict[str, str]) -> list[FileChange]:
+        """The files of `read` (from a passing run) whose content differs now, with a diff of each."""
+        changes = []
+        for shown, digest in sorted(read.items()):
+            path = self.root / shown
+            try:
+                now = path.read_bytes()
+            except OSError:
+                changes.append(FileChange(shown, f"{shown} is gone since"))
+                continue
+            if hashlib.sha256(now).hexdigest() == digest:
+                continue
+            old = self._old(digest)
+            if old is None:
+                changes.append(FileChange(shown, f"{shown} changed (its earlier content was not kept)"))
+                continue
+            lines = difflib.unified_diff(old.splitlines(keepends=True), now.decode("utf-8", errors="replace").splitlines(keepends=True),
+                                         f"a/{shown} (last pass)", f"b/{shown} (now)")
+            changes.append(FileChange(shown, "".join(lines)))
+        return changes
