@@ -303,3 +303,46 @@ def test_a_rerecorded_baseline_is_listed_until_signed_and_the_gate_can_require_t
     assert code == 0 and "✓ require_signoff" in out
     run("undo")  # the sign-off is one undoable step
     assert run("baselines", "--since", "main")[0] == 1
+
+
+async def test_b_compares_the_workbench_with_a_kept_run_marking_regressions_and_showing_its_actual(tmp_path):
+    from agentdiff.tui.app import create_app
+    from fake_pool import CannedPool
+    from tui_support import FakeEditor, copy_samples, edit_the_home_prompt, settle, until
+
+    samples = copy_samples(tmp_path, agents=("home_automation",))
+    kitchen = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
+
+    def app_with(scenarios):
+        return create_app(tmp_path, [samples], pool=CannedPool(tmp_path, scenarios), watch=False, editor=FakeEditor(),
+                          project="samples", keep_runs=5)
+
+    first = app_with("samples")
+    async with first.run_test(size=(160, 48)) as pilot:
+        await settle(first, pilot)
+    (kept_run,) = kept(tmp_path)  # the session was kept when it closed
+    assert json.loads((kept_run / "report.json").read_text())["run"]["source"] == "tui"
+    edit_the_home_prompt(samples)
+    second = app_with(["prompt_edit", "samples"])
+    async with second.run_test(size=(160, 48)) as pilot:
+        await settle(second, pilot)
+        await pilot.press("B")
+        await until(pilot, lambda: type(second.screen).__name__ == "ComparePicker")
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: second.main.versus is not None)
+        tree = second.main.tree
+        assert "↓ regressed" in str(tree._case_nodes[kitchen].label)
+        assert "↓" not in str(tree._case_nodes["sample_agents/home_automation/home_automation.evalset.json::two_devices"].label)
+        tree.select_case(kitchen)
+        await pilot.pause(0.3)
+        detail = second.main.detail
+        assert f"vs {kept_run.name}: passed → failed" in str(detail.extra)
+        assert str(detail.query_one("#expected-title").render()) == f"Run {kept_run.name}"
+        compared = detail.shown_diff(second.workbench.cases[kitchen])
+        assert compared is not second.workbench.cases[kitchen].run.diff
+        assert compared.first_divergence.path == "config.system_instruction"  # then's actual against now's
+        await pilot.press("B")
+        await until(pilot, lambda: type(second.screen).__name__ == "ComparePicker")
+        await pilot.press("enter")  # the first option: the baselines again
+        await until(pilot, lambda: second.main.versus is None)
+        assert "↓" not in str(tree._case_nodes[kitchen].label)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.reports.compare import category
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.triage import Triage
 
@@ -13,9 +16,10 @@ from .glyphs import glyph
 from .widgets.case_tree import CaseRow
 
 
-def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False) -> CaseRow:
+def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False, base: Optional[dict] = None) -> CaseRow:
     """`now` (the workbench's clock): a running case shows how long it has been running. `by_cluster`:
-    failing cases under their failure cluster (then their agent), the others under their verdict."""
+    failing cases under their failure cluster (then their agent), the others under their verdict.
+    `base`: the cases of a kept run compared with (`B`), by id: the row says what changed since."""
     ref = state.ref
     if state.run is not None and state.run.agent is not None:
         agent = state.run.agent.label
@@ -30,7 +34,10 @@ def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: boo
         top = f"✗ {cluster}" if cluster else ("✓ passing" if state.status is not None and not state.failing
                                               else "(not run)" if state.status is None else "other failures")
         agent, group = top, agent
-    return CaseRow(state, agent, group, triage.label_of(ref.id), elapsed)
+    since = None
+    if base is not None and state.status is not None:  # compared with a kept run (B)
+        since = category((base.get(ref.id) or {}).get("status"), state.status.value)
+    return CaseRow(state, agent, group, triage.label_of(ref.id), elapsed, since)
 
 
 def case_facts(row: CaseRow) -> CaseFacts:

@@ -212,3 +212,21 @@ def default_pair(root: Path, base: Optional[str], head: Optional[str]) -> tuple[
     reports = [read_run(p) for p in earlier]
     on_main = [r for r in reports if r.branch in ("main", "master")]
     return (on_main or reports)[-1], head_run
+
+
+def load_traces(run: KeptRun) -> dict[str, Any]:
+    """A kept run's actual traces by case id (as JSON data); empty for a report file without them."""
+    path = run.path.parent / TRACES
+    traces: dict[str, Any] = {}
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, dict) and "id" in item:
+                    traces[item["id"]] = item.get("trace")
+    except (OSError, EOFError):
+        return {}
+    return traces

@@ -33,6 +33,7 @@ from textual.widgets import Footer, Static
 
 from ..case_filter import matches
 from ..case_rows import case_facts, case_row, group_summary
+from ..versus import Versus
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.filter_bar import FilterBar
@@ -78,6 +79,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("f", "failures_only", "Failures", "Show failures only"),
         key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml); on a group or cluster row, all its cases", show=False),
         key("W", "since_pass", "Since pass", "What changed since the case last passed: the files its agent read then that differ now, as diffs", show=False),
+        key("B", "compare_with", "Compare", "Compare with a kept run: regressions marked in the tree, that run's actual beside the current one", show=False),
         key("C", "clusters", "Clusters", "Group the tree by failure cluster (the first divergence's signature), or back by agent", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
         key("j", "tree_down", "Down", CaseTree.BINDINGS[0].tooltip, show=False),  # the tree's keys, when it is hidden
@@ -168,8 +170,26 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     by_cluster = False  # `C`: the tree grouped by failure cluster
 
+    versus = None  # `B`: the kept run compared with (its report and traces), else None: the baselines
+
     def _row(self, state: CaseState) -> CaseRow:
-        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster)
+        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None)
+
+    def action_compare_with(self) -> None:
+        from .compare_picker import BASELINES, ComparePicker
+
+        def chosen(folder) -> None:
+            if folder is None:
+                return
+            self.versus = None if folder == BASELINES else Versus.load(folder)
+            self.detail.versus = self.versus
+            self._rebuild_tree()
+            self._show_selected()
+            if self.versus is not None:
+                regressed = sum(1 for state in self.workbench.cases.values() if self._row(state).since in ("regressed", "newly erroring"))
+                self.notify(f"compared with {self.versus.name}: {regressed} case(s) regressed since; B again to change", timeout=4)
+
+        self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None), chosen)
 
     def action_clusters(self) -> None:
         self.by_cluster = not self.by_cluster
@@ -257,8 +277,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         return self.workbench.cases.get(case_id) if case_id else None
 
     def _divergences(self):
-        state = self.current
-        return state.run.diff.divergences if state and state.run and state.run.diff else ()
+        diff = self.detail.shown_diff(self.current)
+        return diff.divergences if diff else ()
 
     def _show_selected(self, keep_position: bool = False) -> None:
         view = self.view

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from agentdiff.core.diff.model import Divergence
+from agentdiff.core.diff.model import CaseDiff, Divergence
 from agentdiff.core.project.discovery import ConformanceCaseRef
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
@@ -17,7 +17,6 @@ from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
-
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +28,7 @@ from textual.widgets import Static, Tab, Tabs
 from ..diff_render import LayerView, layer_views
 from ..glyphs import GLYPH, STYLE, glyph, sparkline
 from ..safe_text import shown
+from ..versus import Versus
 from .plots import CasePlots
 
 STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
@@ -130,6 +130,7 @@ class CaseDetail(Vertical):
         self.summary: Optional[Text] = None
         self.compact = self.stacked = self.details = False
         self.plotting = False  # `p`: the case's runs over time instead of its layers
+        self.versus: Optional[Versus] = None  # `B`: a kept run's actual on the expected side
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
         self._tab_case: Optional[tuple[str, int]] = None
@@ -151,9 +152,17 @@ class CaseDetail(Vertical):
         if self.is_mounted:
             self._draw(self.view)
 
+    def shown_diff(self, state: Optional[CaseState]) -> Optional[CaseDiff]:
+        """What the layers show: the run against its baseline, or against a kept run's actual (`B`)."""
+        if state is None or state.run is None:
+            return None
+        compared = self.versus.diff(state) if self.versus is not None else None
+        return compared if compared is not None else state.run.diff
+
     def _draw(self, view: View) -> None:
         state = self.state
-        divergences = state.run.diff.divergences if state and state.run and state.run.diff else ()
+        shown_diff = self.shown_diff(state)
+        divergences = shown_diff.divergences if shown_diff else ()
         index = min(view.divergence, len(divergences) - 1)
         self.divergence = divergences[index] if index >= 0 else None
         self.extra = Text()
@@ -172,6 +181,13 @@ class CaseDetail(Vertical):
                 if source:
                     where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}" if self.short_header and source.line else str(source)
                     self.extra.append(f"  (e: {where})", style="dim")
+            if self.versus is not None:
+                before = (self.versus.cases.get(state.ref.id) or {}).get("status")
+                now = state.status.value if state.status else None
+                kept_trace = self.versus.diff(state) is not None
+                self.extra.append(f"\nvs {self.versus.name}: {before or 'not in it'} → {now or '-'}"
+                                  + ("" if kept_trace else " (it kept no trace of this case: the layers show the baseline)"),
+                                  style="cyan")
             conformance = isinstance(state.ref, ConformanceCaseRef)
             if not self.short_header or view.layer or view.turn_focused:
                 self.extra.append(f"\naccept scope: {view.scope(conformance)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
@@ -213,7 +229,7 @@ class CaseDetail(Vertical):
         yield Static(id="detail-header")
         yield Tabs(id="turn-tabs")
         with Horizontal(id="side-titles"):
-            yield Static(Text("Expected", style="bold"), classes="side")
+            yield Static(Text("Expected", style="bold"), classes="side", id="expected-title")
             yield Static(Text("Actual", style="bold"), classes="side")
         with VerticalScroll(id="layers"):
             for layer in ("request", "tool_calls", "response", "session"):
@@ -274,7 +290,7 @@ class CaseDetail(Vertical):
 
     def _render_tabs(self) -> None:
         tabs = self.query_one("#turn-tabs", Tabs)
-        diff = self.state.run.diff if self.state and self.state.run else None
+        diff = self.shown_diff(self.state)
         count = len(diff.turns) if diff else 0
         labels = [f"turn {i + 1}{' •' if diff is not None and any(d.turn == i for d in diff.divergences) else ''}" for i in range(count)]
         key = (self.state.ref.id if self.state else "", count)
@@ -294,9 +310,11 @@ class CaseDetail(Vertical):
         tabs.display = count > 1 or (count == 1 and not self.short_header)
 
     def _render_layers(self) -> None:
-        diff = self.state.run.diff if self.state and self.state.run else None
+        diff = self.shown_diff(self.state)
         sections = list(self.query(LayerSection))
         self.query_one("#side-titles").display = not self.stacked and diff is not None
+        versus = self.versus is not None and self.state is not None and diff is not None and diff is not self.state.run.diff
+        self.query_one("#expected-title", Static).update(Text(f"Run {self.versus.name}" if versus else "Expected", style="bold"))
         self.query_one("#layers").display = self.state is not None
         if diff is None:
             for section in sections:

@@ -30,6 +30,11 @@ class CaseRow:
     group: str
     label: Optional[str] = None
     elapsed: Optional[float] = None  # seconds, while it runs
+    since: Optional[str] = None  # against the run compared with (B): regressed, fixed, newly flaky, …
+
+
+SINCE = {"regressed": "↓ regressed", "newly erroring": "↓ newly erroring", "newly flaky": "↓ newly flaky", "fixed": "↑ fixed",
+         "added": "+ new since"}
 
 
 class CaseTree(Tree[str]):
@@ -207,6 +212,8 @@ class CaseTree(Tree[str]):
                 text.append(f"  {shown}", style="dim")
         if row.label:
             text.append(f"  [{row.label}]", style="magenta")
+        if row.since and row.since != "unchanged":
+            text.append(f"  {SINCE.get(row.since, row.since)}", style="red" if row.since in ("regressed", "newly erroring", "newly flaky") else "green")
         if row.elapsed is not None:
             text.append(f"  {duration_text(row.elapsed)}", style="cyan")
         if state.reason and (state.running or state.stale):

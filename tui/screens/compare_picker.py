@@ -1,0 +1,54 @@
+"""The run picker of `B`: compare the workbench with a kept run (its regressions marked in the tree,
+its actual beside the current one in the detail), or with the baselines again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from agentdiff.core.reports.kept_runs import kept, read_run, RunNotFound
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+BASELINES = "-"  # the option that goes back to comparing with the baselines
+
+
+class ComparePicker(ModalScreen[Optional[str]]):
+    """Returns a kept run's folder, BASELINES, or None when closed."""
+
+    BINDINGS = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close"), ("j", "down", "Down"), ("k", "up", "Up")]
+
+    def __init__(self, root: Path, current: Optional[str]) -> None:
+        super().__init__()
+        self.root, self.current = root, current
+
+    def compose(self) -> ComposeResult:
+        options = [Option(Text("the baselines (expected | actual)", style="bold" if self.current is None else ""), id=BASELINES)]
+        for folder in reversed(kept(self.root)):
+            try:
+                run = read_run(folder)
+            except RunNotFound:
+                continue
+            summary = run.report.get("summary") or {}
+            git = run.meta.get("git") or {}
+            where = f"{git.get('branch') or '?'}@{(git.get('commit') or '')[:7]}{' dirty' if git.get('dirty') else ''}" if git else "no git"
+            label = Text(f"{run.name}  {run.meta.get('source', '?'):<4} {where}  ✓ {summary.get('passed', 0)} ✗ {summary.get('failed', 0)}"
+                         f" ! {summary.get('error', 0)} of {summary.get('total', 0)}", style="bold" if str(folder) == self.current else "")
+            options.append(Option(label, id=str(folder)))
+        with Vertical(id="prompt-dialog"):
+            yield Static("Compare with a kept run (B)", classes="prompt-question")
+            yield OptionList(*options, id="runs")
+            yield Static("enter chooses · esc closes · runs are kept by agentdiff run and each TUI session", classes="prompt-hint")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_down(self) -> None:
+        self.query_one(OptionList).action_cursor_down()
+
+    def action_up(self) -> None:
+        self.query_one(OptionList).action_cursor_up()

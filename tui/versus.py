@@ -1,0 +1,44 @@
+"""A kept run the workbench is compared with (`B`): each case's verdict then, and its actual then on
+the expected side of the layers, against the actual now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.model import CaseDiff
+from agentdiff.core.reports.kept_runs import KeptRun, load_traces, read_run
+from agentdiff.core.traces.model import Trace
+from agentdiff.core.workbench.events import CaseState
+
+
+class Versus:
+    """A kept run the workbench is compared with (`B`): its cases' verdicts, and its actual traces,
+    read when a case is shown."""
+
+    def __init__(self, run: KeptRun) -> None:
+        self.run, self.name, self.folder = run, run.name, run.path.parent
+        self.cases = run.cases
+        self._traces: Optional[dict[str, Any]] = None
+        self._diffs: dict[tuple[str, int], Optional[CaseDiff]] = {}
+
+    @classmethod
+    def load(cls, folder: str) -> "Versus":
+        return cls(read_run(Path(folder)))
+
+    def diff(self, state: CaseState) -> Optional[CaseDiff]:
+        """The run's actual (expected side) against the current actual; None when it did not keep one."""
+        if state.run is None or state.run.trace is None:
+            return None
+        key = (state.ref.id, id(state.run))
+        if key not in self._diffs:
+            if self._traces is None:
+                self._traces = load_traces(self.run)
+            data = self._traces.get(state.ref.id)
+            try:
+                base = Trace.model_validate(data) if data is not None else None
+            except ValueError:
+                base = None
+            self._diffs[key] = diff_case(base, state.run.trace, case_id=state.ref.id) if base is not None else None
+        return self._diffs[key]
