@@ -23,15 +23,20 @@ RENDERERS: dict[str, Callable[[Sequence[CaseResult]], str]] = {
     "markdown": render_markdown,
     "csv": render_csv,
 }
-REPORT_KINDS = tuple(RENDERERS)
+REPORT_KINDS = (*RENDERERS, "adk")  # adk=DIR: EvalSetResult files in each app's .adk/eval_history under the agents dir DIR
 
 
 def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Optional[Mapping[str, Mapping[str, float]]] = None) -> None:
     """Write one report; CSV appends (as AgentEvaluator does), the others replace the file whole (a
     temporary file renamed over it: a reader never sees half a report). `prices` (per million tokens,
     by model) adds estimated costs to the JSON report."""
-    if kind not in RENDERERS:
+    if kind not in REPORT_KINDS:
         raise ValueError(f"unknown report kind {kind!r}; choose from {', '.join(REPORT_KINDS)}")
+    if kind == "adk":
+        from agentdiff.core.reports.adk_results_writer import write_adk_results
+
+        write_adk_results(cases, path)
+        return
     if kind == "csv":
         append_csv(cases, path)
         return

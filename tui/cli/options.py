@@ -70,7 +70,8 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     parser.add_argument(
         "--report", action="append", type=report_spec, default=[], metavar="KIND=FILE",
-        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends",
+        help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends; adk=DIR writes ADK EvalSetResult "
+        "files into DIR/<app>/.adk/eval_history (DIR: the agents folder, as adk web's)",
     )
 
 
@@ -134,7 +135,7 @@ def _problems(reports: Sequence[tuple[str, Path]]) -> list[Optional[str]]:
     first: dict[str, str] = {}
     for kind, path in reports:
         key = os.path.realpath(path)
-        problem = _report_problem(path)
+        problem = _report_problem(path) if kind != "adk" else (None if not path.exists() or path.is_dir() else "it is a file: adk=DIR names the agents folder")
         if problem is None and key in first:
             problem = f"the {first[key]} report is written there too; give each report its own path"
         first.setdefault(key, kind)

@@ -194,7 +194,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print("not run", file=err)
         return EXIT_USAGE
     python = shared.agents_python(args, config) if found.cases else None
-    keep_invocations = any(kind == "csv" for kind, _ in args.report)  # only the CSV report lists them
+    keep_invocations = any(kind in ("csv", "adk") for kind, _ in args.report)  # only the CSV and ADK reports list them
     cases = []
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
