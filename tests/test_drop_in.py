@@ -90,7 +90,7 @@ def test_run_writes_results_adk_s_own_manager_reads(tmp_path, monkeypatch):
     from google.adk.evaluation.local_eval_set_results_manager import LocalEvalSetResultsManager
     from test_cli import run
 
-    agents = project(tmp_path)
+    project(tmp_path)
     monkeypatch.chdir(tmp_path)
     out_dir = tmp_path / "history_root"
     code, _, err = run("run", "agents", "--report", f"json={tmp_path / 'r.json'}", "--report", f"adk={out_dir}")
