@@ -12,6 +12,8 @@ NATIVE_AGENTS = TESTS / "fixtures" / "native_agents"
 
 sys.path.insert(0, str(TESTS))
 
+pytest_plugins = ["pytester"]  # the agentdiff pytest plugin is tested through pytest's own pytester
+
 
 def turn(script: str, expected_calls: list[dict] | None = None, expected_text: str | None = "", static: bool = True) -> dict:
     """An expected invocation whose user message scripts what the reference agent will do."""
