@@ -108,6 +108,8 @@ class RunKeeper:
         if run.files_read:  # what `run --changed-since` looks for
             self._files[run.ref.id] = sorted(display_path(Path(f), self.root) for f in run.files_read)
 
+    shard: Optional[str] = None  # "K/N" when the run was one shard of a suite
+
     def finish(self, results: Sequence[Any], prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
         """The report of `results` (the cases' results, in the order to list them); the folder, or None."""
         if self._broken or self._traces is None or self.folder is None:
@@ -120,6 +122,7 @@ class RunKeeper:
             "git": git_state(self.root),
             "agents": self._agents,
             "files_read": self._files,
+            **({"shard": self.shard} if self.shard else {}),
         }
         try:
             self._traces.close()

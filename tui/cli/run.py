@@ -39,6 +39,11 @@ def add_parser(commands) -> None:
         "any failed, errored, was flaky or not evaluated, 2 for usage or load errors.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
+    parser.add_argument("--shard", type=shard_spec, metavar="K/N",
+                        help="run shard K of N: the cases split evenly and the same way on every machine (by their last known "
+                        "durations when there are some; see --shard-durations); merge the shards' JSON reports with agentdiff merge")
+    parser.add_argument("--shard-durations", type=Path, metavar="REPORT",
+                        help="a JSON report (say, the last CI run's) whose seconds balance the shards (default: the kept runs')")
     parser.add_argument("--yes", action="store_true", help="run many cases live without asking (see confirm_live_above)")
     parser.add_argument("--changed-since", metavar="REF",
                         help="only the cases the changes since the git REF can affect (their eval files, checks, agent code, "
@@ -138,6 +143,24 @@ async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyn
         return task.result(), time.perf_counter() - began
 
 
+def shard_spec(value: str) -> tuple[int, int]:
+    index, sep, count = value.partition("/")
+    if not sep or not index.isdigit() or not count.isdigit() or not 1 <= int(index) <= int(count):
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 ≤ K ≤ N, such as 2/4, got {value!r}")
+    return int(index), int(count)
+
+
+def sharded(cases, args: argparse.Namespace, err: TextIO):
+    from agentdiff.core.reports.merge import last_durations, shard
+
+    index, count = args.shard
+    durations = last_durations(Path.cwd(), args.shard_durations)
+    mine = shard(cases, index, count, key=lambda ref: ref.id, durations=durations)
+    by = "balanced by their last known durations" if durations else "every {}th by id: no durations known yet".format(count)
+    print(f"shard {index}/{count}: {len(mine)} of {len(cases)} cases ({by})", file=err)
+    return mine
+
+
 def confirmed(cases, args: argparse.Namespace, config, err: TextIO) -> bool:
     """Many cases about to run live: what they took the last time, and, at a terminal, a question."""
     import sys
@@ -189,6 +212,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_OK
     for query in unknown:
         print(f"error: no case matches {quoted(query)}", file=err)
+    if args.shard is not None:
+        found.cases = sharded(found.cases, args, err)
     options = run_options(args, config)
     if options.mode == "live" and len(found.cases) > config.confirm_live_above and not confirmed(found.cases, args, config, err):
         print("not run", file=err)
@@ -198,6 +223,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases = []
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
+    keeper.shard = "{}/{}".format(*args.shard) if args.shard else None
 
     async def go() -> None:
         assert python is not None

@@ -1,0 +1,91 @@
+"""Merging the JSON reports of a suite's shards (`run --shard K/N` on several machines) into one run's
+results, to write as any report; and splitting a suite into shards, evenly and deterministically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional, Sequence, TypeVar
+
+from agentdiff.core.reports.kept_runs import REPORT, kept
+from agentdiff.core.scoring.metrics import MetricStatus
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, MetricResult
+
+
+class MergeError(Exception):
+    """The reports cannot be merged (unreadable, or two hold one case): the message says which."""
+
+
+def case_from_dict(data: dict[str, Any]) -> CaseResult:
+    """A case of a JSON report as a result again (without its runs' invocations, which it does not hold)."""
+    metrics = tuple(MetricResult(
+        name=m["name"], score=m.get("score"), threshold=m.get("threshold"), status=MetricStatus(m.get("status", "not_evaluated")),
+        per_invocation=tuple(m.get("per_invocation") or ()), reason=m.get("reason"), criterion=m.get("criterion"), details=m.get("details"),
+    ) for m in data.get("metrics") or [])
+    layers = tuple(LayerSummary(layer["layer"], layer["status"], layer.get("first_divergence")) for layer in data.get("layers") or [])
+    return CaseResult(
+        id=data["id"], source=data.get("source", ""), eval_set_id=data.get("eval_set_id"), eval_id=data.get("eval_id", data["id"]),
+        agent=data.get("agent"), mode=data.get("mode", "live"), status=CaseStatus(data["status"]), metrics=metrics, layers=layers,
+        error=data.get("error"), scored_as=data.get("scored_as"), usage=data.get("usage") or {}, seconds=data.get("seconds"),
+        tool_calls=data.get("tool_calls"), model_calls=data.get("model_calls"), cluster=data.get("cluster"),
+    )
+
+
+def merge_reports(paths: Sequence[Path]) -> list[CaseResult]:
+    """Every case of every report, in report order; a case in two reports is an error (shards are disjoint)."""
+    seen: dict[str, Path] = {}
+    cases = []
+    for path in paths:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            items = data["cases"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise MergeError(f"{path}: not an agentdiff JSON report ({exc})") from None
+        for item in items:
+            if item["id"] in seen:
+                raise MergeError(f"{item['id']} is in both {seen[item['id']]} and {path}: the reports overlap (one shard run twice?)")
+            seen[item["id"]] = path
+            cases.append(case_from_dict(item))
+    return cases
+
+
+T = TypeVar("T")
+
+
+def last_durations(root: Path, report: Optional[Path] = None) -> dict[str, float]:
+    """Each case's last known seconds: from `report` (a JSON report, such as the last CI run's), else
+    from the kept runs that were not shards themselves, newest first (a shard run must not change how
+    the next shard splits: every shard has to see the same history)."""
+    sources = [report] if report is not None else [folder / REPORT for folder in reversed(kept(root))]
+    durations: dict[str, float] = {}
+    for path in sources:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            cases = data.get("cases") or []
+        except (OSError, ValueError):
+            continue
+        if report is None and (data.get("run") or {}).get("shard"):
+            continue
+        for case in cases:
+            if isinstance(case, dict) and isinstance(case.get("seconds"), (int, float)):
+                durations.setdefault(case["id"], float(case["seconds"]) * max(1, int(case.get("runs") or 1)))
+    return durations
+
+
+def shard(items: Sequence[T], index: int, count: int, key, durations: Optional[dict[str, float]] = None) -> list[T]:
+    """Shard `index` (1-based) of `count`: with durations, the longest first onto the least loaded
+    shard (a case without one counts as the median); without, every count-th case by id. The same
+    inputs give every machine the same split, so the shards cover each case exactly once."""
+    ordered = sorted(items, key=key)
+    if not durations:
+        return [item for position, item in enumerate(ordered) if position % count == index - 1]
+    known = sorted(durations.get(key(item)) for item in ordered if key(item) in durations)
+    typical = known[len(known) // 2] if known else 1.0
+    weight = {key(item): durations.get(key(item), typical) for item in ordered}
+    loads = [0.0] * count
+    chosen: list[list[T]] = [[] for _ in range(count)]
+    for item in sorted(ordered, key=lambda item: (-weight[key(item)], key(item))):
+        target = min(range(count), key=lambda s: (loads[s], s))
+        loads[target] += weight[key(item)]
+        chosen[target].append(item)
+    return sorted(chosen[index - 1], key=key)
