@@ -328,7 +328,7 @@ async def test_labels_and_notes_go_to_the_triage_file(tmp_path):
         await pilot.press("c", *"no brightness rule", "enter")
         triage = tmp_path / "agentdiff-triage.yaml"
         await until(pilot, lambda: triage.exists() and "note:" in triage.read_text())
-        assert f"{DIM}:\n    label: bad arguments\n    note: no brightness rule" in triage.read_text()
+        assert f"{DIM}:\n    element: turn 1 · tool_calls · call 1\n    label: bad arguments\n    note: no brightness rule" in triage.read_text()  # pinned to the divergence shown
         await pilot.press("slash", *"label:bad", "enter")
         assert app.main.tree.visible_ids == [DIM]
 
