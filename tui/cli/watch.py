@@ -4,6 +4,7 @@ flags as `run`, built into options by the shared builder."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Optional, TextIO
@@ -16,8 +17,11 @@ NO_TERMINAL = "error: the workbench needs a terminal; use `agentdiff run` for he
 
 
 def has_terminal(stdin: Optional[TextIO] = None, stdout: Optional[TextIO] = None) -> bool:
-    """True when both stdin and stdout (default: the process's) are a TTY; the TUI would hang or draw
-    into a pipe otherwise (CI, `</dev/null`, `| less`). Tests monkeypatch this."""
+    """True when both stdin and stdout (default: the process's) are a TTY, or when a web driver draws
+    the app (`agentdiff serve`: the browser is its terminal); the TUI would hang or draw into a pipe
+    otherwise (CI, `</dev/null`, `| less`). Tests monkeypatch this."""
+    if os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver"):
+        return True
     for stream in (sys.stdin if stdin is None else stdin, sys.stdout if stdout is None else stdout):
         try:
             if stream is None or not stream.isatty():
