@@ -1,0 +1,83 @@
+"""`agentdiff completion bash|zsh|fish`: a shell completion script for commands, their options and
+case ids (`eval -- "$(agentdiff completion bash)"` in ~/.bashrc; zsh: the same with `zsh`; fish:
+`agentdiff completion fish | source`). `agentdiff completion ids` lists the case ids it completes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from .errors import EXIT_OK
+
+NAME = "completion"
+SHELLS = ("bash", "zsh", "fish")
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        NAME, help="print a shell completion script (bash, zsh, fish) for commands, options and case ids",
+        description="Print a completion script: bash: eval -- \"$(agentdiff completion bash)\"; zsh: eval -- \"$(agentdiff "
+        "completion zsh)\"; fish: agentdiff completion fish | source. `ids` prints the case ids it completes.",
+    )
+    parser.add_argument("shell", choices=(*SHELLS, "ids"))
+
+
+def _commands() -> dict[str, list[str]]:
+    """Each command and its long options, from the parser itself."""
+    from . import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: sorted({o for action in sub._actions for o in action.option_strings if o.startswith("--")})
+            for name, sub in subparsers.choices.items()}
+
+
+def bash_script() -> str:
+    commands = _commands()
+    cases = "\n".join(f'        {name}) opts="{" ".join(options)}" ;;' for name, options in commands.items())
+    return f'''_agentdiff() {{
+    local cur=${{COMP_WORDS[COMP_CWORD]}} cmd=${{COMP_WORDS[1]}} opts
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "{" ".join(commands)} --version --help" -- "$cur"))
+        return
+    fi
+    if [[ "$cur" == -* ]]; then
+        case "$cmd" in
+{cases}
+        esac
+        COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
+        return
+    fi
+    local IFS=$'\\n'
+    COMPREPLY=($(compgen -W "$(agentdiff completion ids 2>/dev/null)" -- "$cur") $(compgen -f -- "$cur"))
+}}
+complete -o filenames -F _agentdiff agentdiff
+'''
+
+
+def zsh_script() -> str:
+    return "autoload -U +X bashcompinit && bashcompinit\n" + bash_script()
+
+
+def fish_script() -> str:
+    commands = _commands()
+    lines = [f'complete -c agentdiff -f -n "__fish_use_subcommand" -a "{" ".join(commands)}"']
+    for name, options in commands.items():
+        for option in options:
+            lines.append(f'complete -c agentdiff -n "__fish_seen_subcommand_from {name}" -l {option[2:]}')
+    lines.append('complete -c agentdiff -n "not __fish_use_subcommand" -a "(agentdiff completion ids 2>/dev/null)"')
+    return "\n".join(lines) + "\n"
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.shell == "ids":
+        from agentdiff.core.project.config import load_project_config
+        from agentdiff.core.project.discovery import discover
+
+        config, _ = load_project_config(Path.cwd())
+        for ref in discover(list(config.paths) or [Path(".")], root=Path.cwd()).cases:
+            print(ref.id, file=out)
+        return EXIT_OK
+    out.write({"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell]())
+    return EXIT_OK
