@@ -27,7 +27,7 @@ from agentdiff.core.formats.eval_config import EvalConfig, default_eval_config
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, LoadedConfig, eval_set_from_data, load_config_file, load_eval_set
 from agentdiff.core.formats.source_file import SourceText
 from agentdiff.core.project.case_ids import case_keys
-from agentdiff.core.project.discovery import EvalCaseRef
+from agentdiff.core.project.discovery import EvalCaseRef, with_checks
 from agentdiff.core.reports.csv_report import append_csv
 from agentdiff.core.reports.diff_text import changed_lines, word_markup
 from agentdiff.core.reports.text import case_problem
@@ -93,6 +93,10 @@ def _refs(loaded, config: LoadedConfig, initial_state: Optional[dict]) -> list[E
 
             case = case.model_copy(update={"session_input": SessionInput(app_name="", user_id="", state=initial_state)})
         refs.append(EvalCaseRef(loaded, case, config, (), key))
+    errors: list = []
+    refs = with_checks(refs, Path.cwd(), errors)  # journey checks apply here as in every run
+    if errors:
+        raise ValueError("; ".join(str(e) for e in errors))
     return refs
 
 

@@ -104,3 +104,20 @@ def test_run_writes_results_adk_s_own_manager_reads(tmp_path, monkeypatch):
     assert len(result.eval_case_results) == 4  # one repeat each: the project sets no num_runs
     code, out, _ = run("score", str(next((out_dir / "home_automation" / ".adk" / "eval_history").glob("*.evalset_result.json"))))
     assert "dim_living_room" in out and "✗ failed" in out
+
+
+def test_journey_checks_beside_the_eval_file_count_in_the_drop_in_too(tmp_path, monkeypatch):
+    from agentdiff.core.testing import AgentEvaluator
+
+    agents = project(tmp_path)
+    monkeypatch.syspath_prepend(str(agents))
+    monkeypatch.chdir(tmp_path)
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    shutil.copy(agents / "home_automation" / "home_automation.evalset.json", tests / "home.test.json")
+    shutil.copy(agents / "home_automation" / "test_config.json", tests / "test_config.json")
+    (tests / "agentdiff-checks.yaml").write_text("cases:\n  turn_on_kitchen_light: {forbidden: [set_device_state]}\n")
+    with pytest.raises(AssertionError) as failed:
+        asyncio.run(AgentEvaluator.evaluate("home_automation", "tests", num_runs=1, print_detailed_results=False))
+    message = str(failed.value)
+    assert message.startswith("2 of 4 eval case(s)") and "✗ turn_on_kitchen_light (failed): check: forbidden set_device_state" in message

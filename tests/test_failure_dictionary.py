@@ -39,6 +39,10 @@ def test_entries_bindings_and_retirement_round_trip_through_the_file(tmp_path):
 def test_the_failures_command_lists_defines_and_retires(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert run("failures", "define", "double refund", "--description", "refunds twice", "--blocking", "block")[0] == 0
+    copy_samples(tmp_path, agents=("customer_service",))
+    code, out, _ = run("failures", "bind", "double refund", "no_second_refund", "--element", "turn 2 · tool_calls · call 3")
+    assert code == 0 and "bound 1 case(s) to 'double refund'" in out
+    assert Triage.load(tmp_path).cases[REFUND_TWICE] == {"label": "double refund", "element": "turn 2 · tool_calls · call 3"}
     Triage.load(tmp_path).set_many(["s::a", "s::b"], label="double refund", element="turn 1 · tool_calls · call 2")
     assert run("failures", "unbind", "s::b", "--reason", "the tool is gone")[0] == 0
     code, out, _ = run("failures")
@@ -46,6 +50,7 @@ def test_the_failures_command_lists_defines_and_retires(tmp_path, monkeypatch):
     assert out.splitlines()[:4] == ["double refund  [block]", "  description: refunds twice",
                                     "  - s::a at turn 1 · tool_calls · call 2",
                                     "  - s::b at turn 1 · tool_calls · call 2: no longer tested because the tool is gone"]
+    assert f"  - {REFUND_TWICE} at turn 2 · tool_calls · call 3" in out
     code, _, err = run("failures", "retire", "no such thing", "--reason", "x")
     assert code == 2 and "no entry 'no such thing'" in err
     assert run("failures", "retire", "double refund", "--reason", "merged", "--replaced-by", "refund errors")[0] == 0

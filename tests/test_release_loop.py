@@ -73,7 +73,11 @@ def broken(result) -> dict[str, str]:
 
 
 def test_with_no_rules_the_gate_lets_no_case_regress():
+    from agentdiff.core.reports.gate import gate_text
+
     result = gate(compare(BASE, HEAD), {})
+    assert "note: 1 case(s) of the baseline are not in this run and were not checked (s.evalset.json::goes)" in gate_text(
+        result, compare(BASE, HEAD), configured=False)
     assert not result.passed and list(broken(result)) == ["critical id:*"]
     assert {c.id.split("::")[1] for c in result.regressions} == {"breaks", "crashes"}
     assert gate(compare(BASE, BASE), {}).passed
@@ -143,6 +147,10 @@ def test_runs_are_named_latest_previous_by_a_beginning_or_a_file_and_the_base_pr
     assert [p.name for p in kept(tmp_path)] == ["20261102-100000-000bbbb", "20261103-100000-000cccc"]
     base, _ = default_pair(tmp_path, None, None)
     assert base.name == "20261102-100000-000bbbb"  # none on main left: the one before
+    shard = write_kept(tmp_path, "20261104-100000-000dddd", "main")
+    (shard / "report.json").write_text(json.dumps({"cases": [], "run": {"git": {"branch": "main"}, "shard": "1/2"}}))
+    assert find_run(tmp_path, "latest").name == "20261103-100000-000cccc"  # a shard is no whole run
+    assert find_run(tmp_path, "20261104").name == "20261104-100000-000dddd"  # but can be named
 
 
 @pytest.mark.adk
@@ -168,6 +176,7 @@ def test_a_prompt_edit_that_breaks_a_critical_case_fails_the_gate_naming_the_rul
     assert code == 1, err
     assert "regressed (1):\n  sample_agents/home_automation/conformance/lights/kitchen_on_then_check: passed → failed" in out
     assert '"invent" → "make up"' in out
+    assert "changed: home_automation: prompt of home_automation changed" in out  # from the hashes each run kept
     code, out, err = run("gate", "--junit", str(tmp_path / "gate.xml"))
     assert code == 1, err
     assert "✗ critical set:lights: 1 critical case(s) regressed: sample_agents/home_automation/conformance/lights/kitchen_on_then_check" in out

@@ -241,6 +241,20 @@ class _ChecksFinder:
         return self._near[folder]
 
 
+def with_checks(refs: Sequence["EvalCaseRef"], root: Path, errors: Optional[list[LoadError]] = None) -> list["EvalCaseRef"]:
+    """Eval case refs made elsewhere (the `AgentEvaluator` drop-in) with the journey checks discovery
+    would give them: the nearest checks file up from their eval set file."""
+    finder = _ChecksFinder(root, errors if errors is not None else [])
+    out = []
+    for ref in refs:
+        checks_file = finder.near(ref.eval_set.source.path.parent) if ref.eval_set.source.path.parent.exists() else None
+        if checks_file is not None:
+            specs = checks_file.for_case((ref.eval_set.source.path.name, ref.eval_set.eval_set.eval_set_id), (ref.case.eval_id, ref.name, ref.id))
+            ref = dataclasses.replace(ref, checks=specs)
+        out.append(ref)
+    return out
+
+
 def checks_file_for(path: Path, root: Path) -> Optional[Path]:
     """The checks file a case file or folder is checked by, if any."""
     root, folder = resolved(root), resolved(path if path.is_dir() else path.parent)

@@ -134,10 +134,29 @@ def delta_text(base: Optional[float], head: Optional[float], name: str = "") -> 
     return f"{number_text(base, name)} → {number_text(head, name)} ({sign}{number_text(abs(change), name)})"
 
 
+def agent_changes(cmp: Comparison) -> list[str]:
+    """What changed in the agents between the runs, from the hashes each run kept: models, prompts,
+    tool sources."""
+    before, after = cmp.base.meta.get("agents") or {}, cmp.head.meta.get("agents") or {}
+    said = []
+    for agent in sorted(set(before) & set(after)):
+        old, new = before[agent], after[agent]
+        for key, name in (("models", "model"), ("instructions", "prompt"), ("tools", "tool source")):
+            for item in sorted(set(old.get(key) or {}) | set(new.get(key) or {})):
+                was, now = (old.get(key) or {}).get(item), (new.get(key) or {}).get(item)
+                if was != now:
+                    said.append(f"{agent}: {name} of {item} {'changed' if key != 'models' else f'{was} → {now}'}"
+                                if was and now else f"{agent}: {name} of {item} {'added' if now else 'removed'}")
+        if old.get("adk") != new.get("adk"):
+            said.append(f"{agent}: ADK {old.get('adk')} → {new.get('adk')}")
+    return said
+
+
 def comparison_dict(cmp: Comparison) -> dict[str, Any]:
     return {
         "base": cmp.base.name,
         "head": cmp.head.name,
+        "agent_changes": agent_changes(cmp),
         "pass_rate": {"base": cmp.pass_rate("base"), "head": cmp.pass_rate("head")},
         "totals": {"base": cmp.totals("base"), "head": cmp.totals("head")},
         "counts": {name: len(cmp.of(name)) for name in CATEGORIES},
@@ -160,6 +179,7 @@ def comparison_lines(cmp: Comparison, markdown: bool = False) -> list[str]:
     totals_b, totals_h = cmp.totals("base"), cmp.totals("head")
     head.append(" · ".join(f"{name} {delta_text(totals_b[name], totals_h[name], name)}" for name in totals_h
                            if totals_b[name] is not None or totals_h[name] is not None))
+    head += [f"changed: {change}" for change in agent_changes(cmp)]
     lines += ["", *[f"- {line}" for line in head]] if markdown else head
     for name in CATEGORIES[:-1]:
         cases = cmp.of(name)

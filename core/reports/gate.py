@@ -108,6 +108,8 @@ def gate_markdown(result: GateResult, cmp: Comparison, configured: bool) -> str:
         for case in result.regressions:
             link = f"[{case.id}]({case.source})" if case.source else case.id
             lines.append(f"- {link}: {case.base_status} → {case.head_status}" + (f" — {case.first_divergence}" if case.first_divergence else ""))
+    if missing_note(cmp):
+        lines += ["", f"> {missing_note(cmp)}"]
     kept = [rule for rule in result.rules if not rule.broken]
     if kept:
         lines += ["", "<details><summary>Rules that held</summary>", "", *[f"- `{rule.name}`" for rule in kept], "", "</details>"]
@@ -121,7 +123,16 @@ def gate_text(result: GateResult, cmp: Comparison, configured: bool) -> str:
         lines.append(f"  {'✗' if rule.broken else '✓'} {rule.name}" + (f": {rule.broken}" if rule.broken else ""))
     for case in result.regressions:
         lines.append(f"  regressed: {case.id} ({case.base_status} → {case.head_status})" + (f": {case.first_divergence}" if case.first_divergence else ""))
+    if missing_note(cmp):
+        lines.append(f"  note: {missing_note(cmp)}")
     return "\n".join(lines) + "\n"
+
+
+def missing_note(cmp: Comparison) -> str:
+    """When the run checked lacks cases of its baseline (a subset was run): say so, they were not checked."""
+    gone = cmp.of("removed")
+    return f"{len(gone)} case(s) of the baseline are not in this run and were not checked ({', '.join(c.id for c in gone[:3])}" \
+        f"{' …' if len(gone) > 3 else ''})" if gone else ""
 
 
 def gate_junit(result: GateResult) -> str:

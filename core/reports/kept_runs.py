@@ -55,6 +55,11 @@ class KeptRun:
         return {case["id"]: case for case in self.report.get("cases", []) if isinstance(case, dict) and "id" in case}
 
     @property
+    def partial(self) -> bool:
+        """A shard or a subset (`--changed-since`): not a whole run to compare by default."""
+        return bool(self.meta.get("shard") or self.meta.get("partial"))
+
+    @property
     def branch(self) -> Optional[str]:
         return (self.meta.get("git") or {}).get("branch")
 
@@ -109,6 +114,7 @@ class RunKeeper:
             self._files[run.ref.id] = sorted(display_path(Path(f), self.root) for f in run.files_read)
 
     shard: Optional[str] = None  # "K/N" when the run was one shard of a suite
+    partial: Optional[str] = None  # why the run holds only some of the cases (--changed-since, …)
 
     def finish(self, results: Sequence[Any], prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
         """The report of `results` (the cases' results, in the order to list them); the folder, or None."""
@@ -123,6 +129,7 @@ class RunKeeper:
             "agents": self._agents,
             "files_read": self._files,
             **({"shard": self.shard} if self.shard else {}),
+            **({"partial": self.partial} if self.partial else {}),
         }
         try:
             self._traces.close()
@@ -185,11 +192,13 @@ def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
 def find_run(root: Path, given: str) -> KeptRun:
     """A RUN as the user named it (see the module's doc)."""
     runs = kept(root)
-    if given in ("latest", "previous"):
+    if given in ("latest", "previous"):  # whole runs: shards and subsets are named explicitly
+        whole = [run for run in (read_run(folder) for folder in runs) if not run.partial]
         index = -1 if given == "latest" else -2
-        if len(runs) < -index:
-            raise RunNotFound(f"no {given} run: {len(runs)} kept under {RUNS_DIR} (`agentdiff run` keeps one)")
-        return read_run(runs[index])
+        if len(whole) < -index:
+            raise RunNotFound(f"no {given} run: {len(whole)} whole run(s) kept under {RUNS_DIR} (`agentdiff run` keeps one; "
+                              "shards and --changed-since runs are named by their folder)")
+        return whole[index]
     path = Path(given)
     if path.exists():
         return read_run(path, given)
@@ -212,7 +221,9 @@ def default_pair(root: Path, base: Optional[str], head: Optional[str]) -> tuple[
     earlier = [p for p in folders if p != head_folder and (head_folder is None or p.name < head_folder.name)]
     if not earlier:
         raise RunNotFound(f"nothing to compare {head_run.name} with: name a BASE (a kept run or a JSON report file)")
-    reports = [read_run(p) for p in earlier]
+    reports = [run for run in (read_run(p) for p in earlier) if not run.partial]
+    if not reports:
+        raise RunNotFound(f"nothing to compare {head_run.name} with: no whole run kept before it; name a BASE")
     on_main = [r for r in reports if r.branch in ("main", "master")]
     return (on_main or reports)[-1], head_run
 

@@ -16,7 +16,7 @@ NAME = "failures"
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
-        NAME, help="the failure dictionary: list, define, retire entries; retire a case's binding",
+        NAME, help="the failure dictionary: list, define, retire entries; bind cases, retire a binding",
         description="The failure dictionary kept in agentdiff-triage.yaml. With no action: every entry with its blocking "
         "level, description, evidence and cases (retired ones as no longer tested, with why).",
     )
@@ -31,6 +31,10 @@ def add_parser(commands) -> None:
     retire.add_argument("name")
     retire.add_argument("--reason", required=True)
     retire.add_argument("--replaced-by", help="the entry that takes its place")
+    bind = actions.add_parser("bind", help="bind cases to an entry (as l does in the TUI)")
+    bind.add_argument("name")
+    bind.add_argument("cases", nargs="+", metavar="CASE", help="case ids (or eval_ids, case folders)")
+    bind.add_argument("--element", help="the trace element it shows at, such as 'turn 2 · tool_calls · call 3'")
     unbind = actions.add_parser("unbind", help="retire one case's binding, with why")
     unbind.add_argument("case", help="a case id")
     unbind.add_argument("--reason", required=True)
@@ -55,6 +59,16 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             retired = {"reason": args.reason, **({"replaced_by": args.replaced_by} if args.replaced_by else {})}
             triage.define(args.name, retired=retired)
             print(f"retired {args.name!r}: its cases show as no longer tested", file=out)
+        elif args.action == "bind":
+            from agentdiff.core.project.config import load_project_config
+
+            from .selection import select_cases
+
+            found, unknown = select_cases(args.cases, load_project_config(Path.cwd())[0])
+            if unknown:
+                raise UsageError(f"no case matches {unknown[0]!r}")
+            triage.set_many([ref.id for ref in found.cases], label=args.name, element=args.element)
+            print(f"bound {len(found.cases)} case(s) to {args.name!r}", file=out)
         elif args.action == "unbind":
             if args.case not in triage.cases:
                 raise UsageError(f"{args.case!r} is bound to no failure")

@@ -25,6 +25,16 @@ def add_parser(commands) -> None:
     parser.add_argument("--markdown", action="store_true", help="print the verdict as Markdown (a PR comment)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="also write the rules as JUnit XML to FILE")
 
+def default_branch() -> str:
+    """`main`, else `master` when only that one exists (the ref sign-offs are counted from)."""
+    import subprocess
+
+    for name in ("main", "master"):
+        if subprocess.run(["git", "rev-parse", "--verify", "--quiet", name], capture_output=True).returncode == 0:
+            return name
+    return "main"
+
+
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.baselines.journal import atomic_write
     from agentdiff.core.project.config import load_project_config
@@ -46,7 +56,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         from .selection import select_cases
 
-        since = config.gate.get("signoff_since", "main")
+        since = config.gate.get("signoff_since") or default_branch()
         try:
             changes = changed_baselines(select_cases([], config)[0].cases, Path.cwd(), since)
         except GitRefError as exc:

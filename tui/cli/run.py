@@ -224,6 +224,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
     keeper.shard = "{}/{}".format(*args.shard) if args.shard else None
+    keeper.partial = f"--changed-since {args.changed_since}" if args.changed_since is not None else None
 
     async def go() -> None:
         assert python is not None

@@ -77,7 +77,7 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
     lines.append("")
     scored_as = sorted({case.scored_as for case in cases if case.scored_as})
     lines.append(
-        f"{summary.total} cases: {summary.passed} passed, {summary.failed} failed, {summary.error} error, "
+        f"{summary.total} case{'' if summary.total == 1 else 's'}: {summary.passed} passed, {summary.failed} failed, {summary.error} error, "
         f"{summary.not_evaluated} not evaluated, {summary.flaky} flaky"
         + (f" · scored as {' and '.join(scored_as)} scores" if scored_as else "")
     )
