@@ -113,7 +113,7 @@ def test_edit_accept_undo_and_review_in_a_real_terminal(tmp_path):
         tmux("send-keys", "-t", "journey", "kitchen_on")
         wait_for(lambda t: "1 of 5 cases" in t, "the filter to answer as it is typed")
         tmux("send-keys", "-t", "journey", "Enter")
-        screen = wait_for(lambda t: "1 request" in t and "make up" in t, "the request-layer diff")
+        screen = wait_for(lambda t: "1 request" in t and "make up" in t and "of 5 cases" not in t, "the filter kept and the request-layer diff")
         assert "config.system_instruction" in screen
         tmux("send-keys", "-t", "journey", "a")
         wait_for(lambda t: "Write this change?" in t, "the accept preview")

@@ -248,3 +248,14 @@ async def test_p_plots_the_case_s_runs_and_s_shows_the_suite(tmp_path):
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert app.screen is app.main
+
+
+async def test_a_key_right_after_enter_in_the_filter_goes_to_the_workbench_not_the_hidden_line(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"dim_living", "enter", "a")
+        await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal", what="the accept preview")
+        assert app.main.filter_text == "dim_living" and app.main.filter_bar.input.value == "dim_living"
+        await pilot.press("n")

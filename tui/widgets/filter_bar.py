@@ -91,9 +91,15 @@ class FilterBar(Horizontal):
         event.stop()
         self.post_message(self.Changed(event.value))
 
+    def _close(self) -> None:
+        """Hidden, and its input no longer takes keys: a key typed right after Enter or Esc goes to the
+        screen, not into the hidden line (the screen focuses the tree when it handles `Closed`)."""
+        self.display = False
+        self.screen.set_focus(None)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.display = False
+        self._close()
         self.post_message(self.Closed(event.value, cleared=False))
 
     def action_complete(self) -> None:
@@ -102,5 +108,5 @@ class FilterBar(Horizontal):
             self.input.cursor_position = len(self.input.value)
 
     def action_clear(self) -> None:
-        self.display = False
+        self._close()
         self.post_message(self.Closed("", cleared=True))
