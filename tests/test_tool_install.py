@@ -81,3 +81,21 @@ def test_doctor_from_the_tool_finds_the_projects_python_and_adk(tool, project):
     assert "✓ the project asks for google-adk==1.19.0 (met by 1.19.0)" in out
     assert "✓ ref_agent imports  (for eval/ref.evalset.json; models ScriptedModel:scripted-model)" in out
     assert out.endswith("14 cases; no problems\n")
+
+
+def test_uv_tool_install_gives_the_same_command(tmp_path):
+    """`uv tool install` from a copy of the sources: the command, its stylesheet and its completion."""
+    shutil.copytree(ROOT, tmp_path / "src", ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__"))
+    sh(sys.executable, "-m", "venv", tmp_path / "uv-env")
+    sh(tmp_path / "uv-env" / "bin" / "pip", "install", "-q", "--disable-pip-version-check", "uv")
+    env = {**ENV, "UV_TOOL_DIR": str(tmp_path / "tools"), "UV_TOOL_BIN_DIR": str(tmp_path / "bin"), "UV_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([str(tmp_path / "uv-env" / "bin" / "uv"), "tool", "install", "--python", sys.executable, str(tmp_path / "src")],
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    agentdiff = tmp_path / "bin" / "agentdiff"
+    assert sh(agentdiff, "--version").stdout.startswith("agentdiff ")
+    assert "complete -o filenames -F _agentdiff agentdiff" in sh(agentdiff, "completion", "bash").stdout
+    shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "proj" / "home_automation", ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    assert "5 cases, 0 load errors" in sh(agentdiff, "list", cwd=tmp_path / "proj").stdout
+    tool_python = next((tmp_path / "tools" / "agentdiff" / "bin").glob("python*"))
+    assert sh(tool_python, "-c", "import agentdiff.tui, pathlib; print(next(pathlib.Path(agentdiff.tui.__file__).parent.glob('*.tcss')))").stdout.strip().endswith("app.tcss")
