@@ -322,6 +322,43 @@ def throughput_benchmark() -> list[tuple[str, str, str]]:
     return rows
 
 
+@benchmark("drop-in")
+def drop_in_benchmark() -> list[tuple[str, str, str]]:
+    """An ADK-style pytest file on the home automation sample (4 cases, num_runs 2), with ADK's
+    AgentEvaluator and with agentdiff's drop-in (one import changed): wall time of the whole pytest
+    process, the median of 3 each."""
+    import shutil
+    import statistics
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parent.parent / "sample_agents"
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    shutil.copytree(samples / "home_automation", root / "home_automation", ignore=shutil.ignore_patterns("__pycache__", ".adk", "conformance"))
+    shutil.copy(samples / "demo_model.py", root / "demo_model.py")
+    (root / "tests").mkdir()
+    shutil.copy(root / "home_automation" / "home_automation.evalset.json", root / "tests" / "home.test.json")
+    shutil.copy(root / "home_automation" / "test_config.json", root / "tests" / "test_config.json")
+    (root / "conftest.py").write_text("import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    imports = {"adk": "from google.adk.evaluation.agent_evaluator import AgentEvaluator", "agentdiff": "from agentdiff.core.testing import AgentEvaluator"}
+    for name, line in imports.items():
+        (root / "tests" / f"test_{name}.py").write_text(
+            f"import pytest\n{line}\n\n\n@pytest.mark.asyncio\nasync def test_home():\n"
+            '    await AgentEvaluator.evaluate("home_automation", "tests/home.test.json", num_runs=2, print_detailed_results=False)\n')
+    times: dict[str, list[float]] = {name: [] for name in imports}
+    for _ in range(3):
+        for name in imports:
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/test_{name}.py"], cwd=root, capture_output=True)
+            times[name].append(time.perf_counter() - start)
+    shutil.rmtree(root, ignore_errors=True)
+    adk, ours = statistics.median(times["adk"]), statistics.median(times["agentdiff"])
+    return [("drop-in: ADK's AgentEvaluator, pytest process", f"{adk:.2f} s", "4 cases x 2 runs, 1 failing"),
+            ("drop-in: agentdiff's AgentEvaluator, pytest process", f"{ours:.2f} s", "same file, one import changed"),
+            ("drop-in: speed-up", f"{adk / ours:.1f}x", "worker server start included")]
+
+
 @benchmark("rerun")
 def rerun_benchmark() -> list[tuple[str, str, str]]:
     """Re-running one sample case after an edit, with the worker server warm, against a fresh
