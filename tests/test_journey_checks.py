@@ -195,3 +195,19 @@ async def test_in_the_tui_a_check_on_a_tool_call_is_reached_with_bracket_and_e_o
         assert path.name == CHECKS_FILE and path.read_text().splitlines()[line - 1].strip() == "issue_refund: 0"
         report = json.loads(json.dumps([m.name for m in state.run.result.metrics]))
         assert "check: max_calls issue_refund ≤ 0" in report
+
+
+@pytest.mark.adk
+def test_accept_says_a_failing_check_still_fails_the_case(tmp_path, monkeypatch):
+    import shutil
+
+    from conftest import ROOT
+    from test_cli import run
+
+    shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "agents" / "home_automation", ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    shutil.copy(ROOT / "sample_agents" / "demo_model.py", tmp_path / "agents" / "demo_model.py")
+    (tmp_path / "agents" / "home_automation" / CHECKS_FILE).write_text("cases:\n  dim_living_room: {forbidden: [set_device_state]}\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("accept", "dim_living_room", "--yes")
+    assert code == 0, err
+    assert "note: agents/home_automation/home_automation.evalset.json::dim_living_room still fails check: forbidden set_device_state" in out

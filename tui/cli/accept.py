@@ -101,6 +101,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (BaselineConflict, BaselineWriteError) as exc:
         raise UsageError(str(exc)) from None
     print(f"written: {entry.reason} (`agentdiff undo` takes it back)", file=out)
+    for run in runs:  # a journey check is no baseline: accepting the run does not make it hold
+        broken = [m for m in run.result.metrics if m.name.startswith("check: ") and m.status.value == "failed"]
+        for metric in broken:
+            print(f"note: {run.ref.id} still fails {metric.name} ({(metric.details or {}).get('source', '')}): "
+                  f"{metric.reason}", file=out)
     return EXIT_OK
 
 
