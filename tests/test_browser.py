@@ -48,17 +48,32 @@ def test_the_workbench_in_a_browser_draws_the_tree_and_follows_keys(tmp_path):
     server = subprocess.Popen([sys.executable, "-m", "agentdiff.tui.cli", "serve", "sample_agents", "--port", str(port)],
                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
+        address = ""
         deadline = time.monotonic() + 30
+        while not address and time.monotonic() < deadline:  # the address with its token, as printed at start
+            line = server.stdout.readline().decode()
+            if "serving the workbench on " in line:
+                address = line.split("serving the workbench on ", 1)[1].split()[0]
+        assert address.startswith(f"http://127.0.0.1:{port}/?token="), address
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.2)
+        import urllib.error
+        import urllib.request
+
+        for url, headers in ((f"http://127.0.0.1:{port}/", {}),  # no token
+                             (address, {"Host": f"evil.example:{port}"}),  # a rebound name
+                             (address.replace("/?", "/ws?"), {"Origin": "http://evil.example"})):  # another site's page
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10)
+            assert refused.value.code == 403
         with playwright.sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1200, "height": 700})
-            page.goto(f"http://127.0.0.1:{port}")
+            page.goto(address)
             before: list[int] = []
             deadline = time.monotonic() + 60
             while not before and time.monotonic() < deadline:  # the app starts in its own process, then draws

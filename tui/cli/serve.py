@@ -6,6 +6,7 @@ accept and edit baselines."""
 from __future__ import annotations
 
 import argparse
+import secrets
 import shlex
 import sys
 from pathlib import Path
@@ -65,11 +66,50 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if missing:
         print(f"error: no such folder: {quoted(missing[0])}", file=err)
         return EXIT_USAGE
-    from textual_serve.server import Server
-
     warning = exposure_warning(args.host)
     if warning:
         print(warning, file=err)
-    print(f"serving the workbench on http://{args.host}:{args.port} (Ctrl+C stops)", file=err)
-    Server(watch_command(args), host=args.host, port=args.port, title="agentdiff").serve()
+    token = secrets.token_urlsafe(18)
+    server = guarded_server(watch_command(args), args.host, args.port, token)
+    print(f"serving the workbench on {server.public_url}/?token={token} (open this address; Ctrl+C stops)", file=err, flush=True)
+    server.serve()
     return EXIT_OK
+
+
+COOKIE = "agentdiff_token"
+
+
+def guarded_server(command: str, host: str, port: int, token: str):
+    """textual-serve's server with a guard: a page or socket is served only to a request naming this
+    server by its own address (no DNS rebinding), from its own pages (the Origin a browser sends), with
+    the token of the address printed at start (then kept in a same-site cookie). Another web page the
+    user has open can therefore neither start a workbench nor type into one."""
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    names = {f"{host}:{port}"}
+    if exposure_warning(host) is None:  # loopback: any of its names
+        names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+
+    @web.middleware
+    async def guard(request: web.Request, handler):
+        if request.path.startswith("/static/"):
+            return await handler(request)
+        origin = request.headers.get("Origin")
+        if request.host not in names or (origin is not None and origin.split("://", 1)[-1] not in names):
+            raise web.HTTPForbidden(text="agentdiff serve: not this server's address")
+        given = request.query.get("token") or request.cookies.get(COOKIE)
+        if not given or not secrets.compare_digest(given, token):
+            raise web.HTTPForbidden(text="agentdiff serve: open the address with its token, as printed when it started")
+        response = await handler(request)
+        if request.query.get("token") and isinstance(response, web.Response):
+            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
+        return response
+
+    class GuardedServer(Server):
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            app.middlewares.append(guard)
+            return app
+
+    return GuardedServer(command, host=host, port=port, title="agentdiff")
