@@ -121,3 +121,21 @@ def test_journey_checks_beside_the_eval_file_count_in_the_drop_in_too(tmp_path, 
         asyncio.run(AgentEvaluator.evaluate("home_automation", "tests", num_runs=1, print_detailed_results=False))
     message = str(failed.value)
     assert message.startswith("2 of 4 eval case(s)") and "✗ turn_on_kitchen_light (failed): check: forbidden set_device_state" in message
+
+
+def test_results_for_an_adk_before_1_22_are_written_as_it_reads_them(tmp_path):
+    """ADK 1.19–1.21 keep an EvalSetResult as a JSON string holding the JSON; agentdiff's reader takes both."""
+    from agentdiff.core.formats.adk_results import load_eval_set_result
+    from agentdiff.core.reports.adk_results_writer import write_adk_results
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus, RunRecord
+
+    def case(scored_as):
+        return CaseResult(id="s.evalset.json::a", source="s", eval_set_id="s", eval_id="a", agent="app", mode="live",
+                          status=CaseStatus.PASSED, runs=(RunRecord(actual=(), expected=None, status=CaseStatus.PASSED),), scored_as=scored_as)
+
+    (old,) = write_adk_results([case("ADK 1.19.0")], tmp_path / "old")
+    (new,) = write_adk_results([case("ADK 2.13.0")], tmp_path / "new")
+    assert isinstance(json.loads(old.read_text()), str) and isinstance(json.loads(new.read_text()), dict)
+    for path in (old, new):
+        loaded, errors = load_eval_set_result(path)
+        assert errors == [] and loaded.result.eval_case_results[0].eval_id == "a"

@@ -151,6 +151,8 @@ async def test_a_failing_check_fails_the_case_leads_its_divergences_and_a_checks
     assert rows == {"check: max_tool_calls ≤ 0": ("passed", None), "check: python checks.py:no_secrets": ("failed", "said a secret")}
     lead = secret.run.diff.first_divergence
     assert lead is secret.run.diff.divergences[0] and lead.kind == "check"
+    assert secret.run.result.runs[0].status is CaseStatus.FAILED  # the repeat's record too (ADK's results say so)
+    assert any(layer.status == "changed" for layer in secret.run.result.layers)  # and the reports' layers
     assert (lead.source.file, lead.source.line) == (f"agents/echo/{CHECKS_FILE}", 3)
     jobs = len(pool.jobs)
     checks.write_text('checks:\n  max_tool_calls: 0\n')

@@ -65,6 +65,8 @@ def test_two_shards_merged_are_the_whole_run(tmp_path, monkeypatch):
     assert all("balanced by their last known durations" in err for err in splits)
     again = [{c["id"] for c in json.loads((tmp_path / f"again{k}.json").read_text())["cases"]} for k in (1, 2)]
     assert again[0].isdisjoint(again[1]) and len(again[0] | again[1]) == 5
+    code, _, err = run("run", "agents", "--shard", "1/2", "--shard-durations", "missing.json")
+    assert code == 2 and "every shard must split alike" in err
     with pytest.raises(SystemExit) as refused:  # argparse's usage error
         run("run", "agents", "--shard", "3/2")
     assert refused.value.code == 2

@@ -318,3 +318,22 @@ def test_the_slowest_and_most_expensive_cases_come_from_their_last_runs():
     assert [c.name for c in most_expensive(costs)] == ["costly", "slow"]  # nothing spent: not listed
     assert most_expensive(costs)[0].cost == round(5_000 / 1e6 + 10 * 2 / 1e6, 6)
     assert [c.cost for c in most_expensive(case_costs(states))] == [None, None]  # no prices: by tokens
+
+
+def test_what_changed_since_a_pass_keeps_bytes_and_knows_large_files_by_size_and_time(tmp_path):
+    from agentdiff.core.workbench import snapshots as snapshots_module
+    from agentdiff.core.workbench.snapshots import Snapshots
+
+    crlf, large = tmp_path / "prompt.md", tmp_path / "data.bin"
+    crlf.write_bytes(b"one\r\ntwo\r\n")
+    large.write_bytes(b"x" * 64)
+    snapshots_module.MAX_BYTES, before = 32, snapshots_module.MAX_BYTES
+    try:
+        store = Snapshots(tmp_path)
+        read = store.keep([str(crlf), str(large)])
+        assert store.changed_since(read) == []  # nothing changed: nothing said, a large file included
+        crlf.write_bytes(b"one\r\nTWO\r\n")
+        (change,) = store.changed_since(read)
+        assert change.path == "prompt.md" and "-two" in change.diff and "+TWO" in change.diff and "-one" not in change.diff
+    finally:
+        snapshots_module.MAX_BYTES = before

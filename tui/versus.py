@@ -21,7 +21,7 @@ class Versus:
         self.run, self.name, self.folder = run, run.name, run.path.parent
         self.cases = run.cases
         self._traces: Optional[dict[str, Any]] = None
-        self._diffs: dict[tuple[str, int], Optional[CaseDiff]] = {}
+        self._diffs: dict[str, tuple[Any, Optional[CaseDiff]]] = {}  # case id → (the run diffed, its diff)
 
     @classmethod
     def load(cls, folder: str) -> "Versus":
@@ -31,8 +31,8 @@ class Versus:
         """The run's actual (expected side) against the current actual; None when it did not keep one."""
         if state.run is None or state.run.trace is None:
             return None
-        key = (state.ref.id, id(state.run))
-        if key not in self._diffs:
+        cached = self._diffs.get(state.ref.id)
+        if cached is None or cached[0] is not state.run:  # a new run of the case: diffed anew
             if self._traces is None:
                 self._traces = load_traces(self.run)
             data = self._traces.get(state.ref.id)
@@ -40,5 +40,5 @@ class Versus:
                 base = Trace.model_validate(data) if data is not None else None
             except ValueError:
                 base = None
-            self._diffs[key] = diff_case(base, state.run.trace, case_id=state.ref.id) if base is not None else None
-        return self._diffs[key]
+            self._diffs[state.ref.id] = (state.run, diff_case(base, state.run.trace, case_id=state.ref.id) if base is not None else None)
+        return self._diffs[state.ref.id][1]

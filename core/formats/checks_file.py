@@ -145,8 +145,9 @@ def _problems(checks: Any, at: tuple) -> Iterable[tuple[tuple, str]]:
                 isinstance(v, list) and v and all(isinstance(a, str) and a for a in v) for v in value.values())):
             yield here, "`required_args` must be a table of tool name: [argument names]"
         elif kind == "python" and not (isinstance(value, list) and all(
-                isinstance(v, str) and v.count(":") == 1 and v.split(":")[0].endswith(".py") and v.split(":")[1] for v in value)):
-            yield here, '`python` must be a list of "file.py:function" (the file beside the checks file)'
+                isinstance(v, str) and v.count(":") == 1 and v.split(":")[0].endswith(".py") and v.split(":")[1]
+                and "/" not in v.split(":")[0] and "\\" not in v.split(":")[0] for v in value)):
+            yield here, '`python` must be a list of "file.py:function" (the file beside the checks file, no path)'
 
 
 def load_checks_file(path: Path, display: str) -> tuple[Optional[ChecksFile], list[LoadError]]:

@@ -5,7 +5,8 @@ other tools that read ADK's results see agentdiff's runs.
 
 Each repeat of a case is one `EvalCaseResult` (as ADK's evaluator records them): its overall metric
 results, and per invocation the actual and expected invocation with each metric's result. Statuses
-are ADK's integers (1 passed, 2 failed, 3 not evaluated, 4 informational)."""
+are ADK's integers (1 passed, 2 failed, 3 not evaluated, 4 informational). For agents on an ADK before
+1.22 the file holds the JSON as a JSON string, as those versions write and read it."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def write_adk_results(cases: Sequence[CaseResult], agents_dir: Path) -> list[Pat
     for case in cases:
         if case.mode == "live" and case.runs and case.eval_set_id and "::" in case.id:
             groups.setdefault((app_of(case), case.eval_set_id), []).extend(case_results(case))
+    versions = {(app_of(c), c.eval_set_id): c.scored_as for c in cases if c.scored_as}
     written = []
     for (app, eval_set_id), results in sorted(groups.items()):
         stamp = time.time()
@@ -80,6 +82,18 @@ def write_adk_results(cases: Sequence[CaseResult], agents_dir: Path) -> list[Pat
                 "eval_case_results": results, "creation_timestamp": stamp}
         path = agents_dir / app / EVAL_HISTORY / f"{result_id}.evalset_result.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False), durable=False)
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+        if _before_1_22(versions.get((app, eval_set_id))):  # ADK before 1.22 stores (and reads) the JSON as a JSON string
+            text = json.dumps(json.dumps(data))
+        atomic_write(path, text, durable=False)
         written.append(path)
     return written
+
+
+def _before_1_22(scored_as: "str | None") -> bool:
+    """Whether the ADK that scored the cases (`ADK 1.19.0`) is one that reads its results double-encoded."""
+    try:
+        major, minor = (int(part) for part in (scored_as or "").split()[-1].split(".")[:2])
+    except (ValueError, IndexError):
+        return False
+    return (major, minor) < (1, 22)

@@ -125,7 +125,7 @@ def _conformance(ref: ConformanceCaseRef, root: Path, since: str, changed: set[P
     files = sorted(p for p in changed if p.parent == folder and p.name.startswith("generated-"))
     if not files or folder / SPEC_FILE in changed:
         return None
-    old_dir = scratch / ref.case.category / ref.case.name
+    old_dir = scratch / hashlib.sha256(ref.id.encode()).hexdigest()[:16] / ref.case.category / ref.case.name  # two agents may share names
     old_dir.mkdir(parents=True)
     for name in [SPEC_FILE, REGISTRATION_FILE, *{p.name for p in folder.iterdir() if p.name.startswith("generated-")}]:
         text = _git_show(root, since, folder / name)

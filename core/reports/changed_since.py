@@ -37,8 +37,9 @@ def _git(root: Path, *args: str) -> str:
 def changed_files(root: Path, ref: str) -> set[Path]:
     """Files that differ from `ref` in the working tree, and files git does not track yet."""
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
-    diffed = _git(root, "diff", "--name-only", "--no-renames", ref, "--").splitlines()  # relative to the top
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard").splitlines()  # relative to root
+    # NUL-separated: names as they are (git quotes non-ASCII names otherwise)
+    diffed = _git(root, "diff", "--name-only", "-z", "--no-renames", ref, "--").split("\0")  # relative to the top
+    untracked = _git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0")  # relative to root
     return {resolved(top / name) for name in diffed if name} | {resolved(root / name) for name in untracked if name}
 
 

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from agentdiff.core.reports.compare import Comparison, number_text
 
-REGRESSIONS = ("regressed", "newly erroring")
+REGRESSIONS = ("regressed", "newly erroring", "newly flaky")  # a case that passed and no longer reliably does
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ class RunKeeper:
             return
         try:
             if self._traces is None:
-                stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.started))
+                stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.started))  # UTC: names sort as time goes
                 millis = int(self.started * 1000) % 1000  # two runs in one second still sort by when they started
                 self.folder = self.root / RUNS_DIR / f"{stamp}-{millis:03d}{secrets.token_hex(2)}"
                 self.folder.mkdir(parents=True)
@@ -140,6 +140,11 @@ class RunKeeper:
         prune(self.root, self.keep)
         return self.folder
 
+    def discard(self) -> None:
+        """An interrupted run: nothing is kept."""
+        if self._traces is not None and self.folder is not None and not (self.folder / REPORT).exists():
+            self._give_up()
+
     def _give_up(self) -> None:
         self._broken = True
         if self._traces is not None:
@@ -174,8 +179,20 @@ def kept(root: Path) -> list[Path]:
 
 
 def prune(root: Path, keep: int) -> None:
+    """The oldest runs beyond `keep`, and folders an interrupted run left without a report once they
+    are a day old (a run still going may be writing a younger one)."""
     for folder in kept(root)[:-keep] if keep > 0 else []:
         shutil.rmtree(folder, ignore_errors=True)
+    try:
+        leftovers = [p for p in (root / RUNS_DIR).iterdir() if p.is_dir() and not (p / REPORT).exists()]
+    except OSError:
+        return
+    for folder in leftovers:
+        try:
+            if time.time() - folder.stat().st_mtime > 86_400:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
@@ -201,7 +218,7 @@ def find_run(root: Path, given: str) -> KeptRun:
         return whole[index]
     path = Path(given)
     if path.exists():
-        return read_run(path, given)
+        return read_run(path.resolve(), given)
     matches = [p for p in runs if p.name.startswith(given)]
     if len(matches) == 1:
         return read_run(matches[0])
@@ -216,8 +233,8 @@ def default_pair(root: Path, base: Optional[str], head: Optional[str]) -> tuple[
     head_run = find_run(root, head or "latest")
     if base:
         return find_run(root, base), head_run
-    folders = kept(root)
-    head_folder = head_run.path.parent if head_run.path.parent in folders else None
+    folders = [folder.resolve() for folder in kept(root)]
+    head_folder = head_run.path.parent.resolve() if head_run.path.parent.resolve() in folders else None
     earlier = [p for p in folders if p != head_folder and (head_folder is None or p.name < head_folder.name)]
     if not earlier:
         raise RunNotFound(f"nothing to compare {head_run.name} with: name a BASE (a kept run or a JSON report file)")

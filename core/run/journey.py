@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 from agentdiff.core.diff.model import CaseDiff, Divergence, LayerStatus, SourceLocation
 from agentdiff.core.formats.checks_file import CheckSpec
-from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.run.case_run import CaseRun, layer_summaries
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus, MetricResult
 from agentdiff.core.worker.jobs import RunOutput
@@ -158,8 +158,10 @@ def apply_checks(run: CaseRun) -> CaseRun:
         return run
     traces = [journey_trace(run.ref.id, out) for out in run.outputs]
     metrics, found = [], []
+    broken_runs: set[int] = set()  # the repeats a check failed in: they fail, as ADK's records say
     for spec in specs:
         breaches = [evaluate(spec, trace) for trace in traces]
+        broken_runs |= {i for i, breach in enumerate(breaches) if breach is not None}
         failed = [b for b in breaches if b is not None]
         shown = breaches[run.shown] if run.shown < len(breaches) else None
         first = shown or (failed[0] if failed else None)
@@ -178,8 +180,11 @@ def apply_checks(run: CaseRun) -> CaseRun:
     if found or any(m.status is MetricStatus.FAILED for m in metrics):
         status = CaseStatus.FAILED if status is not CaseStatus.ERROR else status
     lead_is_check = result.status is CaseStatus.PASSED and status is CaseStatus.FAILED
-    result = dataclasses.replace(result, metrics=(*result.metrics, *metrics), status=status)
     diff = _with_divergences(run.diff, found, lead_is_check) if run.diff is not None and found else run.diff
+    records = tuple(dataclasses.replace(record, status=CaseStatus.FAILED) if i in broken_runs and record.status is CaseStatus.PASSED
+                    else record for i, record in enumerate(result.runs))
+    layers = layer_summaries(diff) if found and diff is not None and result.layers else result.layers
+    result = dataclasses.replace(result, metrics=(*result.metrics, *metrics), status=status, runs=records, layers=layers)
     return dataclasses.replace(run, result=result, diff=diff)
 
 

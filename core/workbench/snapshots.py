@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.formats.source_file import display_path
 
 BLOBS = Path(".agentdiff") / "blobs"
@@ -44,7 +43,9 @@ class Snapshots:
                     blob = self.dir / digest[:2] / digest
                     if not digest.startswith("large:") and not blob.exists():
                         blob.parent.mkdir(parents=True, exist_ok=True)
-                        atomic_write(blob, data.decode("utf-8", errors="replace"), durable=False)
+                        temporary = blob.with_name(f".{blob.name}.{os.getpid()}.tmp")
+                        temporary.write_bytes(data)  # bytes as read: line endings kept
+                        os.replace(temporary, blob)
                     self._digests[key] = digest
             except OSError:
                 continue
@@ -53,7 +54,7 @@ class Snapshots:
 
     def _old(self, digest: str) -> Optional[str]:
         try:
-            return (self.dir / digest[:2] / digest).read_text(encoding="utf-8")
+            return (self.dir / digest[:2] / digest).read_bytes().decode("utf-8", errors="replace")
         except OSError:
             return None
 
@@ -63,6 +64,12 @@ class Snapshots:
         for shown, digest in sorted(read.items()):
             path = self.root / shown
             try:
+                if digest.startswith("large:"):  # a large file is known by its size and time alone
+                    stat = path.stat()
+                    if digest == f"large:{stat.st_size}:{stat.st_mtime_ns}":
+                        continue
+                    changes.append(FileChange(shown, f"{shown} changed (a large file: its earlier content was not kept)"))
+                    continue
                 now = path.read_bytes()
             except OSError:
                 changes.append(FileChange(shown, f"{shown} is gone since"))

@@ -49,8 +49,16 @@ def bash_script() -> str:
         COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
         return
     fi
+    # a case id holds "::", and bash splits words at ":": complete the whole id, then offer what
+    # follows the part bash already split off (as bash-completion's __ltrim_colon_completions does)
+    local line=${{COMP_LINE:0:$COMP_POINT}} whole
+    whole=${{line##* }}
     local IFS=$'\\n'
-    COMPREPLY=($(compgen -W "$(agentdiff completion ids 2>/dev/null)" -- "$cur") $(compgen -f -- "$cur"))
+    COMPREPLY=($(compgen -W "$(agentdiff completion ids 2>/dev/null)" -- "$whole") $(compgen -f -- "$whole"))
+    if [[ "$whole" == *:* && "$COMP_WORDBREAKS" == *:* ]]; then
+        local prefix=${{whole%"${{whole##*:}}"}} i
+        for i in "${{!COMPREPLY[@]}}"; do COMPREPLY[$i]=${{COMPREPLY[$i]#"$prefix"}}; done
+    fi
 }}
 complete -o filenames -F _agentdiff agentdiff
 '''

@@ -26,10 +26,11 @@ def add_parser(commands) -> None:
     parser.add_argument("--junit", type=Path, metavar="FILE", help="also write the rules as JUnit XML to FILE")
 
 def default_branch() -> str:
-    """`main`, else `master` when only that one exists (the ref sign-offs are counted from)."""
+    """`main`, else `master`, else their `origin/` copies (a CI checkout of a pull request has no local
+    branch): the ref sign-offs are counted from."""
     import subprocess
 
-    for name in ("main", "master"):
+    for name in ("main", "master", "origin/main", "origin/master"):
         if subprocess.run(["git", "rev-parse", "--verify", "--quiet", name], capture_output=True).returncode == 0:
             return name
     return "main"

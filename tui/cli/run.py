@@ -14,7 +14,7 @@ from agentdiff.core.reports.json_report import render_json
 
 from . import options as shared
 from .color import is_terminal, paint_status, wants_color
-from .errors import EXIT_OK, EXIT_USAGE, exit_code, print_errors, quoted
+from .errors import EXIT_OK, EXIT_USAGE, UsageError, exit_code, print_errors, quoted
 from .options import (
     add_color_option,
     add_report_options,
@@ -154,6 +154,8 @@ def sharded(cases, args: argparse.Namespace, err: TextIO):
     from agentdiff.core.reports.merge import last_durations, shard
 
     index, count = args.shard
+    if args.shard_durations is not None and not args.shard_durations.is_file():
+        raise UsageError(f"--shard-durations {args.shard_durations}: no such report; every shard must split alike, so none runs without it")
     durations = last_durations(Path.cwd(), args.shard_durations)
     mine = shard(cases, index, count, key=lambda ref: ref.id, durations=durations)
     by = "balanced by their last known durations" if durations else "every {}th by id: no durations known yet".format(count)
@@ -274,7 +276,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             pool.close()
 
     if found.cases:
-        asyncio.run(go())
+        try:
+            asyncio.run(go())
+        except BaseException:  # interrupted: no half a kept run
+            keeper.discard()
+            raise
     order = {ref.id: i for i, ref in enumerate(found.cases)}
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)

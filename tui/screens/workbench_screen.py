@@ -176,12 +176,18 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None)
 
     def action_compare_with(self) -> None:
+        from agentdiff.core.reports.kept_runs import RunNotFound
+
         from .compare_picker import BASELINES, ComparePicker
 
         def chosen(folder) -> None:
             if folder is None:
                 return
-            self.versus = None if folder == BASELINES else Versus.load(folder)
+            try:
+                self.versus = None if folder == BASELINES else Versus.load(folder)
+            except RunNotFound as exc:  # pruned meanwhile, by a run elsewhere
+                self.notify(f"cannot compare: {exc}", severity="error")
+                return
             self.detail.versus = self.versus
             self._rebuild_tree()
             self._show_selected()
