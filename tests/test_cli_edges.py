@@ -289,3 +289,25 @@ def test_a_deleted_working_folder_is_one_line_not_a_traceback(tmp_path):
     script = f'mkdir gone && cd gone && rmdir ../gone && exec "{sys.executable}" -c "from agentdiff.tui.cli import entry; entry()" list'
     done = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert (done.returncode, done.stderr) == (2, "error: the current folder no longer exists (deleted or moved); cd into the project again\n")
+
+
+def test_asyncio_stopping_mid_cleanup_after_a_second_ctrl_c_reads_as_the_interruption(monkeypatch, capsys):
+    """A second Ctrl+C while asyncio cancels the runs makes it raise "Event loop stopped before Future
+    completed." over the KeyboardInterrupt: still one line and 130, never that traceback."""
+    import agentdiff.tui.cli as cli
+
+    def interrupted_twice():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("Event loop stopped before Future completed.")
+
+    monkeypatch.setattr(cli, "main", interrupted_twice)
+    monkeypatch.setattr(sys, "argv", ["agentdiff", "run"])
+    with pytest.raises(SystemExit) as exited:
+        cli.entry()
+    assert exited.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted: the runs were stopped; no report was written"
+    monkeypatch.setattr(cli, "main", lambda: (_ for _ in ()).throw(RuntimeError("a bug of ours")))
+    with pytest.raises(RuntimeError, match="a bug of ours"):  # any other RuntimeError is no interruption
+        cli.entry()

@@ -110,13 +110,30 @@ def _what_stopped() -> str:
     return ""
 
 
+def _from_interrupt(error: BaseException) -> bool:
+    """Whether an exception was raised while a KeyboardInterrupt was being handled."""
+    seen = error.__context__
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__context__
+    return False
+
+
 def entry() -> None:
     """The `agentdiff` command. Ctrl+C (SIGINT), SIGTERM, SIGHUP and SIGQUIT stop the runs, end every
     worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
     one line."""
     previous = {sig: signal.signal(sig, _terminated) for sig in _ENDING}
     try:
-        code = main()
+        try:
+            code = main()
+        except RuntimeError as error:
+            # a second Ctrl+C while asyncio cancels the runs of the first stops its loop mid-cleanup:
+            # asyncio then reports that, over the interruption it came from; it is the same interruption
+            if not _from_interrupt(error):
+                raise
+            raise KeyboardInterrupt from None
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C must not interrupt the cleanup
         _quiet_asyncio()
