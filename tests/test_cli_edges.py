@@ -302,10 +302,14 @@ def test_asyncio_stopping_mid_cleanup_after_a_second_ctrl_c_reads_as_the_interru
         except KeyboardInterrupt:
             raise RuntimeError("Event loop stopped before Future completed.")
 
+    import signal
+
     monkeypatch.setattr(cli, "main", interrupted_twice)
     monkeypatch.setattr(sys, "argv", ["agentdiff", "run"])
+    before = signal.getsignal(signal.SIGINT)
     with pytest.raises(SystemExit) as exited:
         cli.entry()
+    assert signal.getsignal(signal.SIGINT) is before  # this process's Ctrl+C (and its children's) as it was
     assert exited.value.code == 130
     assert capsys.readouterr().err.strip() == "interrupted: the runs were stopped; no report was written"
     monkeypatch.setattr(cli, "main", lambda: (_ for _ in ()).throw(RuntimeError("a bug of ours")))

@@ -125,6 +125,7 @@ def entry() -> None:
     worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
     one line."""
     previous = {sig: signal.signal(sig, _terminated) for sig in _ENDING}
+    previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)  # put back too (an interruption ignores a second one)
     try:
         try:
             code = main()
