@@ -35,7 +35,7 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
         run = await replay_conformance(ref, agent, pool, options)
     else:
         run = await live_conformance(ref, agent, pool, options)
-    return summarised(apply_checks(run))
+    return await asyncio.to_thread(lambda: summarised(apply_checks(run)))  # user check functions: off the loop
 
 
 async def run_cases(refs: Sequence[CaseRef], pool, options: RunOptions, root: Path) -> AsyncIterator[CaseRun]:
