@@ -151,6 +151,24 @@ def _save(manager: Any, app_name: Optional[str], eval_set_id: str, runs: Sequenc
     manager.save_eval_set_result(app_name, eval_set_id, adk_case_results(runs))
 
 
+def _refuse(app_name: Optional[str], manager: Any, artifact_service: Any) -> None:
+    """The arguments both entry points refuse, in ADK's words where ADK refuses them."""
+    if manager is not None and not app_name:
+        raise ValueError("app_name is required when eval_set_results_manager is provided.")
+    if artifact_service is not None:
+        raise NotImplementedError("agentdiff runs each case in a worker process: an artifact_service object cannot be passed to it")
+
+
+async def _evaluate(refs: Sequence[EvalCaseRef], agent: AgentRef, num_runs: int, print_detailed_results: bool, output_file: Optional[str],
+                    manager: Any, app_name: Optional[str], what: str, eval_set_id: Optional[str] = None) -> None:
+    """Run, report, save and judge one eval set's cases as ADK's evaluator does."""
+    __tracebackhide__ = True
+    runs = [summarised(apply_checks(run)) for run in await _run(refs, agent, num_runs)]
+    _report(runs, print_detailed_results, output_file)
+    _save(manager, app_name, eval_set_id or what, runs)
+    _check(runs, what)
+
+
 class AgentEvaluator:
     """ADK 2.13's `AgentEvaluator`, run by agentdiff (see the module's doc)."""
 
@@ -176,10 +194,7 @@ class AgentEvaluator:
         __tracebackhide__ = True
         if criteria is not None and eval_config is not None:
             raise ValueError("Either eval_config or criteria should be specified.")  # as ADK
-        if eval_set_results_manager is not None and not app_name:
-            raise ValueError("app_name is required when eval_set_results_manager is provided.")
-        if artifact_service is not None:
-            raise NotImplementedError("agentdiff runs each case in a worker process: an artifact_service object cannot be passed to it")
+        _refuse(app_name, eval_set_results_manager, artifact_service)
         data = _as_data(eval_set)
         config = EvalConfig.model_validate({"criteria": criteria} if criteria is not None else _as_data(eval_config)) \
             if criteria is not None or eval_config is not None else default_eval_config()
@@ -189,11 +204,8 @@ class AgentEvaluator:
         loaded, errors = eval_set_from_data(source, data)
         if loaded is None:
             raise ValueError("; ".join(str(e) for e in errors))
-        agent = agent_ref(agent_module, agent_name)
-        runs = [summarised(apply_checks(run)) for run in await _run(_refs(loaded, LoadedConfig(config, None), None), agent, num_runs)]
-        _report(runs, print_detailed_results, output_file)
-        _save(eval_set_results_manager, app_name, loaded.eval_set.eval_set_id, runs)
-        _check(runs, loaded.eval_set.eval_set_id)
+        await _evaluate(_refs(loaded, LoadedConfig(config, None), None), agent_ref(agent_module, agent_name), num_runs,
+                        print_detailed_results, output_file, eval_set_results_manager, app_name, loaded.eval_set.eval_set_id)
 
     @staticmethod
     async def evaluate(
@@ -211,10 +223,7 @@ class AgentEvaluator:
         __tracebackhide__ = True
         if num_runs < 1:
             raise ValueError(f"`num_runs` must be at least 1, got {num_runs}.")
-        if eval_set_results_manager is not None and not app_name:
-            raise ValueError("app_name is required when eval_set_results_manager is provided.")
-        if artifact_service is not None:
-            raise NotImplementedError("agentdiff runs each case in a worker process: an artifact_service object cannot be passed to it")
+        _refuse(app_name, eval_set_results_manager, artifact_service)
         test_files = []
         if isinstance(eval_dataset_file_path_or_dir, str) and os.path.isdir(eval_dataset_file_path_or_dir):
             for root, _, files in os.walk(eval_dataset_file_path_or_dir):
@@ -232,11 +241,8 @@ class AgentEvaluator:
             loaded, errors = load_eval_set(Path(test_file), test_file)
             if loaded is None:
                 raise ValueError("; ".join(str(e) for e in errors))
-            refs = _refs(loaded, _config(test_file), initial_state)
-            runs = [summarised(apply_checks(run)) for run in await _run(refs, agent, num_runs)]
-            _report(runs, print_detailed_results, output_file)
-            _save(eval_set_results_manager, app_name, loaded.eval_set.eval_set_id, runs)
-            _check(runs, test_file)
+            await _evaluate(_refs(loaded, _config(test_file), initial_state), agent, num_runs, print_detailed_results, output_file,
+                            eval_set_results_manager, app_name, test_file, loaded.eval_set.eval_set_id)
 
     @staticmethod
     def migrate_eval_data_to_new_schema(old_eval_data_file: str, new_eval_data_file: str, initial_session_file: Optional[str] = None) -> None:

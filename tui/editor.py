@@ -54,6 +54,11 @@ def editor_command(path: Path, line: Optional[int], col: Optional[int] = None, s
     return out
 
 
+def under_web_driver() -> bool:
+    """Whether the app is drawn in a browser (`agentdiff serve`): no terminal, none to lend an editor."""
+    return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
+
+
 def make_editor(setting: Optional[str] = None) -> Editor:
     """The editor the app opens with `e`: the configured template, else the environment's."""
 

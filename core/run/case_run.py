@@ -86,7 +86,12 @@ def summarised(run: CaseRun) -> CaseRun:
     cluster = cluster_signature(run.diff) if failing else None
     if not outputs:
         return dataclasses.replace(run, result=dataclasses.replace(run.result, cluster=cluster)) if cluster else run
-    seconds = round(sum(out.seconds for out in outputs) / len(outputs), 3)
-    tools = round(sum(len(out.tools) for out in outputs) / len(outputs), 2)
-    calls = round(sum(len(out.exchanges) for out in outputs) / len(outputs), 2)
+    seconds, tools, calls = measures(outputs)
     return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, model_calls=calls, cluster=cluster))
+
+
+def measures(outputs: Sequence[RunOutput]) -> tuple[float, float, float]:
+    """One run's seconds, tool calls and model calls: the means over the repeats."""
+    count = len(outputs)
+    return (round(sum(out.seconds for out in outputs) / count, 3), round(sum(len(out.tools) for out in outputs) / count, 2),
+            round(sum(len(out.exchanges) for out in outputs) / count, 2))

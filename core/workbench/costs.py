@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
-from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.run.case_run import CaseRun, measures
 from agentdiff.core.run.usage import estimated_cost, total_tokens
 from agentdiff.core.workbench.events import CaseState
 
@@ -24,9 +24,7 @@ class CaseCost:
 
 def run_cost(run: CaseRun, prices: Mapping[str, Mapping[str, float]]) -> tuple[Optional[float], int, Optional[float], Optional[float]]:
     """(seconds, tokens, tool calls, cost) of a case's run."""
-    outputs = run.outputs
-    seconds = sum(out.seconds for out in outputs) / len(outputs) if outputs else None
-    tools = sum(len(out.tools) for out in outputs) / len(outputs) if outputs else None
+    seconds, tools, _ = measures(run.outputs) if run.outputs else (None, None, None)
     usage = run.result.usage
     return seconds, total_tokens(usage), tools, estimated_cost(usage, prices) if prices else None
 

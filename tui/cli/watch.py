@@ -4,7 +4,6 @@ flags as `run`, built into options by the shared builder."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Optional, TextIO
@@ -20,7 +19,9 @@ def has_terminal(stdin: Optional[TextIO] = None, stdout: Optional[TextIO] = None
     """True when both stdin and stdout (default: the process's) are a TTY, or when a web driver draws
     the app (`agentdiff serve`: the browser is its terminal); the TUI would hang or draw into a pipe
     otherwise (CI, `</dev/null`, `| less`). Tests monkeypatch this."""
-    if os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver"):
+    from ..editor import under_web_driver
+
+    if under_web_driver():
         return True
     for stream in (sys.stdin if stdin is None else stdin, sys.stdout if stdout is None else stdout):
         try:
