@@ -306,10 +306,15 @@ def test_asyncio_stopping_mid_cleanup_after_a_second_ctrl_c_reads_as_the_interru
 
     monkeypatch.setattr(cli, "main", interrupted_twice)
     monkeypatch.setattr(sys, "argv", ["agentdiff", "run"])
-    before = signal.getsignal(signal.SIGINT)
-    with pytest.raises(SystemExit) as exited:
-        cli.entry()
-    assert signal.getsignal(signal.SIGINT) is before  # this process's Ctrl+C (and its children's) as it was
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.entry()
+        # the process is ending: a second Ctrl+C stays ignored to the end, or it kills Python's exit
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        for sig, handler in before.items():  # this test process's Ctrl+C (and its children's) as it was
+            signal.signal(sig, handler)
     assert exited.value.code == 130
     assert capsys.readouterr().err.strip() == "interrupted: the runs were stopped; no report was written"
     monkeypatch.setattr(cli, "main", lambda: (_ for _ in ()).throw(RuntimeError("a bug of ours")))

@@ -502,6 +502,24 @@ def test_two_quick_ctrl_cs_to_the_whole_group_still_leave_nothing_behind(tmp_pat
     assert list(scratch.iterdir()) == [] and _running_with(str(scratch)) == []
 
 
+def test_ctrl_c_held_down_until_the_end_still_exits_130_with_one_line(tmp_path):
+    """A held-down Ctrl+C repeats until the process is gone: none of the repeats may land in a moment
+    (Python's own exit included) where it kills agentdiff instead of being ignored."""
+    scratch, process = _slow_run(tmp_path, start_new_session=True)
+    assert process.stderr.readline().startswith("starting workers")
+    assert process.stderr.readline().startswith("running 1 case")
+    time.sleep(1.0)
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, signal.SIGINT)
+        except ProcessLookupError:
+            break
+        time.sleep(0.005)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and "interrupted: the runs were stopped; no report was written" in err, err
+
+
 def test_a_folder_too_deep_to_list_is_a_load_error_not_silence(tmp_path):
     """Paths past the system's limit (4,096 bytes) cannot be opened by name: said, not skipped."""
     fd = os.open(tmp_path, os.O_RDONLY)

@@ -125,7 +125,7 @@ def entry() -> None:
     worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
     one line."""
     previous = {sig: signal.signal(sig, _terminated) for sig in _ENDING}
-    previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)  # put back too (an interruption ignores a second one)
+    interrupted = False
     try:
         try:
             code = main()
@@ -137,14 +137,19 @@ def entry() -> None:
             raise KeyboardInterrupt from None
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C must not interrupt the cleanup
+        interrupted = True
         _quiet_asyncio()
         print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
         code = 130
     except Terminated as ended:
+        interrupted = True
         _quiet_asyncio()
         print(f"\nterminated{_what_stopped()}", file=sys.stderr)
         code = 128 + int(ended.args[0]) if ended.args else 143
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        # After a signal the process is ending, and a second one stays ignored until it has: put back
+        # a handler and a Ctrl+C pressed twice kills Python's own exit (status -2, not 130).
+        if not interrupted:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     sys.exit(code)
