@@ -318,16 +318,22 @@ def test_closing_the_pool_leaves_no_worker_behind():
     async def scenario() -> tuple[int, list[int]]:
         pool = WorkerPool(jobs=2, timeout=120)
         hang = asyncio.ensure_future(pool.run(native_job("hangs")))
-        await asyncio.sleep(3)  # the server is up and the hanging run is in its worker
-        server = pool._server._process.pid
-        workers = _children_of(server)
+        workers: list[int] = []
+        deadline = time.monotonic() + 30
+        while not workers and time.monotonic() < deadline:  # the server is up and the hanging run is in its worker
+            await asyncio.sleep(0.5)
+            server = pool._server._process.pid if pool._server is not None and pool._server._process is not None else None
+            workers = _children_of(server) if server else []
+        await asyncio.sleep(0.5)
         pool.close()
         hang.cancel()
         return server, workers
 
     server, workers = asyncio.run(scenario())
     assert workers, "the hanging run should have had a worker"
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while [pid for pid in [server, *workers] if _alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert [pid for pid in [server, *workers] if _alive(pid)] == []
 
 
