@@ -5,6 +5,8 @@ re-score through the workbench and the TUI."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -169,6 +171,30 @@ async def test_a_failing_check_fails_the_case_leads_its_divergences_and_a_checks
     await wb.on_changes([checks])
     await wb.wait()
     assert wb.errors == []
+
+
+async def test_editing_a_python_check_s_file_rescores_its_cases_with_the_new_code(tmp_path):
+    """A check's module beside a project-wide checks file (not in an agent): saving it re-scores the
+    cases it checks from their runs, with no agent call, and the new code decides."""
+    echo_project(tmp_path, {"echo": ["hello", "secret plan"]})
+    code = tmp_path / "checks.py"
+    code.write_text("def quiet(trace):\n    return None\n")
+    (tmp_path / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
+    pool = EchoPool()
+    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    hello = wb.cases[case_id("echo", "case_0")]
+    assert hello.status is CaseStatus.PASSED
+    jobs = len(pool.jobs)
+    code.write_text("def quiet(trace):\n    return 'too chatty'\n")
+    os.utime(code, ns=(time.time_ns() + 10**9,) * 2)  # a new version even on a coarse clock
+    (selection,) = await wb.on_changes([code])
+    await wb.wait()
+    assert (selection.action, selection.reason) == ("rescore", "re-score: checks.py changed")
+    assert len(pool.jobs) == jobs  # no agent call
+    assert hello.status is CaseStatus.FAILED and hello.reason == "re-score: checks.py changed"
+    assert [m.reason for m in hello.run.result.metrics if m.name == "check: python checks.py:quiet"] == ["too chatty"]
 
 
 async def test_in_the_tui_a_check_on_a_tool_call_is_reached_with_bracket_and_e_opens_its_line(tmp_path):

@@ -54,6 +54,13 @@ class CheckSpec:
     path: Optional[Path] = None  # the checks file (a python check's module is found beside it)
 
     @property
+    def module(self) -> Optional[Path]:
+        """A `python` check's file (beside the checks file)."""
+        if self.kind != "python":
+            return None
+        return (self.path.parent if self.path else Path(".")) / str(self.value).partition(":")[0]
+
+    @property
     def label(self) -> str:
         if self.kind in LIMITS:
             return f"{self.kind} ≤ {self.value:g}"

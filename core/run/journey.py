@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 from agentdiff.core.diff.model import CaseDiff, Divergence, LayerStatus, SourceLocation
@@ -117,7 +116,8 @@ _LOCK = threading.Lock()
 def _function(spec: CheckSpec) -> Callable[[JourneyTrace], Any]:
     """`file.py:function` beside the checks file, imported once per version of the file."""
     file, _, name = spec.value.partition(":")
-    path = (spec.path.parent if spec.path else Path(".")) / file
+    path = spec.module
+    assert path is not None
     stat = path.stat()
     key = (str(path), stat.st_mtime_ns, stat.st_size)
     with _LOCK:

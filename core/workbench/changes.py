@@ -6,6 +6,8 @@ Two pure steps, as design.md orders them:
   or recordings changed → `reload` those files; agent code, or any file an agent read during its
   last run (prompts, YAML, data), changed → `run` that agent's cases; anything else new that looks
   like a case → `reload`, which finds it.
+* `checks_code_changed(changed, refs)`: the file of a case's `python` journey check changed →
+  `rescore` that case (checks cost no agent call).
 * `after_reload(before, after, reason)`: once the changed files are loaded again, compare each
   case's content: a new case → `run`; a case gone → `drop`; what the agent is given changed (user
   messages, session input and state, a conformance case's spec or recordings) → `run`; only the
@@ -69,6 +71,22 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Sele
     for path, ids in groups.items():
         selections.append(Selection("run", ids, reason=f"re-run: {display_path(path, root)} changed"))
     return selections
+
+
+def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], root: Path) -> Optional[Selection]:
+    """The cases whose `python` journey checks are defined in a changed file: re-scored, not re-run."""
+    paths = {Path(os.path.abspath(p)) for p in changed}
+    hit: dict[str, Path] = {}
+    for case_id, ref in refs.items():
+        for spec in ref.checks:
+            module = spec.module
+            if module is not None and Path(os.path.abspath(module)) in paths:
+                hit.setdefault(case_id, Path(os.path.abspath(module)))
+                break
+    if not hit:
+        return None
+    names = ", ".join(sorted({display_path(p, root) for p in hit.values()}))
+    return Selection("rescore", sorted(hit), reason=f"re-score: {names} changed")
 
 
 def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex, root: Optional[Path] = None) -> bool:

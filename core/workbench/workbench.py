@@ -31,6 +31,7 @@ from agentdiff.core.workbench.changes import (
     Selection,
     after_reload,
     agents_may_have_moved,
+    checks_code_changed,
     classify,
 )
 from agentdiff.core.workbench.events import (
@@ -288,6 +289,12 @@ class Workbench(Baselines):
             selections = classify(paths, self.index, self.root)
             for selection in [s for s in selections if s.action == "reload"]:
                 selections += await self._reload(selection.paths, selection.reason)
+            checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
+            running = {i for s in selections if s.action == "run" for i in s.case_ids}
+            if checks is not None and (ids := [i for i in checks.case_ids if i not in running and not self.cases[i].running]):
+                checks.case_ids = ids  # a case that runs again is checked by the new code anyway
+                await self.rescore(ids, checks.reason)
+                selections.append(checks)
             for selection in selections:
                 if selection.action == "run":
                     self.run(selection.case_ids, selection.reason)
