@@ -108,3 +108,28 @@ async def test_w_shows_the_files_read_at_the_last_pass_that_differ_now_as_diffs(
         assert any(line.startswith("-") and old in line for line in lines) and any(line.startswith("+") and new in line for line in lines)
         assert "a/sample_agents/home_automation/prompt.md (last pass)" in app.screen.body
         await pilot.press("escape")
+
+
+async def test_closing_the_app_removes_the_old_blobs_no_history_entry_needs(tmp_path):
+    """`.agentdiff/blobs` stays bounded: a blob no kept history entry refers to goes when the app
+    closes, once it is a day old (a new one may belong to another session not yet saved)."""
+    import os
+    import time
+
+    copy_samples(tmp_path)
+    blobs = tmp_path / ".agentdiff" / "blobs"
+    stale, fresh = blobs / "aa" / ("aa" + "0" * 62), blobs / "bb" / ("bb" + "0" * 62)
+    for blob in (stale, fresh):
+        blob.parent.mkdir(parents=True)
+        blob.write_text("an earlier prompt")
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(stale, (two_days_ago, two_days_ago))
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        needed = app.workbench.history.digests()
+        assert needed  # the passing runs' files read
+        for digest in needed:  # as old as the stale one: referenced, so kept
+            os.utime(blobs / digest[:2] / digest, (two_days_ago, two_days_ago))
+    assert not stale.exists() and not stale.parent.exists() and fresh.exists()
+    assert all((blobs / d[:2] / d).exists() for d in needed)

@@ -64,6 +64,11 @@ class History:
         """The case's newest passing run that kept what its agent read, if any."""
         return next((e for e in reversed(self._data.get(case_id, [])) if e.get("status") == "passed" and e.get("read")), None)
 
+    def digests(self) -> set[str]:
+        """Every blob digest the kept entries refer to (what `W` may still need)."""
+        return {digest for entries in self._data.values() for entry in entries
+                if isinstance(entry.get("read"), dict) for digest in entry["read"].values() if isinstance(digest, str)}
+
     def pass_rates(self) -> list[tuple[float, int, int]]:
         """The suite over time: after each batch of runs (oldest first), its start, and of every case
         run so far the ones whose latest verdict then was a pass, and how many. A batch re-running one

@@ -15,6 +15,7 @@ from agentdiff.core.formats.source_file import display_path
 
 BLOBS = Path(".agentdiff") / "blobs"
 MAX_BYTES = 512 * 1024  # a larger file is noted by digest only
+GRACE = 24 * 3600  # seconds: a blob this new is kept even if unreferenced (another session may hold it)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,32 @@ class Snapshots:
                 continue
             kept[display_path(Path(path), self.root)] = digest
         return kept
+
+    def prune(self, referenced: Iterable[str], now: float, grace: float = GRACE) -> int:
+        """Remove the blobs no history entry refers to any more (older than `grace`); how many."""
+        keep = set(referenced)
+        removed = 0
+        try:
+            folders = list(os.scandir(self.dir))
+        except OSError:
+            return 0
+        for folder in folders:
+            try:
+                blobs = list(os.scandir(folder.path)) if folder.is_dir(follow_symlinks=False) else []
+            except OSError:
+                continue
+            for blob in blobs:
+                try:
+                    if blob.name not in keep and now - blob.stat(follow_symlinks=False).st_mtime > grace:
+                        os.unlink(blob.path)
+                        removed += 1
+                except OSError:
+                    continue
+            try:
+                os.rmdir(folder.path)  # only when empty
+            except OSError:
+                pass
+        return removed
 
     def _old(self, digest: str) -> Optional[str]:
         try:
