@@ -524,6 +524,10 @@ def test_ctrl_c_held_down_until_the_end_still_exits_130_with_one_line(tmp_path):
         time.sleep(0.005)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130 and "interrupted: the runs were stopped; no report was written" in err, err
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
+        time.sleep(0.1)
+    assert list(scratch.iterdir()) == [] and _running_with(str(scratch)) == []
 
 
 def test_a_folder_too_deep_to_list_is_a_load_error_not_silence(tmp_path):
