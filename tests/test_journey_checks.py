@@ -130,6 +130,27 @@ def test_python_checks_pass_fail_with_their_reason_and_a_broken_check_says_so(tm
     assert run("missing") == "the check raised AttributeError: checks.py has no function missing"
 
 
+def test_a_python_check_that_hangs_or_exits_fails_and_agentdiff_goes_on(tmp_path, monkeypatch):
+    from agentdiff.core.run import journey
+
+    monkeypatch.setattr(journey, "PYTHON_CHECK_SECONDS", 0.3)
+    (tmp_path / "checks.py").write_text(
+        "import sys, time\n"
+        "calls = []\n"
+        "def hangs(trace):\n    calls.append(1)\n    time.sleep(5)\n"
+        "def exits(trace):\n    sys.exit(3)\n"
+    )
+    check = CheckSpec("python", None, "checks.py:hangs", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
+    started = time.monotonic()
+    assert evaluate(check, REFUND_TWICE).reason == "the check did not finish within 0.3 s"
+    assert evaluate(check, REFUND_TWICE).reason.startswith("an earlier call of the check did not finish")  # not called again
+    assert time.monotonic() - started < 4  # neither call waited for the sleeping one
+    module = next(m for m in journey._MODULES.values() if getattr(m, "__file__", "") == str(tmp_path / "checks.py"))
+    assert module.calls == [1]
+    exits = CheckSpec("python", None, "checks.py:exits", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
+    assert evaluate(exits, REFUND_TWICE).reason == "the check raised SystemExit: 3"
+
+
 # --- through the workbench: verdict, divergence, re-score without an agent call ---------------------------
 
 

@@ -111,10 +111,13 @@ def evaluate(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
 
 _MODULES: dict[tuple[str, int, int], Any] = {}
 _LOCK = threading.Lock()
+PYTHON_CHECK_SECONDS = 10.0  # a `python` check still running after this fails, and is not called again
+_STUCK: set[tuple[tuple[str, int, int], str]] = set()  # (version of the file, function) that did not return
 
 
-def _function(spec: CheckSpec) -> Callable[[JourneyTrace], Any]:
-    """`file.py:function` beside the checks file, imported once per version of the file."""
+def _function(spec: CheckSpec) -> tuple[Callable[[JourneyTrace], Any], tuple[tuple[str, int, int], str]]:
+    """`file.py:function` beside the checks file, imported once per version of the file; with
+    that version and the function's name."""
     file, _, name = spec.value.partition(":")
     path = spec.module
     assert path is not None
@@ -133,18 +136,41 @@ def _function(spec: CheckSpec) -> Callable[[JourneyTrace], Any]:
     function = getattr(module, name, None)
     if not callable(function):
         raise AttributeError(f"{file} has no function {name}")
-    return function
+    return function, (key, name)
 
 
 def _python(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
     """A function's verdict: None or True passes; False or a string (the reason) fails, as does an
-    AssertionError (its message); any other exception fails, naming it."""
+    AssertionError (its message); any other exception fails, naming it. It runs in a thread of its
+    own: one that has not returned after `PYTHON_CHECK_SECONDS` fails, and that version of it is not
+    called again (its thread is abandoned; it cannot hold agentdiff's exit)."""
     try:
-        answer = _function(spec)(trace)
-    except AssertionError as exc:
-        return Breach(str(exc) or "assertion failed")
+        function, version = _function(spec)
     except Exception as exc:  # the check's own bug: a failing check that says so, never a crash
         return Breach(f"the check raised {type(exc).__name__}: {exc}")
+    if version in _STUCK:
+        return Breach(f"an earlier call of the check did not finish within {PYTHON_CHECK_SECONDS:g} s (save its file to call it again)")
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["answer"] = function(trace)
+        except BaseException as exc:  # SystemExit included: a check cannot end agentdiff
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=call, name=f"agentdiff-check {spec.value}", daemon=True)
+    thread.start()
+    thread.join(PYTHON_CHECK_SECONDS)
+    if thread.is_alive():
+        with _LOCK:
+            _STUCK.add(version)
+        return Breach(f"the check did not finish within {PYTHON_CHECK_SECONDS:g} s")
+    error = outcome.get("error")
+    if isinstance(error, AssertionError):
+        return Breach(str(error) or "assertion failed")
+    if error is not None:
+        return Breach(f"the check raised {type(error).__name__}: {error}")
+    answer = outcome.get("answer")
     if answer is None or answer is True:
         return None
     return Breach(answer if isinstance(answer, str) and answer else "the check returned False")
