@@ -259,3 +259,29 @@ async def test_a_key_right_after_enter_in_the_filter_goes_to_the_workbench_not_t
         await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal", what="the accept preview")
         assert app.main.filter_text == "dim_living" and app.main.filter_bar.input.value == "dim_living"
         await pilot.press("n")
+
+
+async def test_a_big_suite_s_loaded_cases_and_first_verdicts_are_frozen_out_of_the_collector(tmp_path, monkeypatch):
+    """Full collections on thousands of cases cost 150 ms a key press: at first paint, then once every
+    case has its first verdict, what is left is collected and frozen; a small suite is left alone."""
+    import gc
+
+    from agentdiff.tui import heap
+
+    copy_samples(tmp_path)
+    try:
+        app = make_app(tmp_path, CannedPool(tmp_path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            assert app.main.heap.times == 0 and gc.get_freeze_count() == 0  # 5 cases: nothing frozen
+        monkeypatch.setattr(heap, "BIG_SUITE", 5)
+        app = make_app(tmp_path, CannedPool(tmp_path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: app.main.heap.times >= 1)
+            frozen = gc.get_freeze_count()
+            assert frozen > 0
+            await settle(app, pilot)
+            await until(pilot, lambda: app.main.heap.times == 2)  # the first verdicts too (the next tick)
+            assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()  # the test process's objects back in the collector's care

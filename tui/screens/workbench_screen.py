@@ -33,6 +33,7 @@ from textual.widgets import Footer, Static
 
 from ..case_filter import matches
 from ..case_rows import case_facts, case_row, group_summary
+from ..heap import HeapSettler
 from ..versus import Versus
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
@@ -114,6 +115,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self.filter_text = ""
         self.failures_only = False
         self.first_paint_at: Optional[float] = None
+        self.heap = HeapSettler()
         self._dirty: set[str] = set()
         self._detail_timer = None
         self._busy = 0  # runs in flight at the last repaint
@@ -153,7 +155,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self.workbench.subscribe(self._on_workbench_event)
         self.set_interval(self.TICK, self._tick)
         self._rebuild_tree()
-        self.call_after_refresh(lambda: setattr(self, "first_paint_at", time.perf_counter()))
+        self.call_after_refresh(self._painted)
         self.tree.focus()
         self.fit_layout()
         self._refresh_header()
@@ -205,11 +207,17 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     TICK = 1.0  # seconds: running cases' elapsed time and the ETA move on
 
+    def _painted(self) -> None:
+        self.first_paint_at = time.perf_counter()
+        self.heap.settle(len(self.workbench.cases))  # the cases as loaded
+
     def _tick(self) -> None:
         running = [state for state in self.workbench.cases.values() if state.running]
         if running:
             self.tree.update_cases([self._row(state) for state in running])
             self._refresh_header()
+        elif self.heap.times == 1 and all(state.run is not None for state in self.workbench.cases.values()):
+            self.heap.settle(len(self.workbench.cases))  # and their first verdicts
 
     def _visible(self, row: CaseRow) -> bool:
         if self.failures_only and not (row.state.failing or row.state.running or row.state.stale):
