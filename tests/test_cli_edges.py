@@ -306,12 +306,12 @@ def test_asyncio_stopping_mid_cleanup_after_a_second_ctrl_c_reads_as_the_interru
 
     monkeypatch.setattr(cli, "main", interrupted_twice)
     monkeypatch.setattr(sys, "argv", ["agentdiff", "run"])
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *cli._ENDING)}
     try:
         with pytest.raises(SystemExit) as exited:
             cli.entry()
-        # the process is ending: a second Ctrl+C stays ignored to the end, or it kills Python's exit
-        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        # the process is ending: a second Ctrl+C or SIGTERM stays ignored to the end, or it kills Python's exit
+        assert all(signal.getsignal(sig) == signal.SIG_IGN for sig in before)
     finally:
         for sig, handler in before.items():  # this test process's Ctrl+C (and its children's) as it was
             signal.signal(sig, handler)

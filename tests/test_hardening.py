@@ -508,22 +508,36 @@ def test_two_quick_ctrl_cs_to_the_whole_group_still_leave_nothing_behind(tmp_pat
     assert list(scratch.iterdir()) == [] and _running_with(str(scratch)) == []
 
 
-def test_ctrl_c_held_down_until_the_end_still_exits_130_with_one_line(tmp_path):
-    """A held-down Ctrl+C repeats until the process is gone: none of the repeats may land in a moment
-    (Python's own exit included) where it kills agentdiff instead of being ignored."""
+INTERRUPTED = (130, "interrupted: the runs were stopped; no report was written")
+TERMINATED = (143, "terminated: the runs were stopped; no report was written")
+
+
+@pytest.mark.parametrize("first, then, endings", [
+    (signal.SIGINT, (signal.SIGINT,), [INTERRUPTED]),  # Ctrl+C held down
+    # a cancelled CI job: SIGINT, then SIGTERM; one that comes while asyncio still cancels the runs
+    # is the stronger request (their cleanup done all the same), one after is ignored
+    (signal.SIGINT, (signal.SIGTERM,), [INTERRUPTED, TERMINATED]),
+    (signal.SIGTERM, (signal.SIGINT, signal.SIGTERM), [TERMINATED]),
+])
+def test_signals_repeated_until_the_end_still_exit_cleanly_with_one_line(tmp_path, first, then, endings):
+    """Signals that keep coming until the process is gone: none may land in a moment (Python's own
+    exit included) where it kills agentdiff, or leaves a traceback or a worker, instead of being ignored."""
     scratch, process = _slow_run(tmp_path, start_new_session=True)
     assert process.stderr.readline().startswith("starting workers")
     assert process.stderr.readline().startswith("running 1 case")
     time.sleep(1.0)
+    os.killpg(process.pid, first)
     deadline = time.monotonic() + 30
+    sent = 0
     while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
         try:
-            os.killpg(process.pid, signal.SIGINT)
+            os.killpg(process.pid, then[sent % len(then)])
         except ProcessLookupError:
             break
-        time.sleep(0.005)
+        sent += 1
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 130 and "interrupted: the runs were stopped; no report was written" in err, err
+    assert (process.returncode, err.strip()) in endings, err
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
         time.sleep(0.1)

@@ -82,9 +82,15 @@ class Terminated(BaseException):
 _ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
 
 
-def _terminated(signum: int, frame: object) -> None:
-    for sig in _ENDING:  # once: a second signal must not interrupt the cleanup the first started
+def _deaf() -> None:
+    """Ignore every ending signal, Ctrl+C included: once one has come, no other may interrupt the
+    cleanup it started, nor Python's exit (an ignored signal stays ignored to the end)."""
+    for sig in (signal.SIGINT, *_ENDING):
         signal.signal(sig, signal.SIG_IGN)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    _deaf()
     raise Terminated(signum)
 
 
@@ -136,12 +142,13 @@ def entry() -> None:
                 raise
             raise KeyboardInterrupt from None
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C must not interrupt the cleanup
+        _deaf()  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) must not interrupt the cleanup
         interrupted = True
         _quiet_asyncio()
         print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
         code = 130
     except Terminated as ended:
+        _deaf()
         interrupted = True
         _quiet_asyncio()
         print(f"\nterminated{_what_stopped()}", file=sys.stderr)
