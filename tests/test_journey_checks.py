@@ -218,6 +218,48 @@ async def test_editing_a_python_check_s_file_rescores_its_cases_with_the_new_cod
     assert [m.reason for m in hello.run.result.metrics if m.name == "check: python checks.py:quiet"] == ["too chatty"]
 
 
+async def test_a_python_check_s_file_behind_a_symlink_while_paused_and_with_its_checks_file(tmp_path, monkeypatch):
+    """The module is a symlink (the watcher names its target); a save while watching is paused marks
+    its cases stale; a save together with the checks file re-scores each case once."""
+    echo_project(tmp_path, {"echo": ["hello"]})
+    (tmp_path / "shared").mkdir()
+    target = tmp_path / "shared" / "real_checks.py"
+    target.write_text("def quiet(trace):\n    return None\n")
+    (tmp_path / "checks.py").symlink_to(target)
+    checks = tmp_path / CHECKS_FILE
+    checks.write_text('checks:\n  python: ["checks.py:quiet"]\n')
+    pool = EchoPool()
+    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    hello = wb.cases[case_id("echo", "case_0")]
+    assert hello.status is CaseStatus.PASSED
+    target.write_text("def quiet(trace):\n    return 'too chatty'\n")
+    os.utime(target, ns=(time.time_ns() + 10**9,) * 2)
+    await wb.set_paused(True)
+    await wb.on_changes([target])
+    assert hello.stale and hello.reason == "stale: shared/real_checks.py changed while watching was paused"
+    (selection,) = await wb.set_paused(False)
+    await wb.wait()
+    assert (selection.action, selection.case_ids) == ("rescore", [hello.ref.id])
+    assert hello.status is CaseStatus.FAILED and not hello.stale
+    rescored = []
+    real = wb.rescore
+
+    async def counted(ids, reason):
+        rescored.append(sorted(ids))
+        await real(ids, reason)
+
+    monkeypatch.setattr(wb, "rescore", counted)
+    target.write_text("def quiet(trace):\n    return None\n")
+    os.utime(target, ns=(time.time_ns() + 2 * 10**9,) * 2)
+    checks.write_text('checks:\n  max_tool_calls: 3\n  python: ["checks.py:quiet"]\n')
+    await wb.on_changes([target, checks])
+    await wb.wait()
+    assert rescored == [[hello.ref.id]]  # once, by the checks file's reload, with the new code
+    assert hello.status is CaseStatus.PASSED
+
+
 async def test_in_the_tui_a_check_on_a_tool_call_is_reached_with_bracket_and_e_opens_its_line(tmp_path):
     from fake_pool import CannedPool
     from tui_support import FakeEditor, copy_samples, make_app, settle

@@ -15,7 +15,7 @@ from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.baselines.accept import AcceptPlan, AcceptRequest, Scope, apply_accept, plan_accepts
 from agentdiff.core.baselines.journal import JournalEntry, drop_last, redo_last, sha256_of, undo_last
 from agentdiff.core.baselines.record import RecordOutcome, record_case
-from agentdiff.core.workbench.changes import Selection
+from agentdiff.core.workbench.changes import Selection, checks_code_changed
 from agentdiff.core.workbench.events import CaseUpdated
 from agentdiff.core.workbench.watcher import interesting
 
@@ -107,6 +107,8 @@ class Baselines:
         for path in paths:
             touched |= self.index.affected_by(resolved(Path(path)))
             touched |= {case_id for case_id, unit in self.units.items() if unit == resolved(Path(path)) or unit in resolved(Path(path)).parents}
+        checks = checks_code_changed(paths, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
+        touched |= set(checks.case_ids if checks is not None else ())  # a python check's file
         for case_id in sorted(touched):
             state = self.cases.get(case_id)
             if state is not None and not state.running:

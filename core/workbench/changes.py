@@ -1,6 +1,6 @@
 """What a change means: which cases to reload, run, re-score or drop, each with its reason.
 
-Two pure steps, as design.md orders them:
+Pure steps, as design.md orders them:
 
 * `classify(changed, index, root)`: an eval set, a `test_config.json` or a conformance case's spec
   or recordings changed → `reload` those files; agent code, or any file an agent read during its
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping, Optional
 
-from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.formats.checks_file import CHECKS_FILE, checks_digest
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.project.agent_hints import may_name_agents
@@ -75,12 +75,12 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Sele
 
 def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], root: Path) -> Optional[Selection]:
     """The cases whose `python` journey checks are defined in a changed file: re-scored, not re-run."""
-    paths = {Path(os.path.abspath(p)) for p in changed}
+    paths = {form for p in changed for form in (Path(os.path.abspath(p)), resolved(Path(p)))}  # a symlink, or its target
     hit: dict[str, Path] = {}
     for case_id, ref in refs.items():
         for spec in ref.checks:
             module = spec.module
-            if module is not None and Path(os.path.abspath(module)) in paths:
+            if module is not None and (Path(os.path.abspath(module)) in paths or resolved(module) in paths):
                 hit.setdefault(case_id, Path(os.path.abspath(module)))
                 break
     if not hit:

@@ -259,8 +259,8 @@ class Workbench(Baselines):
             return out
 
         for state, ref, run, fresh in await asyncio.to_thread(score_all):
-            if state.ref is not ref or state.run is not run or self.cases.get(ref.id) is not state:
-                continue  # loaded again, or run again, meanwhile
+            if state.ref is not ref or state.run is not run or self.cases.get(ref.id) is not state or state.running:
+                continue  # loaded again, or run again (or running again), meanwhile
             if isinstance(fresh, Exception):
                 self._emit(Notice(f"{ref.id}: could not re-score: {fresh}", "error"))
             else:
@@ -287,12 +287,15 @@ class Workbench(Baselines):
             if agents_may_have_moved(paths, self.index, self.root):
                 await self._resolve_agents_again()
             selections = classify(paths, self.index, self.root)
+            done: set[str] = set()  # re-scored or to run again: checked by the new code anyway
             for selection in [s for s in selections if s.action == "reload"]:
-                selections += await self._reload(selection.paths, selection.reason)
+                reloaded = await self._reload(selection.paths, selection.reason)
+                selections += [s for s in reloaded if s.action in ("run", "drop")]
+                done |= {i for s in reloaded if s.action == "rescore" for i in s.case_ids}
+            done |= {i for s in selections if s.action == "run" for i in s.case_ids}
             checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
-            running = {i for s in selections if s.action == "run" for i in s.case_ids}
-            if checks is not None and (ids := [i for i in checks.case_ids if i not in running and not self.cases[i].running]):
-                checks.case_ids = ids  # a case that runs again is checked by the new code anyway
+            if checks is not None and (ids := [i for i in checks.case_ids if i not in done and not self.cases[i].running]):
+                checks.case_ids = ids
                 await self.rescore(ids, checks.reason)
                 selections.append(checks)
             for selection in selections:
@@ -302,7 +305,8 @@ class Workbench(Baselines):
 
     async def _reload(self, paths: Sequence[Path], reason: str) -> list[Selection]:
         """Load the changed files again (in a thread), put them in place, and say what that means
-        for each of their cases; the re-scores are done here, the runs left to the caller."""
+        for each of their cases; the re-scores are done here (and returned, done), the runs left to
+        the caller."""
         units = units_for(paths, set(self.units.values()), self.paths)
         if not units:
             return []
@@ -317,7 +321,7 @@ class Workbench(Baselines):
         for selection in selections:
             if selection.action == "rescore":
                 await self.rescore(selection.case_ids, selection.reason)
-        return [s for s in selections if s.action in ("run", "drop")]
+        return selections
 
     async def _resolve_agents_again(self) -> None:
         """Which folder is which case's agent may have changed: resolve every case's agent again (in a thread)."""
