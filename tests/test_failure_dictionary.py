@@ -133,3 +133,47 @@ async def test_closing_the_app_removes_the_old_blobs_no_history_entry_needs(tmp_
             os.utime(blobs / digest[:2] / digest, (two_days_ago, two_days_ago))
     assert not stale.exists() and not stale.parent.exists() and fresh.exists()
     assert all((blobs / d[:2] / d).exists() for d in needed)
+
+
+def test_a_blob_used_again_is_spared_and_one_pruned_meanwhile_is_kept_again(tmp_path):
+    """Another session may prune a blob this one still uses: using it refreshes its time (so a prune
+    spares it), and a blob gone from under the cache is written again."""
+    import os
+    import time
+
+    from agentdiff.core.workbench.history import History
+    from agentdiff.core.workbench.snapshots import Snapshots
+
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("be brief")
+    snapshots = Snapshots(tmp_path)
+    (digest,) = snapshots.keep([str(prompt)]).values()
+    blob = tmp_path / ".agentdiff" / "blobs" / digest[:2] / digest
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(blob, (two_days_ago, two_days_ago))
+    snapshots.keep([str(prompt)])  # used again (from the cache): its time is now
+    assert Snapshots(tmp_path).prune(set(), time.time()) == 0 and blob.exists()
+    os.utime(blob, (two_days_ago, two_days_ago))
+    assert Snapshots(tmp_path).prune(set(), time.time()) == 1 and not blob.exists()  # another session's prune
+    snapshots.keep([str(prompt)])
+    assert blob.read_text() == "be brief"
+    history = tmp_path / ".agentdiff" / "history.json"
+    assert History(history).loaded  # none yet: nothing to lose
+    history.write_text("{not json")
+    assert not History(history).loaded  # unreadable: the app then prunes nothing by it
+
+
+async def test_an_unreadable_history_prunes_nothing(tmp_path):
+    import os
+    import time
+
+    copy_samples(tmp_path)
+    blob = tmp_path / ".agentdiff" / "blobs" / "aa" / ("aa" + "0" * 62)
+    blob.parent.mkdir(parents=True)
+    blob.write_text("an earlier prompt")
+    os.utime(blob, (time.time() - 2 * 86400,) * 2)
+    (tmp_path / ".agentdiff" / "history.json").write_text("{cut short")
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+    assert blob.exists()

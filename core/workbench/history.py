@@ -33,12 +33,18 @@ class History:
         self._data: dict[str, list[dict[str, Any]]] = {}
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
+        self.loaded = True  # False: a history file was there but could not be read (nothing is pruned by it)
         try:
             loaded = json.loads(read_text_regular(path))
             if isinstance(loaded, dict):
                 self._data = {k: v for k, v in loaded.items() if isinstance(v, list)}
+            else:
+                self.loaded = False
+        except FileNotFoundError:
+            self._data = {}
         except (OSError, ValueError):
             self._data = {}
+            self.loaded = False
 
     def add(self, case_id: str, result: CaseResult, when: float, seconds: Optional[float] = None, tools: Optional[int] = None,
             batch: Optional[float] = None, read: Optional[dict[str, str]] = None) -> None:

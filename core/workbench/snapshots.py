@@ -15,7 +15,7 @@ from agentdiff.core.formats.source_file import display_path
 
 BLOBS = Path(".agentdiff") / "blobs"
 MAX_BYTES = 512 * 1024  # a larger file is noted by digest only
-GRACE = 24 * 3600  # seconds: a blob this new is kept even if unreferenced (another session may hold it)
+GRACE = 24 * 3600  # seconds: a blob used this lately is kept even if unreferenced (another session may hold it)
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,13 @@ class Snapshots:
                 stat = os.stat(path)
                 key = (path, stat.st_mtime_ns, stat.st_size)
                 digest = self._digests.get(key)
+                if digest is not None and not self._used(digest):
+                    digest = None  # pruned meanwhile (by another session): kept again
                 if digest is None:
                     data = Path(path).read_bytes() if stat.st_size <= MAX_BYTES else b""
                     digest = hashlib.sha256(data).hexdigest() if data or stat.st_size == 0 else f"large:{stat.st_size}:{stat.st_mtime_ns}"
-                    blob = self.dir / digest[:2] / digest
-                    if not digest.startswith("large:") and not blob.exists():
+                    if not self._used(digest):
+                        blob = self.dir / digest[:2] / digest
                         blob.parent.mkdir(parents=True, exist_ok=True)
                         temporary = blob.with_name(f".{blob.name}.{os.getpid()}.tmp")
                         temporary.write_bytes(data)  # bytes as read: line endings kept
@@ -53,8 +55,19 @@ class Snapshots:
             kept[display_path(Path(path), self.root)] = digest
         return kept
 
+    def _used(self, digest: str) -> bool:
+        """Whether the blob is there, marking it used now (`prune` spares what was used lately)."""
+        if digest.startswith("large:"):
+            return True  # known by size and time alone
+        try:
+            os.utime(self.dir / digest[:2] / digest)
+            return True
+        except OSError:
+            return False
+
     def prune(self, referenced: Iterable[str], now: float, grace: float = GRACE) -> int:
-        """Remove the blobs no history entry refers to any more (older than `grace`); how many."""
+        """Remove the blobs no history entry refers to any more, unused for `grace` (another
+        session may hold one its history has not saved yet); how many."""
         keep = set(referenced)
         removed = 0
         try:
