@@ -312,29 +312,44 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _descendants_of(root: int) -> dict[int, int]:
+    """Every process under `root`, each with its parent."""
+    found: dict[int, int] = {}
+    parents = [root]
+    while parents:
+        parent = parents.pop()
+        for child in _children_of(parent):
+            found[child] = parent
+            parents.append(child)
+    return found
+
+
 def test_closing_the_pool_leaves_no_worker_behind():
     from agentdiff.core.worker.pool import WorkerPool
 
-    async def scenario() -> tuple[int, list[int]]:
+    async def scenario() -> tuple[int, dict[int, int]]:
         pool = WorkerPool(jobs=2, timeout=120)
         hang = asyncio.ensure_future(pool.run(native_job("hangs")))
-        workers: list[int] = []
+        server, below = 0, {}
         deadline = time.monotonic() + 30
-        while not workers and time.monotonic() < deadline:  # the server is up and the hanging run is in its worker
+        while time.monotonic() < deadline:  # until the server is up and a keeper has forked the hanging run's worker
             await asyncio.sleep(0.5)
-            server = pool._server._process.pid if pool._server is not None and pool._server._process is not None else None
-            workers = _children_of(server) if server else []
-        await asyncio.sleep(0.5)
+            server = pool._server._process.pid if pool._server is not None and pool._server._process is not None else 0
+            below = _descendants_of(server) if server else {}
+            if any(parent != server for parent in below.values()):
+                break
+        await asyncio.sleep(0.5)  # the run under way in it
+        below = _descendants_of(server)
         pool.close()
         hang.cancel()
-        return server, workers
+        return server, below
 
-    server, workers = asyncio.run(scenario())
-    assert workers, "the hanging run should have had a worker"
+    server, below = asyncio.run(scenario())
+    assert any(parent != server for parent in below.values()), ("the hanging run should have had a worker", server, below)
     deadline = time.monotonic() + 10
-    while [pid for pid in [server, *workers] if _alive(pid)] and time.monotonic() < deadline:
+    while [pid for pid in [server, *below] if _alive(pid)] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert [pid for pid in [server, *workers] if _alive(pid)] == []
+    assert [pid for pid in [server, *below] if _alive(pid)] == []
 
 
 def test_editor_saves_and_litter_count_once_for_the_real_file(tmp_path):
