@@ -83,6 +83,25 @@ def test_with_no_rules_the_gate_lets_no_case_regress():
     assert gate(compare(BASE, BASE), {}).passed
 
 
+def test_in_a_ci_job_markdown_links_lead_to_the_case_s_file_on_the_code_host_at_the_run_s_commit():
+    """A PR comment is read on GitHub or GitLab: a project-relative path would lead nowhere there."""
+    from agentdiff.core.reports.links import file_link
+
+    meta = {"git": {"commit": "abc123", "prefix": "services/bot/"}}
+    github = {"GITHUB_REPOSITORY": "acme/agents", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_SHA": "fff"}
+    assert file_link("evals/my set.evalset.json", meta, github) == "https://github.com/acme/agents/blob/abc123/services/bot/evals/my%20set.evalset.json"
+    assert file_link("a.evalset.json", {}, github) == "https://github.com/acme/agents/blob/fff/a.evalset.json"  # a report file: the job's commit
+    gitlab = {"CI_PROJECT_URL": "https://gitlab.example/acme/agents", "CI_COMMIT_SHA": "eee"}
+    assert file_link("a.evalset.json", meta, gitlab) == "https://gitlab.example/acme/agents/-/blob/abc123/services/bot/a.evalset.json"
+    assert file_link("a.evalset.json", meta, {}) == "a.evalset.json"  # not in a CI job: the path
+    cmp = compare(BASE, HEAD)
+    markdown = gate_markdown(gate(cmp, {}), cmp, configured=False, env=github)
+    assert "- [s.evalset.json::breaks](https://github.com/acme/agents/blob/fff/s.evalset.json): passed → failed" in markdown
+    from agentdiff.core.reports.compare import comparison_lines
+
+    assert "- [s.evalset.json::breaks](https://github.com/acme/agents/blob/fff/s.evalset.json): passed → failed" in comparison_lines(cmp, True, github)
+
+
 def test_each_gate_rule_holds_or_says_why_it_broke():
     cmp = compare(BASE, HEAD)
     labels = {"s.evalset.json::breaks": "payments"}.get
@@ -104,7 +123,7 @@ def test_each_gate_rule_holds_or_says_why_it_broke():
     assert broken(dropped) == {"max_pass_rate_drop = 10": "the pass rate fell 33.3 points (83.3% → 50.0%), more than 10"}
     unpriced = compare(report("b", case("a", "passed", seconds=1.0)), report("h", case("a", "passed", seconds=1.0)))
     assert "cannot be checked: the run reports no cost" in broken(gate(unpriced, {"max_total_cost": 1}))["max_total_cost = 1"]
-    markdown = gate_markdown(result, cmp, configured=True)
+    markdown = gate_markdown(result, cmp, configured=True, env={})
     assert markdown.startswith("## agentdiff gate: ❌ failed") and markdown.index("### Broken rules") < markdown.index("### Regressions")
     assert "- [s.evalset.json::breaks](s.evalset.json): passed → failed" in markdown
     assert gate_junit(result).count("<failure") == 7

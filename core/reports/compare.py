@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from agentdiff.core.reports.kept_runs import KeptRun
+from agentdiff.core.reports.links import file_link
 
 CATEGORIES = ("regressed", "newly erroring", "newly flaky", "fixed", "added", "removed", "unchanged")
 MEASURES = ("seconds", "tokens", "cost", "tool_calls")
@@ -170,8 +171,9 @@ def comparison_dict(cmp: Comparison) -> dict[str, Any]:
     }
 
 
-def comparison_lines(cmp: Comparison, markdown: bool = False) -> list[str]:
-    """The comparison for a terminal, or as Markdown (a PR comment)."""
+def comparison_lines(cmp: Comparison, markdown: bool = False, env: Optional[Mapping[str, str]] = None) -> list[str]:
+    """The comparison for a terminal, or as Markdown (a PR comment; `env`: the CI job's, for its
+    links, else this process's)."""
     lines = [f"## {cmp.base.name} → {cmp.head.name}" if markdown else f"{cmp.base.name} → {cmp.head.name}"]
     rate_b, rate_h = cmp.pass_rate("base"), cmp.pass_rate("head")
     head = [f"pass rate {number_text(rate_b)}% → {number_text(rate_h)}%" if rate_b is not None and rate_h is not None else "pass rate -",
@@ -188,7 +190,7 @@ def comparison_lines(cmp: Comparison, markdown: bool = False) -> list[str]:
         lines.append("")
         lines.append(f"### {name} ({len(cases)})" if markdown else f"{name} ({len(cases)}):")
         for case in cases:
-            label = f"[{case.id}]({case.source})" if markdown and case.source else case.id
+            label = f"[{case.id}]({file_link(case.source, cmp.head.meta, env)})" if markdown and case.source else case.id
             lines.append(f"- {label}: {case.base_status or '-'} → {case.head_status or '-'}" if markdown
                          else f"  {case.id}: {case.base_status or '-'} → {case.head_status or '-'}")
             pad = "  " if markdown else "      "

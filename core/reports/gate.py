@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from agentdiff.core.reports.compare import Comparison, number_text
+from agentdiff.core.reports.links import file_link
 
 REGRESSIONS = ("regressed", "newly erroring", "newly flaky")  # a case that passed and no longer reliably does
 
@@ -96,8 +97,9 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
     return GateResult(checked, regressions)
 
 
-def gate_markdown(result: GateResult, cmp: Comparison, configured: bool) -> str:
-    """A PR comment: the verdict first, then the broken rules, then the regressions, each linked."""
+def gate_markdown(result: GateResult, cmp: Comparison, configured: bool, env: Optional[Mapping[str, str]] = None) -> str:
+    """A PR comment: the verdict first, then the broken rules, then the regressions, each linked
+    (on the code host inside a CI job: `links.file_link`)."""
     lines = [f"## agentdiff gate: {'✅ passed' if result.passed else '❌ failed'}",
              f"{cmp.base.name} → {cmp.head.name}" + ("" if configured else " · no rules configured: no case may regress")]
     broken = [rule for rule in result.rules if rule.broken]
@@ -106,7 +108,7 @@ def gate_markdown(result: GateResult, cmp: Comparison, configured: bool) -> str:
     if result.regressions:
         lines += ["", "### Regressions"]
         for case in result.regressions:
-            link = f"[{case.id}]({case.source})" if case.source else case.id
+            link = f"[{case.id}]({file_link(case.source, cmp.head.meta, env)})" if case.source else case.id
             lines.append(f"- {link}: {case.base_status} → {case.head_status}" + (f" — {case.first_divergence}" if case.first_divergence else ""))
     if missing_note(cmp):
         lines += ["", f"> {missing_note(cmp)}"]

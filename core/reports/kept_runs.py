@@ -65,7 +65,8 @@ class KeptRun:
 
 
 def git_state(root: Path) -> Optional[dict[str, Any]]:
-    """The commit, branch and dirtiness of the project's git tree; None outside git (or no git)."""
+    """The commit, branch and dirtiness of the project's git tree, and where the project lies in
+    it; None outside git (or no git)."""
     def git(*args: str) -> Optional[str]:
         try:
             done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
@@ -77,7 +78,8 @@ def git_state(root: Path) -> Optional[dict[str, Any]]:
         return None
     status = git("status", "--porcelain", "--untracked-files=no")
     # a repository without a commit yet has a branch but no commit
-    return {"commit": git("rev-parse", "HEAD"), "branch": git("symbolic-ref", "--short", "-q", "HEAD"), "dirty": bool(status)}
+    return {"commit": git("rev-parse", "HEAD"), "branch": git("symbolic-ref", "--short", "-q", "HEAD"), "dirty": bool(status),
+            "prefix": git("rev-parse", "--show-prefix") or ""}  # the project's folder in the repository ("" at its top)
 
 
 class RunKeeper:
