@@ -219,6 +219,32 @@ def test_save_then_a_new_history_on_the_file_gives_the_same_entries(tmp_path):
     assert (again.entries(CASE), again.entries(OTHER)) == (history.entries(CASE), history.entries(OTHER))
 
 
+def test_two_sessions_on_one_history_keep_each_other_s_entries(tmp_path):
+    """Two terminals (or two tabs of `serve`) on one project: each write merges what the other wrote
+    since, each entry once, each case's newest KEEP; blobs the other's entries need are known too."""
+    path = tmp_path / "history.json"
+    first, second = History(path), History(path)
+    first.add(CASE, result(), 10.0)
+    first.save(wait=True)
+    second.add(CASE, result(CaseStatus.FAILED), 11.0)
+    second.add(OTHER, result(), 12.0, read={"prompt.md": "ab" * 32})
+    second.save(wait=True)
+    first.add(CASE, result(), 13.0)
+    first.save(wait=True)
+    on_disk = json.loads(path.read_text(encoding="utf-8"))
+    assert [(e["time"], e["status"]) for e in on_disk[CASE]] == [(10.0, "passed"), (11.0, "failed"), (13.0, "passed")]
+    assert [e["time"] for e in on_disk[OTHER]] == [12.0]
+    assert first.digests() == {"ab" * 32}  # the other session's W still has its file
+    for second_ in range(100, 100 + KEEP):
+        second.add(CASE, result(), float(second_))
+    second.save(wait=True)
+    first.add(OTHER, result(), 14.0)
+    first.save(wait=True)
+    on_disk = json.loads(path.read_text(encoding="utf-8"))
+    assert [e["time"] for e in on_disk[CASE]] == [float(s) for s in range(100, 100 + KEEP)]  # the newest KEEP
+    assert [e["time"] for e in on_disk[OTHER]] == [12.0, 14.0]
+
+
 def test_a_burst_of_verdicts_within_SAVE_EVERY_seconds_is_written_once(tmp_path, monkeypatch):
     path = tmp_path / "history.json"
     written: list[dict] = []

@@ -1,4 +1,8 @@
-"""Each case's recent verdicts and scores, kept across restarts in `.agentdiff/history.json`."""
+"""Each case's recent verdicts and scores, kept across restarts in `.agentdiff/history.json`.
+
+Several sessions may keep one project's history at once (two terminals, two tabs of `serve`): a
+session that finds the file written by another since it last wrote it merges that content with its
+own on each write (entries told apart by time, verdict and score; each case's newest `KEEP`)."""
 
 from __future__ import annotations
 
@@ -34,6 +38,8 @@ class History:
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
         self.loaded = True  # False: a history file was there but could not be read (nothing is pruned by it)
+        self._others: dict[str, list[dict[str, Any]]] = {}  # the file as another session last left it (the writer's)
+        self._seen = self._version()  # the file's version this session last read or wrote
         try:
             loaded = json.loads(read_text_regular(path))
             if isinstance(loaded, dict):
@@ -71,9 +77,10 @@ class History:
         return next((e for e in reversed(self._data.get(case_id, [])) if e.get("status") == "passed" and e.get("read")), None)
 
     def digests(self) -> set[str]:
-        """Every blob digest the kept entries refer to (what `W` may still need)."""
-        return {digest for entries in self._data.values() for entry in entries
-                if isinstance(entry.get("read"), dict) for digest in entry["read"].values() if isinstance(digest, str)}
+        """Every blob digest the kept entries refer to, other sessions' too (what `W` may still need)."""
+        return {digest for data in (self._data, self._others) for entries in data.values() for entry in entries
+                if isinstance(entry, dict) and isinstance(entry.get("read"), dict)
+                for digest in entry["read"].values() if isinstance(digest, str)}
 
     def pass_rates(self) -> list[tuple[float, int, int]]:
         """The suite over time: after each batch of runs (oldest first), its start, and of every case
@@ -105,8 +112,39 @@ class History:
         if wait and self._written is not None:
             self._written.result()
 
+    def _version(self) -> Optional[tuple[int, int, int]]:
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return info.st_ino, info.st_mtime_ns, info.st_size
+
     def _write(self, data: dict[str, list[dict[str, Any]]]) -> None:
         try:
+            now = self._version()
+            if now is not None and now != self._seen:  # another session wrote it meanwhile
+                try:
+                    loaded = json.loads(read_text_regular(self.path))
+                    if isinstance(loaded, dict):
+                        self._others = {k: v for k, v in loaded.items() if isinstance(v, list)}
+                except ValueError:
+                    pass  # cut short or not ours: what was read before stands
+            if self._others:
+                data = _merged(self._others, data)
             atomic_write(self.path, json.dumps(data, sort_keys=True, separators=(",", ":")), durable=False)
+            self._seen = self._version()
         except OSError:
             pass  # history is a convenience; a read-only project still works
+
+
+def _merged(others: dict[str, list[dict[str, Any]]], mine: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """Each case's entries from both, once each, oldest first, its newest `KEEP`."""
+    out = {}
+    for case_id in others.keys() | mine.keys():
+        entries: dict[tuple, dict[str, Any]] = {}
+        for entry in (*others.get(case_id, ()), *mine.get(case_id, ())):
+            if isinstance(entry, dict):
+                entries[(entry.get("time"), entry.get("status"), entry.get("score"))] = entry
+        kept = sorted(entries.values(), key=lambda e: e.get("time") if isinstance(e.get("time"), (int, float)) else 0)
+        out[case_id] = kept[-KEEP:]
+    return out
