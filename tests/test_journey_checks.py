@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -139,6 +140,7 @@ def test_a_python_check_that_hangs_or_exits_fails_and_agentdiff_goes_on(tmp_path
         "calls = []\n"
         "def hangs(trace):\n    calls.append(1)\n    time.sleep(5)\n"
         "def exits(trace):\n    sys.exit(3)\n"
+        "def spins(trace):\n    n = 0\n    while True:\n        n += 1\n"
     )
     check = CheckSpec("python", None, "checks.py:hangs", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
     started = time.monotonic()
@@ -149,6 +151,12 @@ def test_a_python_check_that_hangs_or_exits_fails_and_agentdiff_goes_on(tmp_path
     assert module.calls == [1]
     exits = CheckSpec("python", None, "checks.py:exits", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
     assert evaluate(exits, REFUND_TWICE).reason == "the check raised SystemExit: 3"
+    spins = CheckSpec("python", None, "checks.py:spins", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
+    assert evaluate(spins, REFUND_TWICE).reason == "the check did not finish within 0.3 s"
+    deadline = time.monotonic() + 10
+    while any(t.name == "agentdiff-check checks.py:spins" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(t.name == "agentdiff-check checks.py:spins" for t in threading.enumerate())  # stopped, not left holding a core
 
 
 # --- through the workbench: verdict, divergence, re-score without an agent call ---------------------------
@@ -216,6 +224,36 @@ async def test_editing_a_python_check_s_file_rescores_its_cases_with_the_new_cod
     assert len(pool.jobs) == jobs  # no agent call
     assert hello.status is CaseStatus.FAILED and hello.reason == "re-score: checks.py changed"
     assert [m.reason for m in hello.run.result.metrics if m.name == "check: python checks.py:quiet"] == ["too chatty"]
+
+
+async def test_a_python_check_s_file_inside_the_agent_s_package_is_no_agent_code(tmp_path):
+    """ADK's layout keeps eval sets (and so checks) in the agent's package: saving the check's file
+    re-scores its cases and calls no agent, paused or not."""
+    echo_project(tmp_path, {"echo": ["hello"]})
+    folder = tmp_path / "agents" / "echo"
+    code = folder / "checks.py"
+    code.write_text("def quiet(trace):\n    return None\n")
+    (folder / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
+    pool = EchoPool()
+    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    hello = wb.cases[case_id("echo", "case_0")]
+    jobs = len(pool.jobs)
+    code.write_text("def quiet(trace):\n    return 'too chatty'\n")
+    os.utime(code, ns=(time.time_ns() + 10**9,) * 2)
+    (selection,) = await wb.on_changes([code])
+    await wb.wait()
+    assert (selection.action, selection.reason, len(pool.jobs)) == ("rescore", "re-score: agents/echo/checks.py changed", jobs)
+    assert hello.status is CaseStatus.FAILED
+    await wb.set_paused(True)
+    code.write_text("def quiet(trace):\n    return None\n")
+    os.utime(code, ns=(time.time_ns() + 2 * 10**9,) * 2)
+    await wb.on_changes([code])
+    assert hello.stale
+    (selection,) = await wb.set_paused(False)
+    await wb.wait()
+    assert (selection.action, len(pool.jobs), hello.status) == ("rescore", jobs, CaseStatus.PASSED)
 
 
 async def test_a_python_check_s_file_behind_a_symlink_while_paused_and_with_its_checks_file(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ fails the case when it fails in any repeat (what must never happen must not happ
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import hashlib
 import importlib.util
@@ -139,11 +140,22 @@ def _function(spec: CheckSpec) -> tuple[Callable[[JourneyTrace], Any], tuple[tup
     return function, (key, name)
 
 
+class CheckStopped(BaseException):
+    """Raised inside a `python` check that ran past its time."""
+
+
+def _stop(thread: threading.Thread) -> None:
+    """Raise `CheckStopped` in the thread: a check looping in Python code stops at its next step
+    instead of holding a core until agentdiff ends (one blocked in a system call stops when it returns)."""
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(CheckStopped))
+
+
 def _python(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
     """A function's verdict: None or True passes; False or a string (the reason) fails, as does an
     AssertionError (its message); any other exception fails, naming it. It runs in a thread of its
-    own: one that has not returned after `PYTHON_CHECK_SECONDS` fails, and that version of it is not
-    called again (its thread is abandoned; it cannot hold agentdiff's exit)."""
+    own: one that has not returned after `PYTHON_CHECK_SECONDS` fails and is stopped (`_stop`), and
+    that version of it is not called again (a daemon thread: it cannot hold agentdiff's exit)."""
     try:
         function, version = _function(spec)
     except Exception as exc:  # the check's own bug: a failing check that says so, never a crash
@@ -164,6 +176,7 @@ def _python(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
     if thread.is_alive():
         with _LOCK:
             _STUCK.add(version)
+        _stop(thread)
         return Breach(f"the check did not finish within {PYTHON_CHECK_SECONDS:g} s")
     error = outcome.get("error")
     if isinstance(error, AssertionError):

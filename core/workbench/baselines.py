@@ -103,12 +103,11 @@ class Baselines:
         if not paths:
             return
         self._paused_changes += paths
-        touched: set[str] = set()
-        for path in paths:
+        checks = checks_code_changed(paths, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
+        touched: set[str] = set(checks.case_ids if checks is not None else ())  # a python check's file (not agent code)
+        for path in (p for p in paths if checks is None or Path(p) not in checks.paths):
             touched |= self.index.affected_by(resolved(Path(path)))
             touched |= {case_id for case_id, unit in self.units.items() if unit == resolved(Path(path)) or unit in resolved(Path(path)).parents}
-        checks = checks_code_changed(paths, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
-        touched |= set(checks.case_ids if checks is not None else ())  # a python check's file
         for case_id in sorted(touched):
             state = self.cases.get(case_id)
             if state is not None and not state.running:

@@ -74,19 +74,27 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Sele
 
 
 def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], root: Path) -> Optional[Selection]:
-    """The cases whose `python` journey checks are defined in a changed file: re-scored, not re-run."""
-    paths = {form for p in changed for form in (Path(os.path.abspath(p)), resolved(Path(p)))}  # a symlink, or its target
+    """The cases whose `python` journey checks are defined in a changed file: re-scored, not re-run
+    (its `paths`: those of `changed` that are such files, as given)."""
+    forms: dict[Path, Path] = {}  # a changed path's absolute and resolved forms (a symlink, or its target) → it
+    for p in changed:
+        for form in (Path(os.path.abspath(p)), resolved(Path(p))):
+            forms.setdefault(form, Path(p))
     hit: dict[str, Path] = {}
+    matched: set[Path] = set()
     for case_id, ref in refs.items():
         for spec in ref.checks:
             module = spec.module
-            if module is not None and (Path(os.path.abspath(module)) in paths or resolved(module) in paths):
+            if module is None:
+                continue
+            found = forms.get(Path(os.path.abspath(module))) or forms.get(resolved(module))
+            if found is not None:
                 hit.setdefault(case_id, Path(os.path.abspath(module)))
-                break
+                matched.add(found)
     if not hit:
         return None
     names = ", ".join(sorted({display_path(p, root) for p in hit.values()}))
-    return Selection("rescore", sorted(hit), reason=f"re-score: {names} changed")
+    return Selection("rescore", sorted(hit), paths=sorted(matched), reason=f"re-score: {names} changed")
 
 
 def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex, root: Optional[Path] = None) -> bool:
