@@ -167,12 +167,17 @@ def metric(name: str, score: float | None, status: MetricStatus, threshold: floa
     return MetricResult(name=name, score=score, threshold=threshold, status=status)
 
 
-def test_the_headline_score_is_the_first_passed_or_failed_metrics_score():
+def test_the_headline_score_is_the_failing_metric_s_else_the_lowest_gating_one():
+    """As the tree shows it: a failing case never plots at full height because a passing metric came first."""
     assert headline_score(result(CaseStatus.FAILED,
                                  metric("tool_call_count_v1", 3.0, MetricStatus.INFORMATIONAL, None),
                                  metric("safety_v1", None, MetricStatus.NOT_EVALUATED),
-                                 metric("response_match_score", 0.25, MetricStatus.FAILED),
-                                 metric("tool_trajectory_avg_score", 1.0, MetricStatus.PASSED))) == 0.25
+                                 metric("tool_trajectory_avg_score", 1.0, MetricStatus.PASSED),
+                                 metric("response_match_score", 0.43, MetricStatus.FAILED),
+                                 metric("check: max_tool_calls ≤ 3", 0.0, MetricStatus.FAILED, 1.0))) == 0.43
+    assert headline_score(result(CaseStatus.PASSED,
+                                 metric("tool_trajectory_avg_score", 1.0, MetricStatus.PASSED),
+                                 metric("response_match_score", 0.91, MetricStatus.PASSED))) == 0.91
     assert headline_score(result(CaseStatus.ERROR)) is None
     assert headline_score(result(CaseStatus.NOT_EVALUATED, metric("safety_v1", None, MetricStatus.NOT_EVALUATED))) is None
 

@@ -232,7 +232,7 @@ async def test_p_plots_the_case_s_runs_and_s_shows_the_suite(tmp_path):
         note = str(plots.query_one("#plots-note").render())
         assert "2 run(s) kept" in note and "296 tokens, 1 tool call " in note
         drawn = str(plots.query_one("#plot-score").render())
-        assert "score (the gating metric)" in drawn and "run" in drawn
+        assert "score (as in the tree)" in drawn and "run" in drawn
         await pilot.press("p")
         await pilot.pause(0.1)
         assert not plots.display and app.main.detail.query_one("#layers").display

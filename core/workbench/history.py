@@ -22,11 +22,13 @@ SAVE_EVERY = 2.0  # seconds
 
 
 def headline_score(result: CaseResult) -> Optional[float]:
-    """The case's first gating score (what a sparkline shows), or None."""
-    for metric in result.metrics:
-        if metric.status in (MetricStatus.PASSED, MetricStatus.FAILED) and metric.score is not None:
-            return metric.score
-    return None
+    """The case's score as the tree shows it: the metric that failed it (the first failing, which
+    decides the verdict as in ADK), else the lowest gating score; None when none was scored."""
+    gating = [m for m in result.metrics if m.status in (MetricStatus.PASSED, MetricStatus.FAILED) and m.score is not None]
+    failing = [m for m in gating if m.status is MetricStatus.FAILED]
+    if failing:
+        return failing[0].score
+    return min(m.score for m in gating) if gating else None  # type: ignore[type-var]
 
 
 class History:

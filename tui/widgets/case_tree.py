@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.history import headline_score
 from agentdiff.core.workbench.progress import duration_text
 from rich.text import Text
 from textual.binding import Binding
@@ -251,8 +251,5 @@ def score_text(result) -> str:
     if result.status is CaseStatus.FLAKY and result.runs:
         passed = sum(run.status is CaseStatus.PASSED for run in result.runs)
         return f"{passed}/{len(result.runs)} runs"
-    gating = [m for m in result.metrics if m.status in (MetricStatus.PASSED, MetricStatus.FAILED) and m.score is not None]
-    failing = [m for m in gating if m.status is MetricStatus.FAILED]
-    if failing:
-        return f"{failing[0].score:.2f}"
-    return f"{min(m.score for m in gating):.2f}" if gating else ""
+    score = headline_score(result)
+    return f"{score:.2f}" if score is not None else ""

@@ -55,7 +55,7 @@ class CasePlots(Vertical):
         if last.get("tools") is not None:
             said.append(f"{last['tools']:g} tool call{'s' if last['tools'] != 1 else ''}")
         note.update(Text(f"{len(entries)} run(s) kept" + (f" · the last: {', '.join(said)}" if said else "") + "  (p: back to the diff)", style="dim"))
-        _draw(self.query_one("#plot-score", PlotextPlot), "score (the gating metric)", [("score", [e.get("score") for e in entries], "left")], (0, 1))
+        _draw(self.query_one("#plot-score", PlotextPlot), "score (as in the tree)", [("score", [e.get("score") for e in entries], "left")], (0, 1))
         _draw(self.query_one("#plot-cost", PlotextPlot), "seconds (left) and tokens (right) per run",
               [("seconds", [e.get("seconds") for e in entries], "left"), ("tokens", [e.get("tokens") for e in entries], "right")])
 
