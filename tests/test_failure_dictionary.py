@@ -40,6 +40,9 @@ def test_the_failures_command_lists_defines_and_retires(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert run("failures", "define", "double refund", "--description", "refunds twice", "--blocking", "block")[0] == 0
     copy_samples(tmp_path, agents=("customer_service",))
+    code, _, err = run("failures", "bind", "double refnud", "no_second_refund")  # a typo: refused, nothing bound
+    assert code == 2 and "no entry 'double refnud' in the failure dictionary (did you mean 'double refund'?" in err
+    assert REFUND_TWICE not in Triage.load(tmp_path).cases
     code, out, _ = run("failures", "bind", "double refund", "no_second_refund", "--element", "turn 2 · tool_calls · call 3")
     assert code == 0 and "bound 1 case(s) to 'double refund'" in out
     assert Triage.load(tmp_path).cases[REFUND_TWICE] == {"label": "double refund", "element": "turn 2 · tool_calls · call 3"}

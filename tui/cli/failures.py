@@ -54,8 +54,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             triage.define(args.name, description=args.description, evidence=args.evidence, blocking=args.blocking)
             print(f"defined {args.name!r}", file=out)
         elif args.action == "retire":
-            if args.name not in triage.labels:
-                raise UsageError(f"no entry {args.name!r} in the failure dictionary ({', '.join(triage.labels)})")
+            _known(triage, args.name)
             retired = {"reason": args.reason, **({"replaced_by": args.replaced_by} if args.replaced_by else {})}
             triage.define(args.name, retired=retired)
             print(f"retired {args.name!r}: its cases show as no longer tested", file=out)
@@ -64,6 +63,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
             from .selection import select_cases
 
+            _known(triage, args.name)  # a typo must not make a free label that no `block` entry gates
             found, unknown = select_cases(args.cases, load_project_config(Path.cwd())[0])
             if unknown:
                 raise UsageError(f"no case matches {unknown[0]!r}")
@@ -79,6 +79,17 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (TriageUnreadable, BaselineConflict, BaselineWriteError) as exc:
         raise UsageError(str(exc)) from None
     return EXIT_OK
+
+
+def _known(triage, name: str) -> None:
+    """Refuse a name that is not in the failure dictionary, with the closest one and how to add it."""
+    if name in triage.labels:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(name, triage.labels, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else (f"it has: {', '.join(triage.labels)}; " if triage.labels else "it is empty; ")
+    raise UsageError(f"no entry {name!r} in the failure dictionary ({hint}define it first: agentdiff failures define {name!r} --description …)")
 
 
 def listing(triage) -> str:
