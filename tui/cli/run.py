@@ -102,6 +102,14 @@ class Progress:
         self.err.flush()
         self._shown = True
 
+    def keep(self, text: str) -> None:
+        """A line that stays on a terminal too (which Python and ADK run the agents), above the one
+        rewritten in place."""
+        if self.live:
+            self.err.write(_CLEAR)
+            self._shown = False
+        print(text, file=self.err, flush=True)
+
     def case_done(self, result, seconds: float) -> None:
         self.done += 1
         glyph = GLYPHS[result.status]
@@ -230,9 +238,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     async def go() -> None:
         assert python is not None
-        progress.say(f"starting workers: {python.describe(Path.cwd())}…")
+        progress.keep(f"starting workers: {python.describe(Path.cwd())}…")
         if python.why == OWN_PYTHON and declares_dependencies(Path.cwd()):
-            progress.say("note: the project has no environment of its own here, so its agents import what agentdiff's "
+            progress.keep("note: the project has no environment of its own here, so its agents import what agentdiff's "
                          "environment has; `agentdiff doctor` checks, --python chooses")
         pool = shared.worker_pool(args, config, options, python)
         tasks: set[asyncio.Future] = set()
