@@ -315,7 +315,7 @@ def test_a_rerecorded_baseline_is_listed_until_signed_and_the_gate_can_require_t
     subprocess.run(["git", "checkout", "-q", "-b", "work"], cwd=tmp_path, check=True)
     monkeypatch.chdir(tmp_path)
     code, out, _ = run("baselines", "--since", "main")
-    assert code == 0 and "no baseline changed since main" in out
+    assert code == 0 and "no baseline was re-recorded since main" in out
     prompt = tmp_path / "sample_agents" / "home_automation" / "prompt.md"
     prompt.write_text(prompt.read_text().replace("never invent a device", "never make up a device"))
     run("record", "kitchen_on_then_check")  # re-recorded until green, spec.yaml untouched

@@ -43,7 +43,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: --since {args.since}: {exc}", file=err)
         return EXIT_USAGE
     if not changes:
-        print(f"no baseline changed since {args.since} without its case", file=out)
+        print(f"no baseline was re-recorded since {args.since} (no expectations changed while their case stayed the same)", file=out)
         return EXIT_OK
     for change in changes:
         mark = "✓ signed off" if change.signed else "✗ not signed off"
