@@ -185,6 +185,11 @@ async def test_a_failing_check_fails_the_case_leads_its_divergences_and_a_checks
     assert secret.run.result.runs[0].status is CaseStatus.FAILED  # the repeat's record too (ADK's results say so)
     assert any(layer.status == "changed" for layer in secret.run.result.layers)  # and the reports' layers
     assert (lead.source.file, lead.source.line) == (f"agents/echo/{CHECKS_FILE}", 3)
+    from agentdiff.tui.cli.table import render_case_table
+
+    table = render_case_table([secret.run.result])  # `run`'s table: the broken check once, with its line
+    assert table.count("said a secret") == 1
+    assert f"check python checks.py:no_secrets: said a secret  (agents/echo/{CHECKS_FILE}:3)" in table
     jobs = len(pool.jobs)
     checks.write_text('checks:\n  max_tool_calls: 0\n')
     await wb.on_changes([checks])

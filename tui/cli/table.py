@@ -57,9 +57,18 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
             lines.append(f"    {case.error}")
         elif case.status is not CaseStatus.PASSED:
             changed = [layer.first_divergence for layer in case.layers if layer.status == "changed" and layer.first_divergence]
-            if changed:
-                lines.append(f"    {changed[0]}")
+            lead = changed[0] if changed else None
+            said = None  # the check the lead divergence already names: said once, with its line
             for metric in case.metrics:
+                if lead and metric.status is MetricStatus.FAILED and metric.name.startswith(CHECK) and metric.reason \
+                        and lead.endswith(f"check {metric.name[len(CHECK):]}: {metric.reason}"):
+                    said, lead = metric, f"{lead}  ({(metric.details or {}).get('source', '')})"
+                    break
+            if lead:
+                lines.append(f"    {lead}")
+            for metric in case.metrics:
+                if metric is said:
+                    continue
                 if metric.status is MetricStatus.FAILED and metric.name.startswith(CHECK) and metric.reason:
                     lines.append(f"    {metric.name}: {metric.reason}  ({(metric.details or {}).get('source', '')})")
                 elif metric.status is MetricStatus.FAILED:
