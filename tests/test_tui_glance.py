@@ -116,6 +116,14 @@ async def test_at_80_by_24_the_header_is_short_and_the_first_divergence_is_in_si
         await pilot.press("i")  # the details on demand
         await pilot.pause(0.1)
         assert "accept scope" in header(app)
+    dim = "sample_agents/home_automation/home_automation.evalset.json::dim_living_room"
+    async with make_app(tmp_path, CannedPool(tmp_path)).run_test(size=(300, 24)) as pilot:  # short, but wide
+        app = pilot.app
+        await settle(app, pilot)
+        app.main.tree.select_case(dim)
+        await pilot.pause(0.3)
+        assert app.main.detail.compact
+        assert "(e: sample_agents/home_automation/home_automation.evalset.json:40)" in str(app.main.detail.extra)  # the path fits
 
 
 async def test_plus_maximises_the_detail_and_backslash_hides_the_tree(tmp_path):

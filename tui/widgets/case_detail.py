@@ -179,7 +179,10 @@ class CaseDetail(Vertical):
                 self.extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {self.divergence.summary}", style="bold")
                 source = self.divergence.source
                 if source:
-                    where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}" if self.short_header and source.line else str(source)
+                    where = str(source)  # the whole path where it fits the line (`+`, a wide terminal); else the file's name
+                    line_width = len(f"divergence {index + 1}/{len(divergences)}: {self.divergence.summary}  (e: {where})")
+                    if self.short_header and source.line and line_width > self.size.width - 2:
+                        where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}"
                     self.extra.append(f"  (e: {where})", style="dim")
             if self.versus is not None:
                 before = (self.versus.cases.get(state.ref.id) or {}).get("status")
