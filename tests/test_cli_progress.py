@@ -167,3 +167,19 @@ def test_a_real_run_talks_from_the_start(project):
     assert lines[0].startswith(f"starting workers: Python {python} (") and ", ADK " in lines[0] and lines[1] == "running 2 cases"
     assert sorted(CASE_LINE.match(line).group(4) for line in lines[2:]) == [case_id("echo", "case_0"), case_id("echo", "case_1")]
     assert "2 cases: 2 passed" in out and not ANSI.search(out)
+
+
+def test_a_headless_run_is_in_the_history_the_tui_plots(project, monkeypatch):
+    """`p` and `S` read the history: `run`'s cases are in it too, with their seconds and batch."""
+    import json
+
+    from agentdiff.core.workbench.history import HISTORY_FILE, History
+
+    use_pool(monkeypatch, FakePool())
+    code, _, err = cli("run")
+    assert code == 0, err
+    history = History(project / HISTORY_FILE)
+    for case in ("case_0", "case_1"):
+        (entry,) = history.entries(case_id("echo", case))
+        assert entry["status"] == "passed" and entry["score"] is not None and "seconds" in entry and "batch" in entry
+    assert len(json.loads((project / HISTORY_FILE).read_text())) == 2

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from agentdiff.core.run.options import RunOptions
-from agentdiff.core.workbench.history import History
+from agentdiff.core.workbench.history import HISTORY_FILE, History
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.watcher import ChangeSource, watchfiles_source
 from agentdiff.core.workbench.workbench import Workbench
@@ -113,5 +113,5 @@ def create_app(
         pool = WorkerPool()
     if changes is None and watch:
         changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
-    workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / ".agentdiff" / "history.json"))
+    workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / HISTORY_FILE))
     return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below, keep_runs, confirm_live_above)

@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any, Optional
 
 from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.usage import total_tokens
 from agentdiff.core.scoring.metrics import MetricStatus
-from agentdiff.core.scoring.results import CaseResult
+from agentdiff.core.scoring.results import CaseResult, CaseStatus
 from agentdiff.core.formats.source_file import read_text_regular
+from agentdiff.core.workbench.costs import run_cost
+from agentdiff.core.workbench.snapshots import Snapshots
 
+HISTORY_FILE = Path(".agentdiff") / "history.json"  # under the project root
 KEEP = 20
 SAVE_EVERY = 2.0  # seconds
 
@@ -77,6 +81,14 @@ class History:
     def last_passed(self, case_id: str) -> Optional[dict[str, Any]]:
         """The case's newest passing run that kept what its agent read, if any."""
         return next((e for e in reversed(self._data.get(case_id, [])) if e.get("status") == "passed" and e.get("read")), None)
+
+    def record(self, run: CaseRun, when: float, batch: Optional[float], snapshots: Snapshots) -> None:
+        """A finished run of a case (the TUI's and `run`'s alike): its verdict, score, seconds, tool
+        calls and tokens, and, when it passed, the files its agent read (kept for `W`)."""
+        seconds, _, tools, _ = run_cost(run, {})
+        passed = run.result.status is CaseStatus.PASSED and run.files_read
+        read = snapshots.keep(run.files_read) if passed else None  # what changed since it passed, later
+        self.add(run.result.id, run.result, when, seconds, tools, batch, read)
 
     def digests(self) -> set[str]:
         """Every blob digest the kept entries refer to, other sessions' too (what `W` may still need)."""

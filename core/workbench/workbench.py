@@ -24,7 +24,6 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import judge_again, rescore_case
 from agentdiff.core.run.runner import run_case
-from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.baselines import Baselines
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
 from agentdiff.core.workbench.changes import (
@@ -41,7 +40,6 @@ from agentdiff.core.workbench.events import (
     Event,
     Notice,
 )
-from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.snapshots import Snapshots
@@ -215,10 +213,7 @@ class Workbench(Baselines):
         self.progress.finished(state.ref.id)
         self._index(state)  # what its agent read this time
         if self.history is not None:
-            seconds, _, tools, _ = run_cost(run, {})
-            passed = run.result.status is CaseStatus.PASSED and run.files_read
-            read = self.snapshots.keep(run.files_read) if passed else None  # what changed since it passed, later
-            self.history.add(state.ref.id, run.result, self.clock(), seconds, tools, self.progress.started or None, read)
+            self.history.record(run, self.clock(), self.progress.started or None, self.snapshots)
         self._emit(CaseUpdated(state.ref.id))
 
     async def wait(self) -> None:

@@ -207,6 +207,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.doctor import declares_dependencies
     from agentdiff.core.project.interpreter import OWN_PYTHON
     from agentdiff.core.reports.kept_runs import RunKeeper
+    from agentdiff.core.workbench.history import HISTORY_FILE, History
+    from agentdiff.core.workbench.snapshots import Snapshots
 
     if not check_reports(args.report, err):
         return EXIT_USAGE
@@ -235,6 +237,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
     keeper.shard = "{}/{}".format(*args.shard) if args.shard else None
     keeper.partial = f"--changed-since {args.changed_since}" if args.changed_since is not None else None
+
+    history, snapshots = History(Path.cwd() / HISTORY_FILE), Snapshots(Path.cwd())
+    began = time.time()
 
     async def go() -> None:
         assert python is not None
@@ -274,6 +279,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     tasks.discard(task)
                     case_run, seconds = task.result()
                     keeper.add(case_run)
+                    history.record(case_run, time.time(), began, snapshots)  # `p` and `S` show headless runs too
                     cases.append(case_run.result if keep_invocations else _without_invocations(case_run.result))
                     progress.case_done(case_run.result, seconds)
                     start_next()
@@ -289,6 +295,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except BaseException:  # interrupted: no half a kept run
             keeper.discard()
             raise
+        history.save(wait=True)
     order = {ref.id: i for i, ref in enumerate(found.cases)}
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
