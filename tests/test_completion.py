@@ -33,6 +33,8 @@ def test_bash_completes_commands_options_and_case_ids(tmp_path):
     assert "--baseline" in complete(["agentdiff", "gate", "--"], tmp_path)
     # bash split the id at ":": what it offers is the rest after the last ":", so the line reads the whole id
     assert complete(["agentdiff", "diff", "home_automation/home_automation.evalset.json::dim"], tmp_path) == ["dim_living_room"]
+    assert complete(["agentdiff", "diff", "dim_li"], tmp_path) == ["dim_living_room"]  # an eval_id alone, as commands take it
+    assert "two_devices" in complete(["agentdiff", "run", "two"], tmp_path)
     assert set(complete(["agentdiff", "diff", "home_automation/home_automation.evalset.json"], tmp_path)) == {
         "home_automation/home_automation.evalset.json", "home_automation/home_automation.evalset.json::bedroom_status",
         "home_automation/home_automation.evalset.json::dim_living_room", "home_automation/home_automation.evalset.json::turn_on_kitchen_light",

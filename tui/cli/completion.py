@@ -1,6 +1,7 @@
 """`agentdiff completion bash|zsh|fish`: a shell completion script for commands, their options and
 case ids (`eval -- "$(agentdiff completion bash)"` in ~/.bashrc; zsh: the same with `zsh`; fish:
-`agentdiff completion fish | source`). `agentdiff completion ids` lists the case ids it completes."""
+`agentdiff completion fish | source`). `agentdiff completion ids` lists the case ids it completes, and
+the eval_ids and case names that name one case."""
 
 from __future__ import annotations
 
@@ -84,8 +85,16 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from agentdiff.core.project.discovery import discover
 
         config, _ = load_project_config(Path.cwd())
-        for ref in discover(list(config.paths) or [Path(".")], root=Path.cwd()).cases:
+        refs = discover(list(config.paths) or [Path(".")], root=Path.cwd()).cases
+        for ref in refs:
             print(ref.id, file=out)
+        names: dict[str, int] = {}
+        for ref in refs:
+            names[ref.name] = names.get(ref.name, 0) + 1
+        ids = {ref.id for ref in refs}
+        for name, count in names.items():  # an eval_id or case name that names one case, as every command takes it
+            if count == 1 and name not in ids:
+                print(name, file=out)
         return EXIT_OK
     out.write({"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell]())
     return EXIT_OK
