@@ -352,6 +352,18 @@ def test_a_lone_inline_container_comes_back_expanded():
     assert edit_json(deleted, json.loads(text)) == '{\n  "a": 1,\n  "b": {\n    "x": 1\n  }\n}'
 
 
+def test_an_empty_list_filled_with_containers_follows_the_file_not_one_line():
+    """ADK writes `"tool_responses": []`: an accepted response in an indented file is written indented,
+    the closing bracket on its own line (scalars stay on one line: `["r"]`)."""
+    text = '{\n  "tool_uses": [\n    {\n      "name": "a"\n    }\n  ],\n  "tool_responses": [],\n  "tags": []\n}'
+    new = {"tool_uses": [{"name": "a"}], "tool_responses": [{"name": "a", "response": {"ok": True}}], "tags": ["r"]}
+    assert edit_json(text, new) == (
+        '{\n  "tool_uses": [\n    {\n      "name": "a"\n    }\n  ],\n  "tool_responses": [\n    {\n      "name": "a",\n'
+        '      "response": {\n        "ok": true\n      }\n    }\n  ],\n  "tags": ["r"]\n}')
+    inline = '{"tool_responses": [], "x": 1}'  # a file on one line stays so
+    assert edit_json(inline, {"tool_responses": [{"a": 1}], "x": 1}) == '{"tool_responses": [{"a": 1}], "x": 1}'
+
+
 @pytest.mark.parametrize("text", ["", "{", "{'a': 1}", "[1,]", "nope"])
 def test_text_that_is_not_json_is_a_value_error(text):
     with pytest.raises(ValueError, match="not valid JSON"):

@@ -9,7 +9,10 @@ that differ, and editing back to the old data (undo) restores the file byte for 
   does an object that keeps none of its keys.
 - New text follows its surroundings: on one line if the value it replaces was; a new member, or a container
   replacing a scalar, on one line if its container is, or else its container's nearest non-empty container
-  member is. Otherwise expanded, with the file's indent unit, line ending and the indentation of its line.
+  member is. An empty list `[]` (ADK writes `"tool_responses": []`) shows no style either: filled with
+  containers, it is styled like a member of its parent (in an expanded file, expanded, its closing
+  bracket on a line of its own); so a list of containers that was on one line, emptied and filled again,
+  comes back expanded there (an empty `{}` keeps its line). Otherwise expanded, with the file's indent unit, line ending and the indentation of its line.
   Separators and \\u escapes of non-ASCII follow the file. So undo is byte-exact where old values were
   written in that style; one written otherwise (`[1,2]` in a file of `[1, 2]`) comes back restyled.
 """
@@ -219,8 +222,14 @@ class _Editor:
     def insert(self, node: _Node, anchor: int, members: list[tuple[Optional[str], Any]], first_kept: int = 0) -> None:
         """Add members after child `anchor`, or before child `first_kept` when `anchor` is -1."""
         children, style = node.children, self.style
+        closing = ""
         if not children:
             inline = "\n" not in self.text[node.start : node.end]
+            if self.text[node.start : node.end] == "[]" and node.parent is not None \
+                    and any(isinstance(value, (dict, list)) and value for _, value in members):
+                # `[]` shows no style: filled with containers, it is styled like a member of its parent
+                inline = self.inline_in(node.parent, node.parent.children.index(node))
+                closing = "" if inline else style.newline + self.line_indent(node.start)
             at, gap = node.start + 1, "" if inline else style.newline + self.line_indent(node.start) + style.unit
         else:
             near = anchor if anchor >= 0 else first_kept
@@ -229,7 +238,7 @@ class _Editor:
         base = gap.rpartition("\n")[2] if "\n" in gap else self.line_indent(at)
         rendered = [self.render_member(node, key, value, inline, base) for key, value in members]
         if not children:
-            new = (style.item_sep if inline else ",").join(gap + item for item in rendered)
+            new = (style.item_sep if inline else ",").join(gap + item for item in rendered) + closing
         elif anchor >= 0:
             new = "".join("," + gap + item for item in rendered)
         else:
