@@ -3,6 +3,8 @@ answers as you type, short and narrow terminals, the editor's line, the mode sho
 
 from __future__ import annotations
 
+import dataclasses
+
 from agentdiff.core.scoring.results import CaseStatus
 from fake_pool import CannedPool
 from tui_support import copy_samples, make_app, settle, until
@@ -293,3 +295,52 @@ async def test_a_big_suite_s_loaded_cases_and_first_verdicts_are_frozen_out_of_t
             assert gc.get_freeze_count() > frozen
     finally:
         gc.unfreeze()  # the test process's objects back in the collector's care
+
+
+async def test_a_case_sits_under_its_agent_before_and_after_it_runs_and_moves_when_that_changes(tmp_path):
+    """Eval sets in `evals/`, the agent elsewhere (ADK's docs do this): the tree names the agent found
+    for them from the start, not their folder; a row whose agent or group changes moves in the tree."""
+    import asyncio
+    import json
+
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.tui.app import create_app
+    from workbench_support import ECHO_AGENT, EchoPool, eval_set
+
+    class Waiting(EchoPool):
+        """Answers once `go` is set: the tree is seen before any case ran."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.go = asyncio.Event()
+
+        async def run(self, job, timeout=None):
+            await self.go.wait()
+            return await super().run(job, timeout)
+
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "echo.evalset.json").write_text(json.dumps(eval_set("echo", ["hello", "bye"])))
+    options = RunOptions(agents_dirs=(tmp_path / "agents",), mapping={"evals": "echo"})
+    pool = Waiting()
+    app = create_app(tmp_path, [tmp_path / "evals"], pool=pool, watch=False, options=options, project="t")
+    async with app.run_test(size=(120, 30)) as pilot:
+        tree = app.main.tree
+        await until(pilot, lambda: len(tree.visible_ids) == 2)
+        assert [str(node.label) for node in tree.root.children] == ["echo"]  # before it runs: its agent, not "evals"
+        pool.go.set()
+        await until(pilot, lambda: all(s.run is not None and not s.running for s in app.workbench.cases.values()))
+        await pilot.pause(0.2)
+        assert [str(node.label) for node in tree.root.children] == ["echo"]
+        rebuilt = []
+        real = tree.set_cases
+        tree.set_cases = lambda *a, **k: (rebuilt.append(1), real(*a, **k))[1]
+        case_id = tree.visible_ids[0]
+        tree._case_rows[case_id] = dataclasses.replace(app.main._row(app.workbench.cases[case_id]), agent="elsewhere")
+        app.main._dirty.add(case_id)  # its row now says "echo" where the tree holds it under "elsewhere"
+        app.main._repaint()
+        assert rebuilt == [1]  # moved: rebuilt, not relabelled in place
+        app.main._dirty.add(case_id)
+        app.main._repaint()
+        assert rebuilt == [1]  # where it belongs: relabelled

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Optional
 
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
@@ -17,17 +18,21 @@ from .glyphs import glyph
 from .widgets.case_tree import CaseRow
 
 
-def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False, base: Optional[dict] = None) -> CaseRow:
+def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False, base: Optional[dict] = None,
+             agent_dir: Optional[Path] = None) -> CaseRow:
     """`now` (the workbench's clock): a running case shows how long it has been running. `by_cluster`:
     failing cases under their failure cluster (then their agent), the others under their verdict.
-    `base`: the cases of a kept run compared with (`B`), by id: the row says what changed since."""
+    `base`: the cases of a kept run compared with (`B`), by id: the row says what changed since.
+    `agent_dir`: the agent's folder as found before it runs (so the case need not move when it has)."""
     ref = state.ref
     if state.run is not None and state.run.agent is not None:
         agent = state.run.agent.label
     elif isinstance(ref, ConformanceCaseRef):
         agent = ref.case.spec.agent
+    elif agent_dir is not None:
+        agent = agent_dir.name
     else:
-        agent = os.path.basename(os.path.dirname(str(ref.eval_set.source.path)))  # until it runs: its folder (a Path's parent costs 30 µs)
+        agent = os.path.basename(os.path.dirname(str(ref.eval_set.source.path)))  # no agent found: its folder (a Path's parent costs 30 µs)
     group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category
     elapsed = now - state.started if state.running and state.started is not None else None
     if by_cluster:

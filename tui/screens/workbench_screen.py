@@ -175,7 +175,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     versus = None  # `B`: the kept run compared with (its report and traces), else None: the baselines
 
     def _row(self, state: CaseState) -> CaseRow:
-        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None)
+        files = self.workbench.index.get(state.ref.id)
+        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None,
+                        files.agent_dir if files is not None else None)
 
     def action_compare_with(self) -> None:
         from agentdiff.core.reports.kept_runs import RunNotFound
@@ -252,11 +254,11 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             return
         self._repainted_at = time.monotonic()
         dirty, self._dirty = self._dirty, set()
-        if "*" in dirty:
+        rows = [] if "*" in dirty else [self._row(self.workbench.cases[i]) for i in dirty if i in self.workbench.cases]
+        if "*" in dirty or self.tree.moved(rows):
             self._rebuild_tree()
         else:
-            states = [self.workbench.cases[case_id] for case_id in dirty if case_id in self.workbench.cases]
-            self.tree.update_cases([self._row(state) for state in states])
+            self.tree.update_cases(rows)
             if self.tree.current_case_id in dirty:
                 self._show_selected(keep_position=True)
         self._refresh_header()

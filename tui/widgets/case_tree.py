@@ -174,6 +174,15 @@ class CaseTree(Tree[str]):
         if target is not None:  # the tree lays its lines out on the next refresh
             self.call_after_refresh(self.select_case, target)
 
+    def moved(self, rows: list[CaseRow]) -> bool:
+        """Whether any of these rows belongs under another agent or group than the tree shows it (a
+        case's agent is known once it runs; its cluster when it fails): a relabel will not do."""
+        for row in rows:
+            held = self._case_rows.get(row.state.ref.id)
+            if held is not None and (held.agent, held.group) != (row.agent, row.group):
+                return True
+        return False
+
     def update_case(self, row: CaseRow) -> None:
         self._case_rows[row.state.ref.id] = row
         node = self._case_nodes.get(row.state.ref.id)
