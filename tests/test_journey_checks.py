@@ -4,6 +4,7 @@ re-score through the workbench and the TUI."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -259,6 +260,38 @@ async def test_a_python_check_s_file_inside_the_agent_s_package_is_no_agent_code
     (selection,) = await wb.set_paused(False)
     await wb.wait()
     assert (selection.action, len(pool.jobs), hello.status) == ("rescore", jobs, CaseStatus.PASSED)
+
+
+async def test_a_check_s_file_the_agent_imports_runs_again_and_one_saved_with_a_dropped_case_is_no_crash(tmp_path):
+    """A module the agent reads too (shared helpers) is agent code as well: its cases run again. A save
+    of the check's file in one batch with an eval set that drops a case checks only the cases left."""
+    from workbench_support import write_set
+
+    sets = echo_project(tmp_path, {"echo": ["hello", "bye"]})
+    folder = tmp_path / "agents" / "echo"
+    code = folder / "checks.py"
+    code.write_text("def quiet(trace):\n    return None\n")
+    (folder / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
+    pool = EchoPool()
+    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    sets["echo"]["eval_cases"].pop()  # case_1 goes
+    write_set(tmp_path, "echo", sets["echo"])
+    code.write_text("def quiet(trace):\n    return 'too chatty'\n")
+    os.utime(code, ns=(time.time_ns() + 10**9,) * 2)
+    await wb.on_changes([folder / "echo.evalset.json", code])
+    await wb.wait()
+    assert list(wb.cases) == [case_id("echo", "case_0")] and wb.cases[case_id("echo", "case_0")].status is CaseStatus.FAILED
+    hello = wb.cases[case_id("echo", "case_0")]
+    files = wb.index.get(hello.ref.id)
+    wb.index.put(dataclasses.replace(files, files_read=files.files_read | {code.resolve()}))  # as if agent.py imported it
+    jobs = len(pool.jobs)
+    code.write_text("def quiet(trace):\n    return None\n")
+    os.utime(code, ns=(time.time_ns() + 2 * 10**9,) * 2)
+    (selection,) = await wb.on_changes([code])
+    await wb.wait()
+    assert (selection.action, len(pool.jobs)) == ("run", jobs + 1) and hello.status is CaseStatus.PASSED
 
 
 async def test_a_python_check_s_file_behind_a_symlink_while_paused_and_with_its_checks_file(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.baselines.accept import AcceptPlan, AcceptRequest, Scope, apply_accept, plan_accepts
 from agentdiff.core.baselines.journal import JournalEntry, drop_last, redo_last, sha256_of, undo_last
 from agentdiff.core.baselines.record import RecordOutcome, record_case
-from agentdiff.core.workbench.changes import Selection, checks_code_changed
+from agentdiff.core.workbench.changes import Selection, agent_changes, checks_code_changed
 from agentdiff.core.workbench.events import CaseUpdated
 from agentdiff.core.workbench.watcher import interesting
 
@@ -104,8 +104,8 @@ class Baselines:
             return
         self._paused_changes += paths
         checks = checks_code_changed(paths, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
-        touched: set[str] = set(checks.case_ids if checks is not None else ())  # a python check's file (not agent code)
-        for path in (p for p in paths if checks is None or Path(p) not in checks.paths):
+        touched: set[str] = set(checks.case_ids if checks is not None else ())  # a python check's file
+        for path in agent_changes(paths, self.cases, self.index, self.root):
             touched |= self.index.affected_by(resolved(Path(path)))
             touched |= {case_id for case_id, unit in self.units.items() if unit == resolved(Path(path)) or unit in resolved(Path(path)).parents}
         for case_id in sorted(touched):

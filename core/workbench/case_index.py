@@ -107,6 +107,10 @@ class CaseIndex:
     def is_agent_dir(self, folder: Path) -> bool:
         return folder in self._by_agent_dir
 
+    def read_by_agent(self, path: Path) -> bool:
+        """Whether an agent read (or imported) `path` in its last run."""
+        return path in self._by_read
+
     def affected_by(self, path: Path) -> set[str]:
         """The cases whose agent read `path` or whose agent's folder holds it."""
         found = set(self._by_read.get(path, ()))

@@ -29,6 +29,7 @@ from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
 from agentdiff.core.workbench.changes import (
     Selection,
     after_reload,
+    agent_changes,
     agents_may_have_moved,
     checks_code_changed,
     classify,
@@ -281,16 +282,14 @@ class Workbench(Baselines):
         async with self._lock():
             if agents_may_have_moved(paths, self.index, self.root):
                 await self._resolve_agents_again()
-            checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
-            # a check's own file is no agent code, even inside the agent's package: a re-score, not a run
-            code = set(checks.paths) if checks is not None else set()
-            selections = classify([p for p in paths if Path(p) not in code], self.index, self.root)
+            selections = classify(agent_changes(paths, self.cases, self.index, self.root), self.index, self.root)
             done: set[str] = set()  # re-scored or to run again: checked by the new code anyway
             for selection in [s for s in selections if s.action == "reload"]:
                 reloaded = await self._reload(selection.paths, selection.reason)
                 selections += [s for s in reloaded if s.action in ("run", "drop")]
                 done |= {i for s in reloaded if s.action == "rescore" for i in s.case_ids}
             done |= {i for s in selections if s.action == "run" for i in s.case_ids}
+            checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)  # the cases as reloaded
             if checks is not None and (ids := [i for i in checks.case_ids if i not in done and not self.cases[i].running]):
                 checks.case_ids = ids
                 await self.rescore(ids, checks.reason)
