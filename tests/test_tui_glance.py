@@ -338,9 +338,20 @@ async def test_a_case_sits_under_its_agent_before_and_after_it_runs_and_moves_wh
         tree.set_cases = lambda *a, **k: (rebuilt.append(1), real(*a, **k))[1]
         case_id = tree.visible_ids[0]
         tree._case_rows[case_id] = dataclasses.replace(app.main._row(app.workbench.cases[case_id]), agent="elsewhere")
+        app.main.MOVE_EVERY = 0.2
         app.main._dirty.add(case_id)  # its row now says "echo" where the tree holds it under "elsewhere"
         app.main._repaint()
-        assert rebuilt == [1]  # moved: rebuilt, not relabelled in place
+        assert rebuilt == []  # relabelled where it is at once; moved by a rebuild, at most once a MOVE_EVERY
+        await until(pilot, lambda: rebuilt == [1])
         app.main._dirty.add(case_id)
         app.main._repaint()
-        assert rebuilt == [1]  # where it belongs: relabelled
+        await pilot.pause(0.4)
+        assert rebuilt == [1]  # where it belongs: relabelled only
+        tree.focus()
+        await pilot.press("h")  # the user folds the cursor's group: a rebuild keeps it folded, the cursor on it
+        await pilot.pause(0.1)
+        assert not tree.root.children[0].children[0].is_expanded
+        app.main._rebuild_tree()
+        await pilot.pause(0.2)
+        group = tree.root.children[0].children[0]
+        assert not group.is_expanded and tree.root.children[0].is_expanded and tree.cursor_node is group

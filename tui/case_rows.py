@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Optional
 
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
@@ -19,18 +18,19 @@ from .widgets.case_tree import CaseRow
 
 
 def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False, base: Optional[dict] = None,
-             agent_dir: Optional[Path] = None) -> CaseRow:
+             agent_label: Optional[str] = None) -> CaseRow:
     """`now` (the workbench's clock): a running case shows how long it has been running. `by_cluster`:
     failing cases under their failure cluster (then their agent), the others under their verdict.
     `base`: the cases of a kept run compared with (`B`), by id: the row says what changed since.
-    `agent_dir`: the agent's folder as found before it runs (so the case need not move when it has)."""
+    `agent_label`: its agent as found before it runs, named as its run will name it (so the case need
+    not move in the tree when it has run)."""
     ref = state.ref
     if state.run is not None and state.run.agent is not None:
         agent = state.run.agent.label
     elif isinstance(ref, ConformanceCaseRef):
         agent = ref.case.spec.agent
-    elif agent_dir is not None:
-        agent = agent_dir.name
+    elif agent_label is not None:
+        agent = agent_label
     else:
         agent = os.path.basename(os.path.dirname(str(ref.eval_set.source.path)))  # no agent found: its folder (a Path's parent costs 30 µs)
     group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category

@@ -25,6 +25,7 @@ class CaseFiles:
     config: Optional[Path] = None  # the test_config.json (or eval_config.json) it is scored with
     agent_dir: Optional[Path] = None  # its agent's package folder
     files_read: frozenset[Path] = frozenset()  # what its agent read during its last run
+    agent_label: Optional[str] = None  # its agent as a run names it (`AgentRef.label`), found before it runs
 
 
 def unit_of(ref: CaseRef) -> Path:
@@ -50,7 +51,7 @@ def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: 
     else:
         sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None
     agent_dir = (Path(agent.agents_dir) / agent.name).resolve() if agent and agent.agents_dir else None
-    return CaseFiles(ref.id, sources, config, agent_dir, frozenset(Path(p) for p in files_read))
+    return CaseFiles(ref.id, sources, config, agent_dir, frozenset(Path(p) for p in files_read), agent.label if agent else None)
 
 
 class CaseIndex:

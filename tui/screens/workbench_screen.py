@@ -121,8 +121,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self._busy = 0  # runs in flight at the last repaint
         self._repainted_at = float("-inf")
         self._repaint_timer = None
+        self._move_timer = None
 
     REPAINT_EVERY = 0.05  # seconds
+    MOVE_EVERY = 1.0  # seconds: cases that belong under another group (the cluster view's first run) move this often at most
 
     #: After a burst of this many runs has settled, what is loaded is set aside from the garbage
     #: collector: its full passes over a heap of thousands of cases otherwise stall the UI for 0.5 s.
@@ -177,7 +179,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     def _row(self, state: CaseState) -> CaseRow:
         files = self.workbench.index.get(state.ref.id)
         return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None,
-                        files.agent_dir if files is not None else None)
+                        files.agent_label if files is not None else None)
 
     def action_compare_with(self) -> None:
         from agentdiff.core.reports.kept_runs import RunNotFound
@@ -248,6 +250,11 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         elif self._repaint_timer is None:
             self._repaint_timer = self.set_timer(wait, self._repaint)
 
+    def _moved(self) -> None:
+        self._move_timer = None
+        if self.is_attached:
+            self._rebuild_tree()
+
     def _repaint(self) -> None:
         self._repaint_timer = None
         if not self.is_attached:
@@ -255,10 +262,13 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self._repainted_at = time.monotonic()
         dirty, self._dirty = self._dirty, set()
         rows = [] if "*" in dirty else [self._row(self.workbench.cases[i]) for i in dirty if i in self.workbench.cases]
-        if "*" in dirty or self.tree.moved(rows):
+        if "*" in dirty:
             self._rebuild_tree()
         else:
-            self.tree.update_cases(rows)
+            moving = self._move_timer is None and self.tree.moved(rows)  # under another agent or group now: rebuilt,
+            self.tree.update_cases(rows)  # and relabelled where they are until then
+            if moving:
+                self._move_timer = self.set_timer(self.MOVE_EVERY, self._moved)  # at most once a MOVE_EVERY
             if self.tree.current_case_id in dirty:
                 self._show_selected(keep_position=True)
         self._refresh_header()

@@ -111,6 +111,8 @@ class CaseTree(Tree[str]):
         self.guide_depth = 2
         self._case_nodes: dict[str, TreeNode[str]] = {}
         self._case_rows: dict[str, CaseRow] = {}
+        self._group_nodes: dict[tuple[str, str], TreeNode[str]] = {}
+        self._agent_nodes: dict[str, TreeNode[str]] = {}
         self.visible_ids: list[str] = []
 
     def process_label(self, label) -> Text:
@@ -148,6 +150,10 @@ class CaseTree(Tree[str]):
 
     def _fill(self, rows: list[CaseRow], shown: list[CaseRow], errors: Sequence[object]) -> None:
         current = self.current_case_id
+        was_open = {key: node.is_expanded for key, node in self._group_nodes.items()}  # as the user left them
+        agent_open = {key: node.is_expanded for key, node in self._agent_nodes.items()}
+        cursor = self.cursor_node  # a group's or an agent's row: the cursor stays on it
+        on_row = next((key for key, node in (*self._group_nodes.items(), *self._agent_nodes.items()) if node is cursor), None)
         self.clear()
         if errors:
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
@@ -162,14 +168,21 @@ class CaseTree(Tree[str]):
         for row in shown:
             agent = agents.get(row.agent)
             if agent is None:
-                agent = agents[row.agent] = self.root.add(safe(Text(row.agent or "(no agent)", style="bold")), data="", expand=True)
+                expand = agent_open.get(row.agent, True) or any(key[0] == row.agent for key in wanted)
+                agent = agents[row.agent] = self.root.add(safe(Text(row.agent or "(no agent)", style="bold")), data="", expand=expand)
             group = groups.get((row.agent, row.group))
             if group is None:
-                expand = not fold or (row.agent, row.group) in wanted
-                group = groups[(row.agent, row.group)] = agent.add(safe(Text(row.group, style="italic")), data="", expand=expand)
+                key = (row.agent, row.group)
+                expand = key in wanted or was_open.get(key, not fold)
+                group = groups[key] = agent.add(safe(Text(row.group, style="italic")), data="", expand=expand)
             case_id = row.state.ref.id
             self._case_nodes[case_id] = group.add_leaf(self._label(row), data=case_id)
             self.visible_ids.append(case_id)
+        self._group_nodes, self._agent_nodes = groups, agents
+        row_node = (groups.get(on_row) or agents.get(on_row)) if on_row is not None and current is None else None
+        if row_node is not None:
+            self.call_after_refresh(self._move_to, row_node)
+            return
         target = current if current in self._case_nodes else (self.visible_ids[0] if self.visible_ids else None)
         if target is not None:  # the tree lays its lines out on the next refresh
             self.call_after_refresh(self.select_case, target)
