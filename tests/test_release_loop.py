@@ -83,23 +83,31 @@ def test_with_no_rules_the_gate_lets_no_case_regress():
     assert gate(compare(BASE, BASE), {}).passed
 
 
-def test_in_a_ci_job_markdown_links_lead_to_the_case_s_file_on_the_code_host_at_the_run_s_commit():
+def test_in_a_ci_job_markdown_links_lead_to_the_case_s_file_on_the_code_host_at_the_run_s_commit(tmp_path, monkeypatch):
     """A PR comment is read on GitHub or GitLab: a project-relative path would lead nowhere there."""
     from agentdiff.core.reports.links import file_link
 
     meta = {"git": {"commit": "abc123", "prefix": "services/bot/"}}
-    github = {"GITHUB_REPOSITORY": "acme/agents", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_SHA": "fff"}
+    github = {"GITHUB_REPOSITORY": "acme/agents", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_SHA": "fff",
+              "GITHUB_WORKSPACE": str(tmp_path)}
     assert file_link("evals/my set.evalset.json", meta, github) == "https://github.com/acme/agents/blob/abc123/services/bot/evals/my%20set.evalset.json"
-    assert file_link("a.evalset.json", {}, github) == "https://github.com/acme/agents/blob/fff/a.evalset.json"  # a report file: the job's commit
+    # a JSON report keeps no git state: the job's commit, and the project's place in the job's checkout
+    (tmp_path / "services" / "bot").mkdir(parents=True)
+    assert file_link("a.evalset.json", {}, github, cwd=str(tmp_path / "services" / "bot")) == \
+        "https://github.com/acme/agents/blob/fff/services/bot/a.evalset.json"
+    assert file_link("a.evalset.json", {}, github, cwd=str(tmp_path)) == "https://github.com/acme/agents/blob/fff/a.evalset.json"
+    assert file_link("a.evalset.json", {}, {**github, "GITHUB_WORKSPACE": ""}) == "a.evalset.json"  # its place unknown: no guess
+    assert file_link("../elsewhere/a.evalset.json", meta, github) == "../elsewhere/a.evalset.json"  # outside the project
     gitlab = {"CI_PROJECT_URL": "https://gitlab.example/acme/agents", "CI_COMMIT_SHA": "eee"}
     assert file_link("a.evalset.json", meta, gitlab) == "https://gitlab.example/acme/agents/-/blob/abc123/services/bot/a.evalset.json"
     assert file_link("a.evalset.json", meta, {}) == "a.evalset.json"  # not in a CI job: the path
-    cmp = compare(BASE, HEAD)
-    markdown = gate_markdown(gate(cmp, {}), cmp, configured=False, env=github)
-    assert "- [s.evalset.json::breaks](https://github.com/acme/agents/blob/fff/s.evalset.json): passed → failed" in markdown
     from agentdiff.core.reports.compare import comparison_lines
 
-    assert "- [s.evalset.json::breaks](https://github.com/acme/agents/blob/fff/s.evalset.json): passed → failed" in comparison_lines(cmp, True, github)
+    cmp = compare(BASE, HEAD)
+    monkeypatch.chdir(tmp_path)  # the checkout's top
+    link = "- [s.evalset.json::breaks](https://github.com/acme/agents/blob/fff/s.evalset.json): passed → failed"
+    assert link in gate_markdown(gate(cmp, {}), cmp, configured=False, env=github)
+    assert link in comparison_lines(cmp, True, github)
 
 
 def test_each_gate_rule_holds_or_says_why_it_broke():

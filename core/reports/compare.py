@@ -190,7 +190,8 @@ def comparison_lines(cmp: Comparison, markdown: bool = False, env: Optional[Mapp
         lines.append("")
         lines.append(f"### {name} ({len(cases)})" if markdown else f"{name} ({len(cases)}):")
         for case in cases:
-            label = f"[{case.id}]({file_link(case.source, cmp.head.meta, env)})" if markdown and case.source else case.id
+            side = cmp.base if case.category == "removed" else cmp.head  # a removed case's file is in the base run's commit
+            label = f"[{case.id}]({file_link(case.source, side.meta, env)})" if markdown and case.source else case.id
             lines.append(f"- {label}: {case.base_status or '-'} → {case.head_status or '-'}" if markdown
                          else f"  {case.id}: {case.base_status or '-'} → {case.head_status or '-'}")
             pad = "  " if markdown else "      "
