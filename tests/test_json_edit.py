@@ -360,6 +360,7 @@ def test_an_empty_list_filled_with_containers_follows_the_file_not_one_line():
     assert edit_json(text, new) == (
         '{\n  "tool_uses": [\n    {\n      "name": "a"\n    }\n  ],\n  "tool_responses": [\n    {\n      "name": "a",\n'
         '      "response": {\n        "ok": true\n      }\n    }\n  ],\n  "tags": ["r"]\n}')
+    assert edit_json(edit_json(text, new), json.loads(text)) == text  # emptied again: `[]`, byte for byte
     inline = '{"tool_responses": [], "x": 1}'  # a file on one line stays so
     assert edit_json(inline, {"tool_responses": [{"a": 1}], "x": 1}) == '{"tool_responses": [{"a": 1}], "x": 1}'
 

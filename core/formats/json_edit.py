@@ -12,7 +12,7 @@ that differ, and editing back to the old data (undo) restores the file byte for 
   member is. An empty list `[]` (ADK writes `"tool_responses": []`) shows no style either: filled with
   containers, it is styled like a member of its parent (in an expanded file, expanded, its closing
   bracket on a line of its own); so a list of containers that was on one line, emptied and filled again,
-  comes back expanded there (an empty `{}` keeps its line). Otherwise expanded, with the file's indent unit, line ending and the indentation of its line.
+  comes back expanded there (an empty `{}` keeps its line). A list of containers emptied is written `[]`. Otherwise expanded, with the file's indent unit, line ending and the indentation of its line.
   Separators and \\u escapes of non-ASCII follow the file. So undo is byte-exact where old values were
   written in that style; one written otherwise (`[1,2]` in a file of `[1, 2]`) comes back restyled.
 """
@@ -207,8 +207,13 @@ class _Editor:
         self.edits.append((node.start, node.end, self.render(new, inline, self.line_indent(node.start))))
 
     def delete(self, node: _Node, indices: list[int]) -> None:
-        """Remove runs of members with one comma and the whitespace inserting them would have added."""
+        """Remove runs of members with one comma and the whitespace inserting them would have added. A
+        list of containers emptied is `[]`, as filling `[]` expands them again (`insert`)."""
         children, last = node.children, len(node.children) - 1
+        if self.text[node.start] == "[" and len(indices) == len(children) and children \
+                and all(self.text[child.start] in "[{" for child in children):
+            self.edits.append((node.start, node.end, "[]"))
+            return
         for _, group in groupby(enumerate(indices), key=lambda pair: pair[1] - pair[0]):
             run = [index for _, index in group]
             first, final = run[0], run[-1]
