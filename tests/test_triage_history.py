@@ -240,6 +240,7 @@ def test_two_sessions_on_one_history_keep_each_other_s_entries(tmp_path):
     assert [(e["time"], e["status"]) for e in on_disk[CASE]] == [(10.0, "passed"), (11.0, "failed"), (13.0, "passed")]
     assert [e["time"] for e in on_disk[OTHER]] == [12.0]
     assert first.digests() == {"ab" * 32}  # the other session's W still has its file
+    assert [e["time"] for e in first.entries(OTHER)] == [12.0]  # and this session's plots show its entries
     for second_ in range(100, 100 + KEEP):
         second.add(CASE, result(), float(second_))
     second.save(wait=True)

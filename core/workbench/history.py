@@ -1,15 +1,18 @@
 """Each case's recent verdicts and scores, kept across restarts in `.agentdiff/history.json`.
 
-Several sessions may keep one project's history at once (two terminals, two tabs of `serve`): a
-session that finds the file written by another since it last wrote it merges that content with its
-own on each write (entries told apart by time, verdict and score; each case's newest `KEEP`)."""
+Several sessions may keep one project's history at once (two terminals, two tabs of `serve`, a `run`):
+they write in turn, under a lock beside the file, and a session that finds the file written by another
+since it last read or wrote it merges that content into its own entries before it writes (entries told
+apart by time, verdict and score; each case's newest `KEEP`)."""
 
 from __future__ import annotations
 
 import json
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.run.case_run import CaseRun
@@ -44,7 +47,7 @@ class History:
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
         self.loaded = True  # False: a history file was there but could not be read (nothing is pruned by it)
-        self._others: dict[str, list[dict[str, Any]]] = {}  # the file as another session last left it (the writer's)
+        self._lock = threading.Lock()  # `_data` changes on the caller's thread (add) and the writer's (a merge)
         self._seen = self._version()  # the file's version this session last read or wrote
         try:
             loaded = json.loads(read_text_regular(path))
@@ -63,14 +66,15 @@ class History:
         """A run's verdict and score; and, for the plots, its seconds and tool calls (a mean over
         repeats), its tokens and the batch of runs it belonged to (when that batch started); `read`: a
         passing run's files read, by digest (`snapshots`)."""
-        entries = self._data.setdefault(case_id, [])
         entry: dict[str, Any] = {"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode}
         tokens = total_tokens(result.usage)
         for key, value in (("seconds", seconds), ("tools", tools), ("batch", batch), ("tokens", tokens or None), ("read", read or None)):
             if value is not None:
                 entry[key] = round(value, 3) if isinstance(value, float) else value
-        entries.append(entry)
-        del entries[:-KEEP]
+        with self._lock:
+            entries = self._data.setdefault(case_id, [])
+            entries.append(entry)
+            del entries[:-KEEP]
         self._dirty = True
         if when - self._saved_at >= SAVE_EVERY:  # a burst of verdicts is written once, not once each
             self.save(when)
@@ -91,8 +95,8 @@ class History:
         self.add(run.result.id, run.result, when, seconds, tools, batch, read)
 
     def digests(self) -> set[str]:
-        """Every blob digest the kept entries refer to, other sessions' too (what `W` may still need)."""
-        return {digest for data in (self._data, self._others) for entries in data.values() for entry in entries
+        """Every blob digest the kept entries refer to, other sessions' merged in too (what `W` may still need)."""
+        return {digest for entries in self._data.values() for entry in entries
                 if isinstance(entry, dict) and isinstance(entry.get("read"), dict)
                 for digest in entry["read"].values() if isinstance(digest, str)}
 
@@ -117,7 +121,8 @@ class History:
         """Write the history if it changed: a copy is encoded and written in a background thread,
         so a burst of verdicts never stalls the caller. `wait` (when the app closes) waits for it."""
         if self._dirty:
-            snapshot = {case_id: list(entries) for case_id, entries in self._data.items()}
+            with self._lock:
+                snapshot = {case_id: list(entries) for case_id, entries in self._data.items()}
             if self._writer is None:
                 self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-history")
             self._written = self._writer.submit(self._write, snapshot)
@@ -134,31 +139,57 @@ class History:
         return info.st_ino, info.st_mtime_ns, info.st_size
 
     def _write(self, data: dict[str, list[dict[str, Any]]]) -> None:
+        """Under the history's lock (sessions open at once take turns): what another session wrote
+        since this one last read or wrote the file is merged into this one's entries (so its plots
+        show them too) before the whole is written."""
         try:
-            now = self._version()
-            if now is not None and now != self._seen:  # another session wrote it meanwhile
-                try:
-                    loaded = json.loads(read_text_regular(self.path))
-                    if isinstance(loaded, dict):
-                        self._others = {k: v for k, v in loaded.items() if isinstance(v, list)}
-                except ValueError:
-                    pass  # cut short or not ours: what was read before stands
-            if self._others:
-                data = _merged(self._others, data)
-            atomic_write(self.path, json.dumps(data, sort_keys=True, separators=(",", ":")), durable=False)
-            self._seen = self._version()
+            with _locked(self.path):
+                now = self._version()
+                if now is not None and now != self._seen:  # another session wrote it meanwhile
+                    theirs = self._read()
+                    if theirs:
+                        with self._lock:  # the caller's thread adds entries meanwhile
+                            merged = dict(self._data)  # a new table: readers on the caller's thread keep theirs
+                            for case_id, entries in theirs.items():
+                                if entries != merged.get(case_id):
+                                    merged[case_id] = _merged(entries, merged.get(case_id, []))
+                            self._data = merged
+                            data = {case_id: list(entries) for case_id, entries in merged.items()}
+                atomic_write(self.path, json.dumps(data, sort_keys=True, separators=(",", ":")), durable=False)
+                self._seen = self._version()  # ours: nobody writes while the lock is held
         except OSError:
             pass  # history is a convenience; a read-only project still works
 
+    def _read(self) -> Optional[dict[str, list[dict[str, Any]]]]:
+        try:
+            loaded = json.loads(read_text_regular(self.path))
+        except (OSError, ValueError):
+            return None  # gone, cut short or not ours: nothing to merge
+        return {k: v for k, v in loaded.items() if isinstance(v, list)} if isinstance(loaded, dict) else None
 
-def _merged(others: dict[str, list[dict[str, Any]]], mine: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    """Each case's entries from both, once each, oldest first, its newest `KEEP`."""
-    out = {}
-    for case_id in others.keys() | mine.keys():
-        entries: dict[tuple, dict[str, Any]] = {}
-        for entry in (*others.get(case_id, ()), *mine.get(case_id, ())):
-            if isinstance(entry, dict):
-                entries[(entry.get("time"), entry.get("status"), entry.get("score"))] = entry
-        kept = sorted(entries.values(), key=lambda e: e.get("time") if isinstance(e.get("time"), (int, float)) else 0)
-        out[case_id] = kept[-KEEP:]
-    return out
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock beside the history file (where the system has `flock`)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock: writes are still whole, only a merge may miss a concurrent write
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _merged(theirs: list[dict[str, Any]], mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A case's entries from both, once each (by time, verdict and score), oldest first, its newest `KEEP`."""
+    entries: dict[tuple, dict[str, Any]] = {}
+    for entry in (*theirs, *mine):
+        if isinstance(entry, dict):
+            entries[(entry.get("time"), entry.get("status"), entry.get("score"))] = entry
+    kept = sorted(entries.values(), key=lambda e: e.get("time") if isinstance(e.get("time"), (int, float)) else 0)
+    return kept[-KEEP:]
