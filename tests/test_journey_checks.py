@@ -152,12 +152,15 @@ def test_a_python_check_that_hangs_or_exits_fails_and_agentdiff_goes_on(tmp_path
     assert module.calls == [1]
     exits = CheckSpec("python", None, "checks.py:exits", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
     assert evaluate(exits, REFUND_TWICE).reason == "the check raised SystemExit: 3"
+    unhandled = []
+    monkeypatch.setattr(threading, "excepthook", unhandled.append)
     spins = CheckSpec("python", None, "checks.py:spins", CHECKS_FILE, 1, tmp_path / CHECKS_FILE)
     assert evaluate(spins, REFUND_TWICE).reason == "the check did not finish within 0.3 s"
     deadline = time.monotonic() + 10
     while any(t.name == "agentdiff-check checks.py:spins" for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(t.name == "agentdiff-check checks.py:spins" for t in threading.enumerate())  # stopped, not left holding a core
+    assert unhandled == []  # the stop is caught in the thread, never reported as an error
 
 
 # --- through the workbench: verdict, divergence, re-score without an agent call ---------------------------

@@ -144,46 +144,68 @@ class CheckStopped(BaseException):
     """Raised inside a `python` check that ran past its time."""
 
 
-def _stop(thread: threading.Thread) -> None:
-    """Raise `CheckStopped` in the thread: a check looping in Python code stops at its next step
-    instead of holding a core until agentdiff ends (one blocked in a system call stops when it returns)."""
-    if thread.ident is not None:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(CheckStopped))
+class _CheckThread(threading.Thread):
+    """A check's call in a daemon thread that can be stopped once (`stop`): raised only while the
+    call has not finished (under `_guard`), so never into a thread that has ended (whose id the system
+    may have given another), and caught wherever it lands, never reported as an unhandled error."""
+
+    def __init__(self, function: Callable[[JourneyTrace], Any], trace: JourneyTrace, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self.function, self.trace = function, trace
+        self.outcome: dict[str, Any] = {}
+        self._guard = threading.Lock()
+        self._done = False
+
+    def run(self) -> None:
+        try:
+            try:
+                self.outcome["answer"] = self.function(self.trace)
+            except BaseException as exc:  # SystemExit included: a check cannot end agentdiff
+                self.outcome["error"] = exc
+            finally:
+                while True:
+                    try:
+                        with self._guard:
+                            self._done = True
+                        break
+                    except CheckStopped:  # it came as the call ended
+                        continue
+        except CheckStopped:  # it came in the except clause above
+            pass
+
+    def stop(self) -> None:
+        """Raise `CheckStopped` in the call: one looping in Python code stops at its next step instead
+        of holding a core until agentdiff ends (one blocked in a system call stops when it returns)."""
+        with self._guard:
+            if not self._done and self.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.ident), ctypes.py_object(CheckStopped))
 
 
 def _python(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
     """A function's verdict: None or True passes; False or a string (the reason) fails, as does an
     AssertionError (its message); any other exception fails, naming it. It runs in a thread of its
-    own: one that has not returned after `PYTHON_CHECK_SECONDS` fails and is stopped (`_stop`), and
-    that version of it is not called again (a daemon thread: it cannot hold agentdiff's exit)."""
+    own: one that has not returned after `PYTHON_CHECK_SECONDS` fails and is stopped, and that version
+    of it is not called again (a daemon thread: it cannot hold agentdiff's exit)."""
     try:
         function, version = _function(spec)
     except Exception as exc:  # the check's own bug: a failing check that says so, never a crash
         return Breach(f"the check raised {type(exc).__name__}: {exc}")
     if version in _STUCK:
         return Breach(f"an earlier call of the check did not finish within {PYTHON_CHECK_SECONDS:g} s (save its file to call it again)")
-    outcome: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            outcome["answer"] = function(trace)
-        except BaseException as exc:  # SystemExit included: a check cannot end agentdiff
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=call, name=f"agentdiff-check {spec.value}", daemon=True)
+    thread = _CheckThread(function, trace, f"agentdiff-check {spec.value}")
     thread.start()
     thread.join(PYTHON_CHECK_SECONDS)
     if thread.is_alive():
         with _LOCK:
             _STUCK.add(version)
-        _stop(thread)
+        thread.stop()
         return Breach(f"the check did not finish within {PYTHON_CHECK_SECONDS:g} s")
-    error = outcome.get("error")
+    error = thread.outcome.get("error")
     if isinstance(error, AssertionError):
         return Breach(str(error) or "assertion failed")
     if error is not None:
         return Breach(f"the check raised {type(error).__name__}: {error}")
-    answer = outcome.get("answer")
+    answer = thread.outcome.get("answer")
     if answer is None or answer is True:
         return None
     return Breach(answer if isinstance(answer, str) and answer else "the check returned False")
