@@ -123,7 +123,7 @@ async def test_at_80_by_24_the_header_is_short_and_the_first_divergence_is_in_si
         app = pilot.app
         await settle(app, pilot)
         app.main.tree.select_case(dim)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: "(e: " in str(app.main.detail.extra))
         assert app.main.detail.compact
         assert "(e: sample_agents/home_automation/home_automation.evalset.json:40)" in str(app.main.detail.extra)  # the path fits
 
