@@ -17,6 +17,7 @@ from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -180,7 +181,7 @@ class CaseDetail(Vertical):
                 source = self.divergence.source
                 if source:
                     where = str(source)  # the whole path where it fits the line (`+`, a wide terminal); else the file's name
-                    line_width = len(f"divergence {index + 1}/{len(divergences)}: {self.divergence.summary}  (e: {where})")
+                    line_width = cell_len(f"divergence {index + 1}/{len(divergences)}: {self.divergence.summary}  (e: {where})")
                     if self.short_header and source.line and line_width > self.size.width - 2:
                         where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}"
                     self.extra.append(f"  (e: {where})", style="dim")
