@@ -166,6 +166,36 @@ def test_a_python_check_that_hangs_or_exits_fails_and_agentdiff_goes_on(tmp_path
 # --- through the workbench: verdict, divergence, re-score without an agent call ---------------------------
 
 
+async def run_once(tmp_path: Path):
+    """The echo project's workbench, every case run once: (workbench, pool)."""
+    pool = EchoPool()
+    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    return wb, pool
+
+
+QUIET, CHATTY = "def quiet(trace):\n    return None\n", "def quiet(trace):\n    return 'too chatty'\n"
+
+
+def save(path: Path, text: str, later: int = 1) -> None:
+    """Write `text`, dated `later` seconds on: a new version of the file even on a coarse clock."""
+    path.write_text(text)
+    os.utime(path, ns=(time.time_ns() + later * 10**9,) * 2)
+
+
+async def quiet_checked(tmp_path: Path, folder: str, texts: list[str]):
+    """Echo cases checked by `checks.py:quiet` (passing), its files in `folder`, run once: the
+    workbench, its pool, the check's file and the eval sets (to edit)."""
+    sets = echo_project(tmp_path, {"echo": texts})
+    code = tmp_path / folder / "checks.py"
+    code.write_text(QUIET)
+    (tmp_path / folder / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
+    wb, pool = await run_once(tmp_path)
+    assert all(state.status is CaseStatus.PASSED for state in wb.cases.values())
+    return wb, pool, code, sets
+
+
 async def test_a_failing_check_fails_the_case_leads_its_divergences_and_a_checks_edit_rescores(tmp_path):
     echo_project(tmp_path, {"echo": ["hello", "secret plan"]})
     folder = tmp_path / "agents" / "echo"
@@ -176,10 +206,7 @@ async def test_a_failing_check_fails_the_case_leads_its_divergences_and_a_checks
     )
     checks = folder / CHECKS_FILE
     checks.write_text('checks:\n  max_tool_calls: 0\n  python: ["checks.py:no_secrets"]\n')
-    pool = EchoPool()
-    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
-    wb.run(list(wb.cases), "first run")
-    await wb.wait()
+    wb, pool = await run_once(tmp_path)
     hello, secret = wb.cases[case_id("echo", "case_0")], wb.cases[case_id("echo", "case_1")]
     assert hello.status is CaseStatus.PASSED and secret.status is CaseStatus.FAILED  # ADK's metrics pass both
     rows = {m.name: (m.status.value, m.reason) for m in secret.run.result.metrics if m.name.startswith("check:")}
@@ -214,19 +241,9 @@ async def test_a_failing_check_fails_the_case_leads_its_divergences_and_a_checks
 async def test_editing_a_python_check_s_file_rescores_its_cases_with_the_new_code(tmp_path):
     """A check's module beside a project-wide checks file (not in an agent): saving it re-scores the
     cases it checks from their runs, with no agent call, and the new code decides."""
-    echo_project(tmp_path, {"echo": ["hello", "secret plan"]})
-    code = tmp_path / "checks.py"
-    code.write_text("def quiet(trace):\n    return None\n")
-    (tmp_path / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
-    pool = EchoPool()
-    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
-    wb.run(list(wb.cases), "first run")
-    await wb.wait()
-    hello = wb.cases[case_id("echo", "case_0")]
-    assert hello.status is CaseStatus.PASSED
-    jobs = len(pool.jobs)
-    code.write_text("def quiet(trace):\n    return 'too chatty'\n")
-    os.utime(code, ns=(time.time_ns() + 10**9,) * 2)  # a new version even on a coarse clock
+    wb, pool, code, _ = await quiet_checked(tmp_path, ".", ["hello", "secret plan"])
+    hello, jobs = wb.cases[case_id("echo", "case_0")], len(pool.jobs)
+    save(code, CHATTY)
     (selection,) = await wb.on_changes([code])
     await wb.wait()
     assert (selection.action, selection.reason) == ("rescore", "re-score: checks.py changed")
@@ -238,26 +255,15 @@ async def test_editing_a_python_check_s_file_rescores_its_cases_with_the_new_cod
 async def test_a_python_check_s_file_inside_the_agent_s_package_is_no_agent_code(tmp_path):
     """ADK's layout keeps eval sets (and so checks) in the agent's package: saving the check's file
     re-scores its cases and calls no agent, paused or not."""
-    echo_project(tmp_path, {"echo": ["hello"]})
-    folder = tmp_path / "agents" / "echo"
-    code = folder / "checks.py"
-    code.write_text("def quiet(trace):\n    return None\n")
-    (folder / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
-    pool = EchoPool()
-    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
-    wb.run(list(wb.cases), "first run")
-    await wb.wait()
-    hello = wb.cases[case_id("echo", "case_0")]
-    jobs = len(pool.jobs)
-    code.write_text("def quiet(trace):\n    return 'too chatty'\n")
-    os.utime(code, ns=(time.time_ns() + 10**9,) * 2)
+    wb, pool, code, _ = await quiet_checked(tmp_path, "agents/echo", ["hello"])
+    hello, jobs = wb.cases[case_id("echo", "case_0")], len(pool.jobs)
+    save(code, CHATTY)
     (selection,) = await wb.on_changes([code])
     await wb.wait()
     assert (selection.action, selection.reason, len(pool.jobs)) == ("rescore", "re-score: agents/echo/checks.py changed", jobs)
     assert hello.status is CaseStatus.FAILED
     await wb.set_paused(True)
-    code.write_text("def quiet(trace):\n    return None\n")
-    os.utime(code, ns=(time.time_ns() + 2 * 10**9,) * 2)
+    save(code, QUIET, later=2)
     await wb.on_changes([code])
     assert hello.stale
     (selection,) = await wb.set_paused(False)
@@ -270,28 +276,18 @@ async def test_a_check_s_file_the_agent_imports_runs_again_and_one_saved_with_a_
     of the check's file in one batch with an eval set that drops a case checks only the cases left."""
     from workbench_support import write_set
 
-    sets = echo_project(tmp_path, {"echo": ["hello", "bye"]})
-    folder = tmp_path / "agents" / "echo"
-    code = folder / "checks.py"
-    code.write_text("def quiet(trace):\n    return None\n")
-    (folder / CHECKS_FILE).write_text('checks:\n  python: ["checks.py:quiet"]\n')
-    pool = EchoPool()
-    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
-    wb.run(list(wb.cases), "first run")
-    await wb.wait()
+    wb, pool, code, sets = await quiet_checked(tmp_path, "agents/echo", ["hello", "bye"])
     sets["echo"]["eval_cases"].pop()  # case_1 goes
     write_set(tmp_path, "echo", sets["echo"])
-    code.write_text("def quiet(trace):\n    return 'too chatty'\n")
-    os.utime(code, ns=(time.time_ns() + 10**9,) * 2)
-    await wb.on_changes([folder / "echo.evalset.json", code])
+    save(code, CHATTY)
+    await wb.on_changes([tmp_path / "agents" / "echo" / "echo.evalset.json", code])
     await wb.wait()
-    assert list(wb.cases) == [case_id("echo", "case_0")] and wb.cases[case_id("echo", "case_0")].status is CaseStatus.FAILED
     hello = wb.cases[case_id("echo", "case_0")]
+    assert list(wb.cases) == [hello.ref.id] and hello.status is CaseStatus.FAILED
     files = wb.index.get(hello.ref.id)
     wb.index.put(dataclasses.replace(files, files_read=files.files_read | {code.resolve()}))  # as if agent.py imported it
     jobs = len(pool.jobs)
-    code.write_text("def quiet(trace):\n    return None\n")
-    os.utime(code, ns=(time.time_ns() + 2 * 10**9,) * 2)
+    save(code, QUIET, later=2)
     (selection,) = await wb.on_changes([code])
     await wb.wait()
     assert (selection.action, len(pool.jobs)) == ("run", jobs + 1) and hello.status is CaseStatus.PASSED
@@ -307,14 +303,10 @@ async def test_a_python_check_s_file_behind_a_symlink_while_paused_and_with_its_
     (tmp_path / "checks.py").symlink_to(target)
     checks = tmp_path / CHECKS_FILE
     checks.write_text('checks:\n  python: ["checks.py:quiet"]\n')
-    pool = EchoPool()
-    wb = Workbench(tmp_path, [tmp_path / "agents"], pool)
-    wb.run(list(wb.cases), "first run")
-    await wb.wait()
+    wb, pool = await run_once(tmp_path)
     hello = wb.cases[case_id("echo", "case_0")]
     assert hello.status is CaseStatus.PASSED
-    target.write_text("def quiet(trace):\n    return 'too chatty'\n")
-    os.utime(target, ns=(time.time_ns() + 10**9,) * 2)
+    save(target, CHATTY)
     await wb.set_paused(True)
     await wb.on_changes([target])
     assert hello.stale and hello.reason == "stale: shared/real_checks.py changed while watching was paused"
@@ -330,8 +322,7 @@ async def test_a_python_check_s_file_behind_a_symlink_while_paused_and_with_its_
         await real(ids, reason)
 
     monkeypatch.setattr(wb, "rescore", counted)
-    target.write_text("def quiet(trace):\n    return None\n")
-    os.utime(target, ns=(time.time_ns() + 2 * 10**9,) * 2)
+    save(target, QUIET, later=2)
     checks.write_text('checks:\n  max_tool_calls: 3\n  python: ["checks.py:quiet"]\n')
     await wb.on_changes([target, checks])
     await wb.wait()
