@@ -69,8 +69,7 @@ class AgentdiffApp(App):
         self.workbench.cancel()
         if self.workbench.history is not None:
             self.workbench.history.save(wait=True)
-            if self.workbench.history.loaded:  # an unreadable history refers to nothing it can tell
-                self.workbench.snapshots.prune(self.workbench.history.digests(), time.time())
+            self.workbench.history.prune(self.workbench.snapshots, time.time())
         self.keep_session()
 
     def keep_session(self) -> None:

@@ -105,7 +105,7 @@ class Baselines:
         self._paused_changes += paths
         checks = checks_code_changed(paths, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
         touched: set[str] = set(checks.case_ids if checks is not None else ())  # a python check's file
-        for path in agent_changes(paths, self.cases, self.index, self.root):
+        for path in agent_changes(paths, checks, self.index):
             touched |= self.index.affected_by(resolved(Path(path)))
             touched |= {case_id for case_id, unit in self.units.items() if unit == resolved(Path(path)) or unit in resolved(Path(path)).parents}
         for case_id in sorted(touched):

@@ -97,10 +97,10 @@ def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], ro
     return Selection("rescore", sorted(hit), paths=sorted(matched), reason=f"re-score: {names} changed")
 
 
-def agent_changes(changed: Iterable[Path], cases: Mapping[str, object], index: CaseIndex, root: Path) -> list[Path]:
-    """`changed` without the files of `python` journey checks that no agent reads: such a file is
-    no agent code even in the agent's package (a re-score, not a run); one an agent imports is both."""
-    checks = checks_code_changed(changed, {i: s.ref for i, s in cases.items()}, root)  # type: ignore[attr-defined]
+def agent_changes(changed: Iterable[Path], checks: Optional[Selection], index: CaseIndex) -> list[Path]:
+    """`changed` without the files of `python` journey checks (`checks`, from `checks_code_changed`)
+    that no agent reads: such a file is no agent code even in the agent's package (a re-score, not a
+    run); one an agent imports is both."""
     if checks is None:
         return list(changed)
     only_checks = {p for p in checks.paths if not any(index.read_by_agent(form) for form in (Path(os.path.abspath(p)), resolved(Path(p))))}

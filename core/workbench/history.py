@@ -94,6 +94,11 @@ class History:
         read = snapshots.keep(run.files_read) if passed else None  # what changed since it passed, later
         self.add(run.result.id, run.result, when, seconds, tools, batch, read)
 
+    def prune(self, snapshots: Snapshots, now: float) -> None:
+        """Remove the stored contents (`W`) no entry needs any more; none when the history could not be read."""
+        if self.loaded:
+            snapshots.prune(self.digests(), now)
+
     def digests(self) -> set[str]:
         """Every blob digest the kept entries refer to, other sessions' merged in too (what `W` may still need)."""
         return {digest for entries in self._data.values() for entry in entries

@@ -282,7 +282,8 @@ class Workbench(Baselines):
         async with self._lock():
             if agents_may_have_moved(paths, self.index, self.root):
                 await self._resolve_agents_again()
-            selections = classify(agent_changes(paths, self.cases, self.index, self.root), self.index, self.root)
+            checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
+            selections = classify(agent_changes(paths, checks, self.index), self.index, self.root)
             done: set[str] = set()  # re-scored or to run again: checked by the new code anyway
             for selection in [s for s in selections if s.action == "reload"]:
                 reloaded = await self._reload(selection.paths, selection.reason)

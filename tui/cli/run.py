@@ -296,8 +296,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             keeper.discard()
             raise
         history.save(wait=True)
-        if history.loaded:  # W's stored contents no entry needs any more, as when the TUI closes
-            snapshots.prune(history.digests(), time.time())
+        history.prune(snapshots, time.time())  # W's stored contents no entry needs any more, as when the TUI closes
     order = {ref.id: i for i, ref in enumerate(found.cases)}
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
