@@ -94,7 +94,7 @@ def test_uv_tool_install_gives_the_same_command(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     agentdiff = tmp_path / "bin" / "agentdiff"
     assert sh(agentdiff, "--version").stdout.startswith("agentdiff ")
-    assert "complete -o filenames -F _agentdiff agentdiff" in sh(agentdiff, "completion", "bash").stdout
+    assert "-F _python_argcomplete agentdiff" in sh(agentdiff, "completion", "bash").stdout
     shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "proj" / "home_automation", ignore=shutil.ignore_patterns("__pycache__", ".adk"))
     assert "5 cases, 0 load errors" in sh(agentdiff, "list", cwd=tmp_path / "proj").stdout
     tool_python = next((tmp_path / "tools" / "agentdiff" / "bin").glob("python*"))

@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     out, err = SafeStream(out), SafeStream(err)  # data's control characters are shown, never obeyed
     parser = build_parser()
+    completion.autocomplete(parser)  # Tab in a shell with `agentdiff completion …` loaded: answers and exits
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         os.getcwd()

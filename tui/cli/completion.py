@@ -1,18 +1,28 @@
 """`agentdiff completion bash|zsh|fish`: a shell completion script for commands, their options and
 case ids (`eval -- "$(agentdiff completion bash)"` in ~/.bashrc; zsh: the same with `zsh`; fish:
 `agentdiff completion fish | source`). `agentdiff completion ids` lists the case ids it completes, and
-the eval_ids and case names that name one case."""
+the eval_ids and case names that name one case.
+
+The scripts are argcomplete's: on Tab the shell runs `agentdiff` itself with the line in its
+environment, argcomplete walks this parser, and the candidates come back quoted for that shell. Case
+ids are data from the files of whatever repository the shell is in, so they must never reach shell
+expansion: a hand-written script that hands them to `compgen -W` runs `$(…)` written in an eval_id.
+argcomplete escapes every character bash or zsh would expand (`$`, backticks, quotes, globs) and fish
+quotes candidates itself."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import TextIO
+from typing import Iterable, TextIO
 
 from .errors import EXIT_OK
 
 NAME = "completion"
 SHELLS = ("bash", "zsh", "fish")
+#: The positional arguments that take case ids (or the files and folders holding cases).
+CASE_ARGUMENTS = ("case", "cases", "paths")
 
 
 def add_parser(commands) -> None:
@@ -24,77 +34,72 @@ def add_parser(commands) -> None:
     parser.add_argument("shell", choices=(*SHELLS, "ids"))
 
 
-def _commands() -> dict[str, list[str]]:
-    """Each command and its long options, from the parser itself."""
-    from . import build_parser
+def case_names(root: Path) -> list[str]:
+    """The case ids under `root` (as the configuration's paths find them), then each eval_id or case
+    name that names one case, as every command takes it."""
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.project.discovery import discover
 
-    parser = build_parser()
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {name: sorted({o for action in sub._actions for o in action.option_strings if o.startswith("--")})
-            for name, sub in subparsers.choices.items()}
+    config, _ = load_project_config(root)
+    refs = discover(list(config.paths) or [Path(".")], root=root).cases
+    ids = [ref.id for ref in refs]
+    counts: dict[str, int] = {}
+    for ref in refs:
+        counts[ref.name] = counts.get(ref.name, 0) + 1
+    known = set(ids)
+    return ids + [name for name, count in counts.items() if count == 1 and name not in known]
 
 
-def bash_script() -> str:
-    commands = _commands()
-    cases = "\n".join(f'        {name}) opts="{" ".join(options)}" ;;' for name, options in commands.items())
-    return f'''_agentdiff() {{
-    local cur=${{COMP_WORDS[COMP_CWORD]}} cmd=${{COMP_WORDS[1]}} opts
-    if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "{" ".join(commands)} --version --help" -- "$cur"))
+def complete_cases(prefix: str, **_: object) -> list[str]:
+    """argcomplete's completer for case arguments: the case ids and names that start with what was
+    typed, then the files and folders that do (a path is a case argument too). argcomplete quotes
+    them for the shell."""
+    from argcomplete.completers import FilesCompleter
+
+    try:
+        names = [name for name in case_names(Path.cwd()) if name.startswith(prefix)]
+    except Exception:  # a project that does not load completes as files; Tab never prints a traceback
+        names = []
+    return names + [path for path in FilesCompleter()(prefix) if path not in names]
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterable[argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield sub
+                yield from _subparsers(sub)
+
+
+def add_completers(parser: argparse.ArgumentParser) -> None:
+    """Give every command's case arguments the case completer (other positionals complete as files)."""
+    for sub in _subparsers(parser):
+        for action in sub._actions:
+            if not action.option_strings and action.dest in CASE_ARGUMENTS:
+                action.completer = complete_cases  # type: ignore[attr-defined]
+
+
+def autocomplete(parser: argparse.ArgumentParser) -> None:
+    """When the shell asks for completions (argcomplete's `_ARGCOMPLETE` is set), answer and exit;
+    otherwise nothing (argcomplete is not even imported)."""
+    if "_ARGCOMPLETE" not in os.environ:
         return
-    fi
-    if [[ "$cur" == -* ]]; then
-        case "$cmd" in
-{cases}
-        esac
-        COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
-        return
-    fi
-    # a case id holds "::", and bash splits words at ":": complete the whole id, then offer what
-    # follows the part bash already split off (as bash-completion's __ltrim_colon_completions does)
-    local line=${{COMP_LINE:0:$COMP_POINT}} whole
-    whole=${{line##* }}
-    local IFS=$'\\n'
-    COMPREPLY=($(compgen -W "$(agentdiff completion ids 2>/dev/null)" -- "$whole") $(compgen -f -- "$whole"))
-    if [[ "$whole" == *:* && "$COMP_WORDBREAKS" == *:* ]]; then
-        local prefix=${{whole%"${{whole##*:}}"}} i
-        for i in "${{!COMPREPLY[@]}}"; do COMPREPLY[$i]=${{COMPREPLY[$i]#"$prefix"}}; done
-    fi
-}}
-complete -o filenames -F _agentdiff agentdiff
-'''
+    import argcomplete
+
+    add_completers(parser)
+    argcomplete.autocomplete(parser, always_complete_options=False)  # options once a "-" is typed, as before
 
 
-def zsh_script() -> str:
-    return "autoload -U +X bashcompinit && bashcompinit\n" + bash_script()
+def script(shell: str) -> str:
+    from argcomplete import shellcode
 
-
-def fish_script() -> str:
-    commands = _commands()
-    lines = [f'complete -c agentdiff -f -n "__fish_use_subcommand" -a "{" ".join(commands)}"']
-    for name, options in commands.items():
-        for option in options:
-            lines.append(f'complete -c agentdiff -n "__fish_seen_subcommand_from {name}" -l {option[2:]}')
-    lines.append('complete -c agentdiff -n "not __fish_use_subcommand" -a "(agentdiff completion ids 2>/dev/null)"')
-    return "\n".join(lines) + "\n"
+    return shellcode(["agentdiff"], shell=shell)
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.shell == "ids":
-        from agentdiff.core.project.config import load_project_config
-        from agentdiff.core.project.discovery import discover
-
-        config, _ = load_project_config(Path.cwd())
-        refs = discover(list(config.paths) or [Path(".")], root=Path.cwd()).cases
-        for ref in refs:
-            print(ref.id, file=out)
-        names: dict[str, int] = {}
-        for ref in refs:
-            names[ref.name] = names.get(ref.name, 0) + 1
-        ids = {ref.id for ref in refs}
-        for name, count in names.items():  # an eval_id or case name that names one case, as every command takes it
-            if count == 1 and name not in ids:
-                print(name, file=out)
+        for name in case_names(Path.cwd()):
+            print(name, file=out)
         return EXIT_OK
-    out.write({"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell]())
+    out.write(script(args.shell))
     return EXIT_OK
