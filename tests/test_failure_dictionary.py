@@ -4,6 +4,9 @@ gate blocking on failures marked so."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
 import yaml
 from agentdiff.core.reports.compare import compare
 from agentdiff.core.reports.gate import gate
@@ -180,3 +183,33 @@ async def test_an_unreadable_history_prunes_nothing(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
     assert blob.exists()
+
+
+BROKEN_DICTIONARIES = {
+    "merge-conflict markers": ("<<<<<<< HEAD\nlabels: [x]\n=======\nlabels: [y]\n>>>>>>> theirs\n", ":1: merge-conflict markers"),
+    "bad YAML": ("failures:\n  double refund: {blocking: block\n", ":3:1: invalid YAML"),
+    "an alias bomb": ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdef", "bcdefg")),
+                      ":1:1: invalid YAML: its aliases expand"),
+    "bad UTF-8": (b"labels: [caf\xe9]\n", ":1:"),
+    "a list": ("- double refund\n", ":1:1: the file must be a mapping"),
+    "failures as a list": ("failures:\n  - double refund\n", ":1:1: `failures` must be a mapping, not a list"),
+    "an unknown blocking level": ("failures:\n  double refund:\n    blocking: blok\n", ":3:5: blocking must be one of block, review, info, not 'blok'"),
+}
+
+
+@pytest.mark.parametrize("kind", BROKEN_DICTIONARIES)
+def test_the_gate_fails_closed_on_a_dictionary_it_cannot_read(tmp_path, monkeypatch, kind):
+    monkeypatch.chdir(tmp_path)
+    reports = {}
+    for name in ("base", "head"):
+        reports[name] = tmp_path / f"{name}.json"
+        reports[name].write_text(json.dumps({"cases": [case("s::a", "passed"), case("s::b", "failed")]}))
+    (tmp_path / TRIAGE_FILE).write_text("failures:\n  double refund: {blocking: block}\ncases:\n  s::b: {label: double refund}\n")
+    code, out, err = run("gate", str(reports["head"]), "--baseline", str(reports["base"]))
+    assert code == 1 and "no failure that blocks the release" in out  # bound to a blocking failure: fails
+    text, where = BROKEN_DICTIONARIES[kind]
+    (tmp_path / TRIAGE_FILE).write_bytes(text if isinstance(text, bytes) else text.encode())
+    code, out, err = run("gate", str(reports["head"]), "--baseline", str(reports["base"]))
+    assert code == 2 and err.startswith(f"error: {TRIAGE_FILE}{where}") and "the gate cannot decide" in err, err
+    code, _, err = run("failures")
+    assert code == 2 and err.startswith(f"error: {TRIAGE_FILE}{where}")

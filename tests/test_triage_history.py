@@ -104,15 +104,17 @@ def test_an_empty_note_written_by_hand_is_no_note(tmp_path):
 def test_a_broken_triage_file_is_an_error_with_the_defaults_not_a_crash(tmp_path):
     (tmp_path / TRIAGE_FILE).write_text("labels: [wrong tool\ncases: {}\n", encoding="utf-8")
     triage = Triage.load(tmp_path)
-    assert triage.error is not None and triage.error.startswith(f"{TRIAGE_FILE}: ")
+    assert triage.error is not None and triage.error.startswith(f"{TRIAGE_FILE}:2:")
     assert (triage.labels, triage.cases) == (list(DEFAULT_LABELS), {})
 
 
-@pytest.mark.parametrize("cases", ["[a, b]", "just text", "42"])
-def test_cases_that_are_not_a_mapping_load_as_no_cases_not_a_crash(tmp_path, cases):
+@pytest.mark.parametrize("cases, kind", [("[a, b]", "a list"), ("just text", "a string"), ("42", "a number")])
+def test_cases_that_are_not_a_mapping_are_a_located_error_not_a_crash(tmp_path, cases, kind):
+    # read as no cases, the labels bound in it would be lost to the gate: the file is an error instead
     (tmp_path / TRIAGE_FILE).write_text(f"labels: [wrong tool]\ncases: {cases}\n", encoding="utf-8")
     triage = Triage.load(tmp_path)
-    assert (triage.labels, triage.cases) == (["wrong tool"], {})
+    assert triage.error == f"{TRIAGE_FILE}:2:1: `cases` must be a mapping, not {kind}"
+    assert triage.cases == {}
 
 
 def test_labelling_while_the_triage_file_is_broken_leaves_the_file_as_it_was(tmp_path):
@@ -120,7 +122,7 @@ def test_labelling_while_the_triage_file_is_broken_leaves_the_file_as_it_was(tmp
     broken = f"cases:\n<<<<<<< HEAD\n  '{CASE}': {{label: wrong tool}}\n=======\n  '{CASE}': {{label: bad arguments}}\n>>>>>>> main\n"
     (tmp_path / TRIAGE_FILE).write_text(broken, encoding="utf-8")
     triage = Triage.load(tmp_path)
-    assert triage.error == f"{TRIAGE_FILE} holds merge-conflict markers (<<<<<<<, >>>>>>>): resolve them first"
+    assert triage.error == f"{TRIAGE_FILE}:2: merge-conflict markers (<<<<<<<, >>>>>>>): resolve them first"
     with pytest.raises(TriageUnreadable, match="merge-conflict markers"):
         triage.set(OTHER, label="wrong tool")
     assert (tmp_path / TRIAGE_FILE).read_text(encoding="utf-8") == broken

@@ -28,14 +28,15 @@ over.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
 from agentdiff.core.baselines.journal import BaselineConflict, FileWrite, read_exact, sha256_of, write_baseline
-from agentdiff.core.formats.source_file import YamlTooLarge, load_yaml_bounded
+from agentdiff.core.formats.load_error import LoadError, locate
+from agentdiff.core.formats.source_file import SourceFileError, parse_source, read_source
 from agentdiff.core.formats.yaml_writer import dump_yaml
 
 TRIAGE_FILE = "agentdiff-triage.yaml"
@@ -50,6 +51,26 @@ class TriageUnreadable(Exception):
 BLOCKING = ("block", "review", "info")
 ENTRY_KEYS = ("description", "evidence", "blocking", "retired")
 CASE_KEYS = ("label", "note", "element", "retired")
+
+
+def _shape_problem(data: Any) -> Optional[tuple[tuple, str]]:
+    """Where the file's shape is not the dictionary's, and why: the first problem, or None."""
+    if not isinstance(data, dict):
+        return (), f"the file must be a mapping (labels, failures, cases), not {_kind(data)}"
+    for key, kind in (("labels", list), ("failures", dict), ("cases", dict)):
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            return (key,), f"`{key}` must be a {'list' if kind is list else 'mapping'}, not {_kind(data[key])}"
+    for name, entry in (data.get("failures") or {}).items():
+        if entry is not None and not isinstance(entry, dict):
+            return ("failures", name), f"the entry {str(name)!r} must be a mapping (description, evidence, blocking), not {_kind(entry)}"
+        blocking = (entry or {}).get("blocking")
+        if blocking is not None and blocking not in BLOCKING:
+            return ("failures", name, "blocking"), f"blocking must be one of {', '.join(BLOCKING)}, not {blocking!r}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", dict: "a mapping", str: "a string", type(None): "empty", int: "a number", float: "a number", bool: "true or false"}.get(type(value), f"a {type(value).__name__}")
 
 
 def _retired(value: Any) -> Optional[dict[str, str]]:
@@ -68,24 +89,34 @@ class Triage:
 
     @classmethod
     def load(cls, root: Path) -> "Triage":
+        """The file as it is on disk. One that cannot be read as the dictionary — bad YAML or UTF-8,
+        merge-conflict markers, an alias bomb, a section of the wrong shape, an unknown blocking
+        level — loads as `error` (the file and line, and why): nothing is written over it and the
+        release gate refuses to decide on it."""
         path = root / TRIAGE_FILE
-        if not path.exists():
+        if not os.path.lexists(path):
             return cls(path)
         try:
-            text = read_exact(path)
-            if _CONFLICT.search(text):
-                return cls(path, error=f"{TRIAGE_FILE} holds merge-conflict markers (<<<<<<<, >>>>>>>): resolve them first")
-            data: Any = load_yaml_bounded(text) or {}
-        except (OSError, yaml.YAMLError, UnicodeDecodeError, YamlTooLarge) as exc:
-            return cls(path, error=f"{TRIAGE_FILE}: {exc}")
-        labels = data.get("labels") if isinstance(data, dict) else None
-        cases = data.get("cases") if isinstance(data, dict) else None
-        failures = data.get("failures") if isinstance(data, dict) else None
+            source = read_source(path, TRIAGE_FILE)
+            conflict = _CONFLICT.search(source.text)
+            if conflict:
+                line = source.text.count("\n", 0, conflict.start()) + 1
+                raise SourceFileError(LoadError(file=TRIAGE_FILE, line=line, message="merge-conflict markers (<<<<<<<, >>>>>>>): resolve them first"))
+            data: Any = parse_source(source, "yaml")
+            problem = _shape_problem(data if data is not None else {})
+            if problem is not None:
+                at, message = problem
+                position = locate(source.text, list(at), "yaml") or (1, 1)
+                raise SourceFileError(LoadError(file=TRIAGE_FILE, line=position[0], column=position[1], message=message))
+        except SourceFileError as exc:
+            return cls(path, error=str(exc.error))
+        data = data or {}
+        labels, cases, failures = data.get("labels"), data.get("cases") or {}, data.get("failures") or {}
         entries: dict[str, dict[str, Any]] = {}
-        for name, entry in (failures if isinstance(failures, dict) else {}).items():
-            entry = entry if isinstance(entry, dict) else {}
+        for name, entry in failures.items():
+            entry = entry or {}
             kept = {k: str(entry[k]) for k in ("description", "evidence") if entry.get(k)}
-            if entry.get("blocking") in BLOCKING:
+            if entry.get("blocking"):
                 kept["blocking"] = entry["blocking"]
             if _retired(entry.get("retired")):
                 kept["retired"] = _retired(entry.get("retired"))
@@ -93,7 +124,7 @@ class Triage:
         names = [str(label) for label in labels] if isinstance(labels, list) and labels else ([] if entries else list(DEFAULT_LABELS))
         names += [name for name in entries if name not in names]
         bound: dict[str, dict[str, Any]] = {}
-        for k, v in (cases if isinstance(cases, dict) else {}).items():
+        for k, v in cases.items():
             if isinstance(v, dict):
                 entry = {kk: str(vv) for kk, vv in v.items() if kk in ("label", "note", "element") and vv not in (None, "")}
                 if _retired(v.get("retired")):

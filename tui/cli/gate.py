@@ -15,7 +15,7 @@ NAME = "gate"
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
-        "gate", help="the release gate: exit 0 pass, 1 a rule broken, 2 no runs to compare or bad rules",
+        "gate", help="the release gate: exit 0 pass, 1 a rule broken, 2 no runs to compare, bad rules or an unreadable failure dictionary",
         description="Check RUN against --baseline with the rules of [tool.agentdiff.gate] (pass-rate drop, critical "
         "cases, p95 seconds, tokens, cost, tool calls); with none configured, no case may regress. Defaults as for "
         "compare. Exit 0 passed, 1 a rule broken, 2 usage.",
@@ -49,8 +49,12 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: {error}", file=err)
     if bad:
         return EXIT_USAGE
-    cmp = compare(*load_pair(args.baseline, args.run))
     triage = Triage.load(Path.cwd())
+    if triage.error is not None:  # its blocking entries cannot be told: the gate fails closed
+        print(f"error: {triage.error} (the failure dictionary says which failures block the release: "
+              "the gate cannot decide without it)", file=err)
+        return EXIT_USAGE
+    cmp = compare(*load_pair(args.baseline, args.run))
     unsigned = None
     if config.gate.get("require_signoff"):
         from agentdiff.core.reports.baseline_review import GitRefError, changed_baselines

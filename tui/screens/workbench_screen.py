@@ -166,6 +166,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             self.watch_files()
         if self.workbench.errors:
             self.notify(f"{len(self.workbench.errors)} file(s) failed to load: see the tree", severity="warning")
+        if self.triage.error:
+            self.notify(f"{self.triage.error}: labels and notes are not shown or written until it is fixed", severity="warning", timeout=8)
 
     def on_unmount(self) -> None:
         self.workbench.unsubscribe(self._on_workbench_event)
