@@ -193,6 +193,16 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
             return {k: [m["score"] for m in c["metrics"] if m["name"] in _criteria(samples)] for k, c in run.items()}
 
         assert judged_scores(again) == judged_scores(filled) == judged_scores(ours)
+        if samples == 1:  # entries truncated, garbled, of another shape or empty are misses: asked again and replaced
+            entries = sorted((project / ".agentdiff" / "judge-cache").glob("*/*.json"))
+            for n, entry in enumerate(entries):
+                entry.write_text(["", entry.read_text()[:40], "\x00garbage", "[]", '{"content": null}'][n % 5], encoding="utf-8")
+            script.asked.clear()
+            server.calls.clear()
+            mended = _agentdiff_run(project)
+            assert judged_scores(mended) == judged_scores(ours) and _judge_prompts(server.calls)
+            server.calls.clear()
+            assert judged_scores(_agentdiff_run(project)) == judged_scores(ours) and _judge_prompts(server.calls) == []
         if samples == 3:  # `diff` shows the judge's verdicts and reasons turn by turn, samples split
             done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "diff", "rome", "--run"],
                                   cwd=project, capture_output=True, text=True, timeout=120, env=os.environ.copy())

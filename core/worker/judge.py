@@ -96,6 +96,16 @@ class JudgeCalls:
         })
 
 
+def _answer(text: str, response_class: type) -> Any:
+    """A cached answer, or None when the entry is unreadable (truncated, garbled, another schema): a
+    miss, so the judge is asked again and the entry replaced — one bad file never disables the judge."""
+    try:
+        response = response_class.model_validate_json(text)
+    except ValueError:  # pydantic's ValidationError, bad JSON
+        return None
+    return response if response.content is not None and response.content.parts else None
+
+
 def _caching_class(llm_class: type) -> type:
     """A subclass of the judge's model class whose calls go through the job's `JudgeCalls`."""
 
@@ -111,8 +121,8 @@ def _caching_class(llm_class: type) -> type:
             calls.asking = self.model
             key = calls.key(self.model, llm_request)
             hit = calls.cached(key)
-            if hit is not None:
-                response = LlmResponse.model_validate_json(hit)
+            response = _answer(hit, LlmResponse) if hit is not None else None
+            if response is not None:
                 calls.record(self.model, response, cached=True)
                 yield response
                 return
