@@ -231,6 +231,7 @@ def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypat
     ("json=/proc/self/comm", "it is a kernel file"),
     ("json=r.out --report junit=./r.out", "the json report is written there too"),
     ("csv=hardlink.csv", "it has other names (hard links)"),
+    ("csv=evals.csv", "it is a symlink (to .git/config): a CSV report appends"),
 ])
 def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, monkeypatch, spec, said):
     import os
@@ -244,11 +245,28 @@ def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, 
         (tmp_path / name).write_text(text)
     os.mkfifo(tmp_path / "fifo")
     os.link(tmp_path / "agents/echo/s.evalset.json", tmp_path / "hardlink.csv")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    os.symlink(".git/config", tmp_path / "evals.csv")
     monkeypatch.chdir(tmp_path)
     code, _, err = run("run", "--report", *spec.split(" "))
     assert code == 2 and said in err, err
     assert not (tmp_path / "r.out").exists()
     assert {name: (tmp_path / name).read_text() for name in files} == files
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+
+
+def test_a_csv_report_never_appends_through_a_link_made_after_the_check(tmp_path):
+    from agentdiff.core.reports import write_report
+
+    (tmp_path / "config").write_text("[core]\n")
+    (tmp_path / "evals.csv").symlink_to("config")
+    with pytest.raises(OSError):
+        write_report("csv", [], tmp_path / "evals.csv")
+    assert (tmp_path / "config").read_text() == "[core]\n"
+    write_report("csv", [], tmp_path / "new.csv")
+    write_report("csv", [], tmp_path / "new.csv")  # appended: one header
+    assert (tmp_path / "new.csv").read_text().count("\n") == 1
 
 
 def test_a_newline_in_a_file_name_never_forges_a_line(tmp_path, monkeypatch):

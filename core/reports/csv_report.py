@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -71,7 +72,10 @@ def render_csv(cases: Sequence[CaseResult], header: bool = True) -> str:
 
 
 def append_csv(cases: Sequence[CaseResult], path: Path) -> None:
+    """Append the rows (with the header when the file is new). A symlink is refused, never followed
+    (`OSError` ELOOP): appending through it would write into whatever file it points to."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.is_file()
-    with path.open("a", encoding="utf-8", newline="") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    with os.fdopen(fd, "a", encoding="utf-8", newline="") as handle:
+        new = os.fstat(fd).st_size == 0
         handle.write(render_csv(cases, header=new))

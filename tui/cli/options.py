@@ -136,6 +136,8 @@ def _problems(reports: Sequence[tuple[str, Path]]) -> list[Optional[str]]:
     for kind, path in reports:
         key = os.path.realpath(path)
         problem = _report_problem(path) if kind != "adk" else (None if not path.exists() or path.is_dir() else "it is a file: adk=DIR names the agents folder")
+        if problem is None and kind == "csv" and path.is_symlink():  # the others replace the link; CSV appends
+            problem = f"it is a symlink (to {os.readlink(path)}): a CSV report appends, which would write into what it points to; name the file itself"
         if problem is None and key in first:
             problem = f"the {first[key]} report is written there too; give each report its own path"
         first.setdefault(key, kind)
