@@ -71,7 +71,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(warning, file=err)
     token = secrets.token_urlsafe(18)
     server = guarded_server(watch_command(args), args.host, args.port, token)
-    print(f"serving the workbench on {server.public_url}/?token={token} (open this address; Ctrl+C stops)", file=err, flush=True)
+    where = url_of("127.0.0.1" if wildcard(args.host) else args.host, args.port)
+    also = " — or this machine's other addresses, on every interface" if wildcard(args.host) else ""
+    print(f"serving the workbench on {where}/?token={token} (open this address{also}; Ctrl+C stops)", file=err, flush=True)
     server.serve()
     return EXIT_OK
 
@@ -79,28 +81,69 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 COOKIE = "agentdiff_token"
 
 
+def wildcard(host: str) -> bool:
+    """Whether `host` binds every interface (0.0.0.0, ::, or empty)."""
+    return host in ("", "0.0.0.0", "::", "[::]")
+
+
+def authority(host: str, port: int) -> str:
+    """`host:port` as a URL and a Host header write it: an IPv6 address in brackets."""
+    host = host.strip("[]")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def url_of(host: str, port: int) -> str:
+    return f"http://{authority(host, port)}"
+
+
+def _machine_names(port: int) -> set[str]:
+    """This machine's names, as a browser on another machine may address it: its host names (short and
+    fully qualified) and the addresses they resolve to."""
+    import socket
+
+    names: set[str] = set()
+    for name in {socket.gethostname(), socket.getfqdn()} - {""}:
+        names.add(authority(name, port))
+        try:
+            names |= {authority(info[4][0], port) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            pass
+    return names
+
+
 def guarded_server(command: str, host: str, port: int, token: str):
-    """textual-serve's server with a guard: a page or socket is served only to a request naming this
-    server by its own address (no DNS rebinding), from its own pages (the Origin a browser sends), with
-    the token of the address printed at start (then kept in a same-site cookie). Another web page the
-    user has open can therefore neither start a workbench nor type into one."""
+    """textual-serve's server with a guard: a page, file or socket is served only to a request naming
+    this server by its own address (no DNS rebinding), from its own pages (the Origin a browser sends),
+    with the token of the address printed at start (then kept in a same-site cookie). Another web page
+    the user has open can therefore neither start a workbench nor type into one. Bound to every
+    interface (`0.0.0.0`, `::`), its own addresses are loopback's, the machine's names, and the address
+    each connection arrived on; a foreign name is still refused. Folder listings are never served."""
     from aiohttp import web
     from textual_serve.server import Server
 
-    names = {f"{host}:{port}"}
-    if exposure_warning(host) is None:  # loopback: any of its names
+    names = {authority(host, port)}
+    if exposure_warning(host) is None or wildcard(host):  # loopback (or every interface): any of its names
         names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    if wildcard(host):
+        names |= _machine_names(port)
+
+    def own_names(request: web.Request) -> set[str]:
+        if not wildcard(host):
+            return names
+        local = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        return names | {authority(str(local[0]).removeprefix("::ffff:"), port), authority(str(local[0]), port)} if local else names
 
     @web.middleware
     async def guard(request: web.Request, handler):
-        if request.path.startswith("/static/"):
-            return await handler(request)
+        allowed = own_names(request)
         origin = request.headers.get("Origin")
-        if request.host not in names or (origin is not None and origin.split("://", 1)[-1] not in names):
+        if request.host not in allowed or (origin is not None and origin.split("://", 1)[-1] not in allowed):
             raise web.HTTPForbidden(text="agentdiff serve: not this server's address")
         given = request.query.get("token") or request.cookies.get(COOKIE)
         if not given or not secrets.compare_digest(given, token):
             raise web.HTTPForbidden(text="agentdiff serve: open the address with its token, as printed when it started")
+        if request.path.startswith("/static") and request.path.endswith("/"):
+            raise web.HTTPNotFound(text="agentdiff serve: folders are not listed")
         response = await handler(request)
         if request.query.get("token") and isinstance(response, web.Response):
             response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
@@ -112,4 +155,13 @@ def guarded_server(command: str, host: str, port: int, token: str):
             app.middlewares.append(guard)
             return app
 
-    return GuardedServer(command, host=host, port=port, title="agentdiff")
+        async def handle_index(self, request: web.Request):
+            # the page's socket and files at the address the browser used (the guard checked it is
+            # ours), not the bound one: `0.0.0.0` is no address a browser can reach
+            bound, self.public_url = self.public_url, f"http://{request.host}"
+            try:
+                return await super().handle_index(request)
+            finally:
+                self.public_url = bound
+
+    return GuardedServer(command, host=host, port=port, title="agentdiff", public_url=url_of(host, port))
