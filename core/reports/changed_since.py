@@ -8,7 +8,6 @@ ran it is one (a prompt file, YAML, data, wherever it lives)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Optional, Sequence
@@ -17,7 +16,7 @@ from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CON
 from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, checks_file_for
-from agentdiff.core.reports.kept_runs import REPORT, kept
+from agentdiff.core.reports.kept_runs import kept_runs
 
 
 class GitRefError(Exception):
@@ -46,11 +45,8 @@ def changed_files(root: Path, ref: str) -> set[Path]:
 def files_read_last(root: Path) -> dict[str, list[str]]:
     """Each case's files read by its agent in the newest kept run that ran it (paths as kept)."""
     read: dict[str, list[str]] = {}
-    for folder in reversed(kept(root)):
-        try:
-            run = json.loads((folder / REPORT).read_text(encoding="utf-8")).get("run") or {}
-        except (OSError, ValueError):
-            continue
+    for kept_run in kept_runs(root):
+        run = kept_run.meta
         for case_id, files in (run.get("files_read") or {}).items():
             read.setdefault(case_id, files)
     return read

@@ -3,12 +3,11 @@ ran live (the workbench's last results, or the kept runs), so many live runs are
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from agentdiff.core.reports.kept_runs import REPORT, kept
+from agentdiff.core.reports.kept_runs import kept_runs
 from agentdiff.core.run.usage import estimated_cost, merge, total_tokens
 
 
@@ -47,14 +46,10 @@ def from_results(results: Iterable[Optional[Any]], prices: Optional[Mapping] = N
 def from_kept(root: Path, case_ids: Sequence[str], prices: Optional[Mapping] = None) -> Estimate:
     """From the newest kept run in which each case ran live."""
     wanted, found = set(case_ids), {}
-    for folder in reversed(kept(root)):
+    for run in kept_runs(root):
         if len(found) == len(wanted):
             break
-        try:
-            cases = json.loads((folder / REPORT).read_text(encoding="utf-8")).get("cases") or []
-        except (OSError, ValueError):
-            continue
-        for case in cases:
+        for case in run.report["cases"]:
             if isinstance(case, dict) and case.get("id") in wanted and case.get("id") not in found and case.get("mode") == "live" \
                     and case.get("model_calls") is not None:
                 found[case["id"]] = (case.get("model_calls"), case.get("usage") or {})

@@ -21,12 +21,17 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.formats.load_error import format_path
+from agentdiff.core.formats.set_aside import set_aside
 from agentdiff.core.formats.source_file import display_path, read_text_regular
 from agentdiff.core.reports.json_report import report_dict
 from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.scoring.results import CaseStatus
 
 RUNS_DIR = Path(".agentdiff") / "runs"
 REPORT = "report.json"
@@ -197,22 +202,108 @@ def prune(root: Path, keep: int) -> None:
             continue
 
 
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+Number = Optional[Union[StrictInt, StrictFloat]]
+
+
+class _Metric(_Shape):
+    name: StrictStr
+    score: Number = None
+    status: Optional[StrictStr] = None
+
+
+class _Layer(_Shape):
+    layer: StrictStr
+    status: StrictStr
+    first_divergence: Optional[StrictStr] = None
+
+
+class _Case(_Shape):
+    id: StrictStr
+    status: Optional[CaseStatus] = None
+    source: Optional[StrictStr] = None
+    metrics: list[_Metric] = []
+    layers: list[_Layer] = []
+    usage: Optional[dict[str, dict[str, dict[str, Number]]]] = None
+    seconds: Number = None
+    tool_calls: Number = None
+    model_calls: Number = None
+    cost: Number = None
+    runs: Optional[StrictInt] = None
+    error: Optional[StrictStr] = None
+
+
+class _Run(_Shape):
+    git: Optional[dict[str, Any]] = None
+    agents: Optional[dict[str, dict[str, Any]]] = None
+    files_read: Optional[dict[str, list[StrictStr]]] = None
+    shard: Optional[StrictStr] = None
+    partial: Optional[StrictStr] = None
+    source: Optional[StrictStr] = None
+
+
+class _Report(_Shape):
+    """What `compare`, `gate`, `merge`, `run --shard` and `--changed-since` read of a report: a
+    report of another shape is refused whole, never a traceback halfway through a comparison."""
+
+    cases: list[_Case]
+    summary: Optional[dict[str, Any]] = None
+    run: Optional[_Run] = None
+
+
+def _problem(report: Any) -> Optional[str]:
+    """Why `report` is not an agentdiff JSON report (the first place it is not), or None."""
+    if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+        return "not an agentdiff JSON report (no `cases` list)"
+    try:
+        _Report.model_validate(report)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = format_path([part for part in error["loc"] if part not in ("int", "float", "str")])  # union members
+        said = {"model_type": "must be a mapping", "dict_type": "must be a mapping", "list_type": "must be a list",
+                "int_type": "must be a number", "float_type": "must be a number", "string_type": "must be a string",
+                "missing": "is missing"}.get(error["type"], error["msg"])
+        return f"not an agentdiff JSON report: {where} {said}"
+    return None
+
+
 def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
     report_path = path / REPORT if path.is_dir() else path
     try:
         report = json.loads(read_text_regular(report_path))
     except (OSError, ValueError) as exc:
         raise RunNotFound(f"{name or path}: not a readable JSON report ({exc})")
-    if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
-        raise RunNotFound(f"{name or path}: not an agentdiff JSON report (no `cases` list)")
+    except RecursionError:
+        raise RunNotFound(f"{name or path}: not a readable JSON report (nested too deeply)")
+    problem = _problem(report)
+    if problem is not None:
+        raise RunNotFound(f"{name or path}: {problem}")
     return KeptRun(name or (path.name if path.is_dir() else str(path)), report_path, report)
+
+
+def read_kept(root: Path, folder: Path) -> Optional[KeptRun]:
+    """A kept run found by looking (not named by the user), or None when its report cannot be read: the
+    folder is then set aside, with a notice, so it fails no later command."""
+    try:
+        return read_run(folder)
+    except RunNotFound as exc:
+        set_aside(folder, root, str(exc).split(": ", 1)[-1], then="; it is left out of comparisons")
+        return None
+
+
+def kept_runs(root: Path) -> list[KeptRun]:
+    """The kept runs that can be read, newest first (the others set aside)."""
+    return [run for run in (read_kept(root, folder) for folder in reversed(kept(root))) if run is not None]
 
 
 def find_run(root: Path, given: str) -> KeptRun:
     """A RUN as the user named it (see the module's doc)."""
     runs = kept(root)
     if given in ("latest", "previous"):  # whole runs: shards and subsets are named explicitly
-        whole = [run for run in (read_run(folder) for folder in runs) if not run.partial]
+        whole = [run for run in reversed(kept_runs(root)) if not run.partial]
         index = -1 if given == "latest" else -2
         if len(whole) < -index:
             raise RunNotFound(f"no {given} run: {len(whole)} whole run(s) kept under {RUNS_DIR} (`agentdiff run` keeps one; "
@@ -240,7 +331,7 @@ def default_pair(root: Path, base: Optional[str], head: Optional[str]) -> tuple[
     earlier = [p for p in folders if p != head_folder and (head_folder is None or p.name < head_folder.name)]
     if not earlier:
         raise RunNotFound(f"nothing to compare {head_run.name} with: name a BASE (a kept run or a JSON report file)")
-    reports = [run for run in (read_run(p) for p in earlier) if not run.partial]
+    reports = [run for run in (read_kept(root, p) for p in earlier) if run is not None and not run.partial]
     if not reports:
         raise RunNotFound(f"nothing to compare {head_run.name} with: no whole run kept before it; name a BASE")
     on_main = [r for r in reports if r.branch in ("main", "master")]

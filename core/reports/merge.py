@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Sequence, TypeVar
 
-from agentdiff.core.reports.kept_runs import REPORT, kept
+from agentdiff.core.reports.kept_runs import RunNotFound, kept_runs, read_run
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, MetricResult
 
@@ -56,17 +56,18 @@ def last_durations(root: Path, report: Optional[Path] = None) -> dict[str, float
     """Each case's last known seconds: from `report` (a JSON report, such as the last CI run's), else
     from the kept runs that were not shards themselves, newest first (a shard run must not change how
     the next shard splits: every shard has to see the same history)."""
-    sources = [report] if report is not None else [folder / REPORT for folder in reversed(kept(root))]
-    durations: dict[str, float] = {}
-    for path in sources:
+    if report is not None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            cases = data.get("cases") or []
-        except (OSError, ValueError):
+            sources = [read_run(report)]
+        except RunNotFound:
+            sources = []
+    else:
+        sources = kept_runs(root)
+    durations: dict[str, float] = {}
+    for run in sources:
+        if report is None and run.meta.get("shard"):
             continue
-        if report is None and (data.get("run") or {}).get("shard"):
-            continue
-        for case in cases:
+        for case in run.report["cases"]:
             if isinstance(case, dict) and isinstance(case.get("seconds"), (int, float)):
                 durations.setdefault(case["id"], float(case["seconds"]) * max(1, int(case.get("runs") or 1)))
     return durations

@@ -19,6 +19,7 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.usage import total_tokens
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
+from agentdiff.core.formats.set_aside import set_aside
 from agentdiff.core.formats.source_file import read_text_regular
 from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.snapshots import Snapshots
@@ -50,16 +51,20 @@ class History:
         self._lock = threading.Lock()  # `_data` changes on the caller's thread (add) and the writer's (a merge)
         self._seen = self._version()  # the file's version this session last read or wrote
         try:
-            loaded = json.loads(read_text_regular(path))
-            if isinstance(loaded, dict):
-                self._data = {k: v for k, v in loaded.items() if isinstance(v, list)}
-            else:
-                self.loaded = False
+            loaded = _entries(json.loads(read_text_regular(path)))
         except FileNotFoundError:
-            self._data = {}
-        except (OSError, ValueError):
-            self._data = {}
+            return
+        except (OSError, ValueError, RecursionError) as exc:  # cut short, garbled, nested past reading, not a file
+            loaded, why = None, _why(exc)
+        else:
+            why = "it is not a mapping of case ids to entries"
+        if loaded is None:
+            # never written over with this session's cases alone: set aside whole, with a notice
             self.loaded = False
+            set_aside(path, path.parent.parent, why)
+            self._seen = self._version()
+            return
+        self._data = loaded
 
     def add(self, case_id: str, result: CaseResult, when: float, seconds: Optional[float] = None, tools: Optional[int] = None,
             batch: Optional[float] = None, read: Optional[dict[str, str]] = None) -> None:
@@ -167,10 +172,32 @@ class History:
 
     def _read(self) -> Optional[dict[str, list[dict[str, Any]]]]:
         try:
-            loaded = json.loads(read_text_regular(self.path))
-        except (OSError, ValueError):
+            return _entries(json.loads(read_text_regular(self.path)))
+        except (OSError, ValueError, RecursionError):
             return None  # gone, cut short or not ours: nothing to merge
-        return {k: v for k, v in loaded.items() if isinstance(v, list)} if isinstance(loaded, dict) else None
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON at line {exc.lineno}: {exc.msg}"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def _entries(loaded: Any) -> Optional[dict[str, list[dict[str, Any]]]]:
+    """The history's table from its JSON: case id → its entries (mappings with a numeric time); None
+    when the file is not such a table at all. Entries of another shape are dropped, one by one."""
+    if not isinstance(loaded, dict):
+        return None
+    table: dict[str, list[dict[str, Any]]] = {}
+    for case_id, entries in loaded.items():
+        if isinstance(entries, list):
+            table[case_id] = [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("time"), (int, float))
+                              and not isinstance(entry.get("time"), bool) and isinstance(entry.get("batch", 0) or 0, (int, float))]
+    return table
 
 
 @contextmanager

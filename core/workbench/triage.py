@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from agentdiff.core.baselines.journal import BaselineConflict, FileWrite, read_exact, sha256_of, write_baseline
+from agentdiff.core.baselines.journal import BaselineConflict, FileWrite, sha256_of, write_baseline
 from agentdiff.core.formats.load_error import LoadError, locate
 from agentdiff.core.formats.source_file import SourceFileError, parse_source, read_source
 from agentdiff.core.formats.yaml_writer import dump_yaml

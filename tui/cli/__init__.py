@@ -72,6 +72,11 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     except UsageError as error:
         print(f"error: {error}", file=err)
         return EXIT_USAGE
+    finally:
+        from agentdiff.core.formats.set_aside import take_notices
+
+        for notice in take_notices():  # agentdiff's own state files that could not be read, set aside
+            print(f"warning: {notice}", file=err)
 
 
 class Terminated(BaseException):

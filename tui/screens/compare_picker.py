@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from agentdiff.core.reports.kept_runs import kept, read_run, RunNotFound
+from agentdiff.core.reports.kept_runs import kept_runs
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -28,11 +28,8 @@ class ComparePicker(ModalScreen[Optional[str]]):
 
     def compose(self) -> ComposeResult:
         options = [Option(Text("the baselines (expected | actual)", style="bold" if self.current is None else ""), id=BASELINES)]
-        for folder in reversed(kept(self.root)):
-            try:
-                run = read_run(folder)
-            except RunNotFound:
-                continue
+        for run in kept_runs(self.root):
+            folder = run.path.parent
             summary = run.report.get("summary") or {}
             git = run.meta.get("git") or {}
             where = f"{git.get('branch') or '?'}@{(git.get('commit') or '')[:7]}{' dirty' if git.get('dirty') else ''}" if git else "no git"

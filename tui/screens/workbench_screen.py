@@ -166,6 +166,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             self.watch_files()
         if self.workbench.errors:
             self.notify(f"{len(self.workbench.errors)} file(s) failed to load: see the tree", severity="warning")
+        from agentdiff.core.formats.set_aside import take_notices
+
+        for notice in take_notices():
+            self.notify(notice, severity="warning", timeout=8)
         if self.triage.error:
             self.notify(f"{self.triage.error}: labels and notes are not shown or written until it is fixed", severity="warning", timeout=8)
 

@@ -1,0 +1,51 @@
+"""agentdiff's own state files (`.agentdiff/history.json`, a kept run's report, a journal entry) that
+cannot be read are set aside, never overwritten and never left to fail every later command: moved
+whole under `.agentdiff/set-aside/`, with one notice saying so. The commands and the TUI show the
+notices once (`take_notices`); nothing here prints."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+
+SET_ASIDE_DIR = Path(".agentdiff") / "set-aside"
+
+_notices: list[str] = []
+_lock = threading.Lock()
+
+
+def set_aside(path: Path, root: Path, why: str, then: str = ", and started anew") -> bool:
+    """Move `path` (a file or a folder) under `root/.agentdiff/set-aside/`, named by when and what it
+    was, and keep a notice: which file, why it could not be read, where it is now. False (and a notice
+    all the same) when it could not be moved."""
+    try:
+        shown = path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        shown = str(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    target = root / SET_ASIDE_DIR / f"{stamp}-{secrets.token_hex(2)}-{shown.replace('/', '__')}"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    except OSError as exc:
+        _notice(f"{shown} cannot be read ({why}) nor set aside ({exc.strerror or exc}): it is ignored")
+        return False
+    _notice(f"{shown} cannot be read ({why}): set aside as {SET_ASIDE_DIR.as_posix()}/{target.name}{then}")
+    return True
+
+
+def _notice(text: str) -> None:
+    with _lock:
+        if text not in _notices:
+            _notices.append(text)
+
+
+def take_notices() -> list[str]:
+    """The notices kept since the last call (each said once)."""
+    with _lock:
+        taken = list(_notices)
+        _notices.clear()
+    return taken
