@@ -159,8 +159,9 @@ def test_a_write_that_fails_on_any_exception_leaves_nothing_and_the_next_write_w
         write(tmp_path, "bad", a="\ud800")
     assert state(tmp_path, "a") == ("1",) and leftovers(tmp_path) == [] and journal_entries(tmp_path) == []
     (tmp_path / ".agentdiff" / "journal" / "00000007").mkdir(parents=True)  # as a crash before the entry was saved
-    write(tmp_path, "good", a="2")
-    assert state(tmp_path, "a") == ("2",) and [e.seq for e in journal_entries(tmp_path)] == [8]
+    write(tmp_path, "good", a="2")  # the leftover is cleared under the lock, never in the way
+    assert state(tmp_path, "a") == ("2",) and [e.seq for e in journal_entries(tmp_path)] == [1]
+    assert not (tmp_path / ".agentdiff" / "journal" / "00000007").exists()
 
 
 def test_a_baseline_that_is_a_symlink_is_written_through_and_undone_through(tmp_path):
@@ -172,3 +173,84 @@ def test_a_baseline_that_is_a_symlink_is_written_through_and_undone_through(tmp_
     assert (tmp_path / "a.json").is_symlink() and (shared / "real.json").read_text() == "2"
     undo_last(tmp_path)
     assert (tmp_path / "a.json").is_symlink() and (shared / "real.json").read_text() == "1"
+
+
+@pytest.mark.parametrize("garbage", ['{"reason": "second", "time": 1', "[]", "{}", '{"reason": 5, "time": "x", "files": {}}'])
+def test_a_newest_entry_that_cannot_be_read_blocks_undo_until_set_aside(tmp_path, garbage):
+    files(tmp_path, a="a0", b="b0")
+    write(tmp_path, "first", a="a1")
+    write(tmp_path, "second", b="b1")
+    newest = tmp_path / ".agentdiff" / "journal" / "00000002" / "entry.json"
+    newest.write_text(garbage)
+    # never stepped over: undoing "first" now would revert the wrong write
+    with pytest.raises(UndoBlocked, match=r"the newest journal entry \(\.agentdiff/journal/00000002/entry\.json\) cannot be read"):
+        undo_last(tmp_path)
+    assert state(tmp_path, "a", "b") == ("a1", "b1")
+    write(tmp_path, "third", a="a2")  # accepting still works beside it
+    assert undo_last(tmp_path).reason == "third"
+    dropped = drop_last(tmp_path)  # sets the unreadable entry aside, kept whole
+    assert dropped.id == "00000002" and not newest.parent.exists()
+    (aside,) = (tmp_path / ".agentdiff" / "set-aside").iterdir()
+    assert (aside / "entry.json").read_text() == garbage
+    assert undo_last(tmp_path).reason == "first" and state(tmp_path, "a", "b") == ("a0", "b1")
+
+
+def test_a_crash_mid_record_is_rolled_back_when_run_or_the_tui_starts_not_at_the_next_accept(tmp_path, monkeypatch):
+    from agentdiff.tui.app import create_app
+    from fake_pool import CannedPool
+    from test_cli import run
+
+    for name in ("a.json", "b.json", "c.json"):
+        (tmp_path / name).write_text(name + " old")
+    for step in ("renamed-1", "renamed-2"):
+        done = subprocess.run([sys.executable, "-c", CRASHER, str(tmp_path), "write"], env={**os.environ, "AGENTDIFF_FAULT": step})
+        assert done.returncode == 137 and state(tmp_path, "a") == ("a.json new",)  # half written
+        if step == "renamed-1":
+            monkeypatch.chdir(tmp_path)
+            code, _, err = run("list")
+            assert "warning: an interrupted write was rolled back: batch" in err
+        else:
+            create_app(tmp_path, [tmp_path], pool=CannedPool(tmp_path), watch=False)
+        assert state(tmp_path, "a", "b", "c") == ("a.json old", "b.json old", "c.json old")
+        assert journal_entries(tmp_path) == [] and leftovers(tmp_path) == []
+
+
+def test_what_a_killed_write_left_is_cleared_and_the_journal_is_pruned_keeping_what_undo_reaches(tmp_path, monkeypatch):
+    import time
+
+    from agentdiff.core.baselines import journal
+
+    files(tmp_path, a="a0")
+    folder = tmp_path / ".agentdiff" / "journal"
+    for n in range(5):
+        write(tmp_path, f"w{n}", a=f"a{n + 1}")
+    (folder / "00000099").mkdir()  # a write killed before its entry was saved
+    (folder / "00000099" / "0-after").write_text("x")
+    assert journal.recover_at_start(tmp_path) == [] and not (folder / "00000099").exists()
+    assert undo_last(tmp_path).reason == "w4"
+    write(tmp_path, "w5", a="a9")  # w4 undone and written past: nothing can reach it
+    old = time.time() + 40 * 86_400  # forty days on
+    for entry in journal.journal_entries(tmp_path):
+        assert entry.seq != 5 or entry.state == "dropped"
+    monkeypatch.setattr(journal, "KEEP_ENTRIES", 3)
+    with project_lock(tmp_path):
+        assert journal.prune_journal(tmp_path, now=old) == 3
+    assert [e.reason for e in journal_entries(tmp_path)] == ["w2", "w3", "w5"]  # the newest three undo can reach
+    assert [undo_last(tmp_path).reason for _ in range(3)] == ["w5", "w3", "w2"]
+
+
+def test_leftover_temporary_folders_of_killed_processes_are_removed(tmp_path, monkeypatch):
+    from agentdiff.core.worker.pool import private_temp_dir, sweep_temp_dirs
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / f"agentdiff-{dead.pid}-abcd").mkdir()
+    (tmp_path / f"agentdiff-{dead.pid}-abcd" / "workers.sock").write_text("")
+    (tmp_path / "agentdiff-doctor-xyz").mkdir()  # not ours to judge
+    mine = private_temp_dir()
+    sweep_temp_dirs()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["agentdiff-doctor-xyz", Path(mine).name])

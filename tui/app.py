@@ -112,5 +112,8 @@ def create_app(
         pool = WorkerPool()
     if changes is None and watch:
         changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
+    from agentdiff.core.baselines.journal import recover_at_start
+
+    recover_at_start(root)  # a write a crash interrupted is rolled back before the first run scores it
     workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / HISTORY_FILE))
     return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below, keep_runs, confirm_live_above)

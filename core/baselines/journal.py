@@ -24,13 +24,17 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Literal, Optional, Sequence, Union
 
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
+
+from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, set_aside
 from agentdiff.core.formats.source_file import read_regular, resolved
 
 JOURNAL_DIR = Path(".agentdiff") / "journal"
@@ -194,20 +198,85 @@ def _with(entry: JournalEntry, state: str) -> JournalEntry:
     return JournalEntry(entry.id, entry.reason, entry.time, entry.files, entry.seq, state)
 
 
-def journal_entries(root: Path, states: Optional[Sequence[str]] = None) -> list[JournalEntry]:
-    """Every entry, oldest first (by `seq`); with `states`, only those in them. Entries of the first
-    journal (named by time, `undone` flag) are read in their time order, before the numbered ones."""
+STATES = ("pending", "applied", "undoing", "undone", "redoing", "dropped")
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    path: StrictStr
+    before: Optional[StrictStr] = None
+    after: Optional[StrictStr] = None
+    backup: Optional[StrictStr] = None
+    new: Optional[StrictStr] = None
+    staged: Optional[StrictStr] = None
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    reason: StrictStr
+    time: Union[StrictInt, StrictFloat]
+    files: list[_File]
+    seq: StrictInt = 0
+    state: Optional[Literal[STATES]] = None  # type: ignore[valid-type]
+    undone: Optional[bool] = None  # the first journal's flag
+
+
+@dataclass(frozen=True)
+class UnreadableEntry:
+    """A journal folder whose `entry.json` cannot be read (cut short, `[]`, wrong types): what it wrote
+    is unknown, so undo never steps over it to an older entry."""
+
+    id: str
+    seq: int
+    why: str
+
+
+def _read_entries(root: Path) -> tuple[list[JournalEntry], list[UnreadableEntry]]:
     folder = root / JOURNAL_DIR
-    entries = []
+    entries, unreadable = [], []
     for item in folder.glob("*/entry.json") if folder.is_dir() else []:
+        seq = int(item.parent.name) if item.parent.name.isdigit() else 0
         try:
-            data = json.loads(item.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = _Entry.model_validate_json(read_regular(item))
+        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else _first_error(exc)
+            unreadable.append(UnreadableEntry(item.parent.name, seq, why))
             continue
-        state = data.get("state") or ("undone" if data.get("undone") else "applied")
-        entries.append(JournalEntry(item.parent.name, data["reason"], data["time"], tuple(data["files"]), int(data.get("seq", 0)), state))
+        state = data.state or ("undone" if data.undone else "applied")
+        files = tuple(file.model_dump(exclude_none=False) for file in data.files)
+        entries.append(JournalEntry(item.parent.name, data.reason, float(data.time), files, data.seq, state))
     entries.sort(key=lambda e: (e.seq, e.time, e.id))
+    return entries, unreadable
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where + ': ' if where else ''}{first['msg']}"
+    return str(exc)
+
+
+def journal_entries(root: Path, states: Optional[Sequence[str]] = None) -> list[JournalEntry]:
+    """Every readable entry, oldest first (by `seq`); with `states`, only those in them. Entries of the
+    first journal (named by time, `undone` flag) are read in their time order, before the numbered ones."""
+    entries, _ = _read_entries(root)
     return [e for e in entries if states is None or e.state in states]
+
+
+def _unreadable_after(root: Path, seq: int, verb: str) -> None:
+    """`UndoBlocked` when an entry newer than `seq` cannot be read: stepping over it to an older one
+    would undo the wrong write."""
+    _, unreadable = _read_entries(root)
+    newer = [u for u in unreadable if u.seq > seq]
+    if newer:
+        bad = max(newer, key=lambda u: u.seq)
+        raise UndoBlocked(
+            f"cannot {verb}: the newest journal entry ({(JOURNAL_DIR / bad.id / 'entry.json').as_posix()}) cannot be read ({bad.why}), "
+            f"so what it wrote is unknown; `agentdiff undo --drop` (D in the workbench) sets it aside under "
+            f"{SET_ASIDE_DIR.as_posix()}/ and older entries can be undone"
+        )
 
 
 def _next_seq(root: Path) -> int:
@@ -260,7 +329,60 @@ def recover(root: Path) -> list[str]:
             _put(root, entry, side)
             _save(root, _with(entry, done))
             said.append(f"an interrupted {entry.state[:-3]} was finished: {entry.reason}")
+    for leftover in _leftovers(root):  # the lock is ours: no write is making one now
+        shutil.rmtree(leftover, ignore_errors=True)
     return said
+
+
+def recover_at_start(root: Path) -> list[str]:
+    """At a start (every command, the TUI): finish what a crash interrupted (`recover`), so nothing
+    scores a half-written set; also clear what a killed writer left behind. Said once as notices. A
+    lock another process holds means a writer is alive, not a crash: left to it."""
+    folder = root / JOURNAL_DIR
+    if not folder.is_dir():
+        return []
+    entries, _ = _read_entries(root)
+    interrupted = any(e.state in ("pending", "undoing", "redoing") for e in entries)
+    if not interrupted and not _leftovers(root):
+        return []
+    try:
+        with project_lock(root, wait=1.0):
+            said = recover(root)
+    except BaselineWriteError:
+        return []
+    for line in said:
+        add_notice(line)
+    return said
+
+
+def _leftovers(root: Path) -> list[Path]:
+    """Journal folders a write killed before its entry was saved (the lock is held while one is made)."""
+    folder = root / JOURNAL_DIR
+    try:
+        return [p for p in folder.iterdir() if p.is_dir() and not (p / "entry.json").exists()]
+    except OSError:
+        return []
+
+
+#: The journal keeps every entry undo or redo can still reach, the newest `KEEP_ENTRIES` of them at
+#: least; beyond those, entries older than `KEEP_DAYS` go, and entries nothing can reach any more
+#: (dropped, or undone and then written past) go once a day old.
+KEEP_ENTRIES = 200
+KEEP_DAYS = 30
+
+
+def prune_journal(root: Path, now: Optional[float] = None) -> int:
+    """Remove what the journal no longer needs (call with the lock held); how many entries went."""
+    now = time.time() if now is None else now
+    entries, _ = _read_entries(root)
+    newest_applied = max((e.seq for e in entries if e.state == "applied"), default=0)
+    reachable = [e for e in entries if e.state == "applied" or (e.state == "undone" and e.seq > newest_applied)]
+    unreachable = [e for e in entries if e not in reachable and e.state not in ("pending", "undoing", "redoing")]
+    gone = [e for e in unreachable if now - e.time > 86_400]
+    gone += [e for e in reachable[:-KEEP_ENTRIES] if now - e.time > KEEP_DAYS * 86_400]
+    for entry in gone:
+        shutil.rmtree(_folder(root, entry), ignore_errors=True)
+    return len(gone)
 
 
 def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> JournalEntry:
@@ -318,6 +440,7 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
             _save(root, _with(undone, "dropped"))
         entry = _with(entry, "applied")
         _save(root, entry)
+        prune_journal(root)
         return entry
 
 
@@ -354,6 +477,7 @@ def undo_last(root: Path) -> Optional[JournalEntry]:
     with project_lock(root):
         recover(root)
         applied = journal_entries(root, ("applied",))
+        _unreadable_after(root, applied[-1].seq if applied else 0, "undo")
         if not applied:
             return None
         return _step(root, applied[-1], "undo")
@@ -369,6 +493,7 @@ def redo_last(root: Path) -> Optional[JournalEntry]:
                   and all(file.get("new") for file in e.files)]  # the first journal kept no new texts
         if not undone:
             return None
+        _unreadable_after(root, newest_applied, "redo")
         return _step(root, undone[0], "redo")
 
 
@@ -377,6 +502,12 @@ def drop_last(root: Path) -> Optional[JournalEntry]:
     with project_lock(root):
         recover(root)
         applied = journal_entries(root, ("applied",))
+        _, unreadable = _read_entries(root)
+        newer = [u for u in unreadable if u.seq > (applied[-1].seq if applied else 0)]
+        if newer:  # the newest entry cannot be read: set it aside (kept whole), so older ones can be undone
+            bad = max(newer, key=lambda u: u.seq)
+            set_aside(root / JOURNAL_DIR / bad.id, root, bad.why, then="; older entries can be undone")
+            return JournalEntry(bad.id, f"an unreadable journal entry ({bad.why})", time.time(), (), bad.seq, "dropped")
         if not applied:
             return None
         entry = _with(applied[-1], "dropped")

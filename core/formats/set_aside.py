@@ -37,6 +37,11 @@ def set_aside(path: Path, root: Path, why: str, then: str = ", and started anew"
     return True
 
 
+def add_notice(text: str) -> None:
+    """A notice about agentdiff's own state to show once (a write a crash interrupted, rolled back)."""
+    _notice(text)
+
+
 def _notice(text: str) -> None:
     with _lock:
         if text not in _notices:

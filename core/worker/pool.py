@@ -86,13 +86,43 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+def private_temp_dir() -> str:
+    """A private (0700) temporary folder named by this process (`agentdiff-<pid>-…`), so one that a
+    killed process left behind can be told from a live one's (`sweep_temp_dirs`)."""
+    return tempfile.mkdtemp(prefix=f"agentdiff-{os.getpid()}-")
+
+
+def sweep_temp_dirs() -> None:
+    """Remove the temporary folders of agentdiff processes that are gone (a `kill -9` runs no cleanup):
+    only folders named `agentdiff-<pid>-…`, owned by this user, whose process no longer exists."""
+    base = tempfile.gettempdir()
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-", 2)
+        if len(parts) != 3 or parts[0] != "agentdiff" or not parts[1].isdigit() or int(parts[1]) == os.getpid():
+            continue
+        path = os.path.join(base, name)
+        try:
+            if os.lstat(path).st_uid != os.getuid() or not os.path.isdir(path) or os.path.islink(path):
+                continue
+            os.kill(int(parts[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue  # alive (another user's process, say) or not ours to judge
+
+
 class WorkerServer:
     """The warm server process and its socket; started on first use, stopped with the pool.
     Not tied to an event loop, so one server can serve an app, a CLI run and a test session."""
 
     def __init__(self, python: Optional[str] = None) -> None:
         self.python = python or sys.executable
-        self._dir = tempfile.mkdtemp(prefix="agentdiff-")
+        sweep_temp_dirs()
+        self._dir = private_temp_dir()
         self.path = os.path.join(self._dir, "workers.sock")
         self._process: Optional[subprocess.Popen] = None
         self._lock = threading.Lock()
@@ -325,7 +355,7 @@ class WorkerPool:
 
     async def _run_spawned(self, job: Job, timeout: float) -> RunOutput:
         if self._package_dir is None:
-            self._package_dir = tempfile.mkdtemp(prefix="agentdiff-")
+            self._package_dir = private_temp_dir()
             atexit.register(shutil.rmtree, self._package_dir, True)
         process = await asyncio.create_subprocess_exec(
             self.python, "-m", f"{WORKER_PACKAGE}.child",

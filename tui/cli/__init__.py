@@ -15,6 +15,7 @@ import argparse
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
@@ -68,6 +69,10 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
         parser.print_help(out)
         return EXIT_USAGE
     try:
+        if args.command != completion.NAME:
+            from agentdiff.core.baselines.journal import recover_at_start
+
+            recover_at_start(Path.cwd())  # a write a crash interrupted: rolled back before anything reads the files
         return COMMANDS[args.command].command(args, out, err)
     except UsageError as error:
         print(f"error: {error}", file=err)
