@@ -119,6 +119,7 @@ def test_a_crash_during_undo_is_finished_by_the_next_start(tmp_path):
     assert done.returncode == 137
     assert redo_last(tmp_path).reason == "batch"  # the undo was finished first, so it can be redone
     assert state(tmp_path, "a", "b", "c") == ("a.json new", "b.json new", "c.json new")
+    assert leftovers(tmp_path) == []
 
 
 def test_two_writers_never_lose_a_write(tmp_path):

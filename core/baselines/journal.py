@@ -174,10 +174,13 @@ def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
                     holder = handle.read().strip() or "another process"
                     raise BaselineWriteError(f"another agentdiff ({holder}) is writing to this project; nothing was written, try again") from None
                 time.sleep(0.05)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
+        except OSError:
+            pass  # who holds it is a courtesy to the next writer; a full disk must not fail the lock
         yield
     finally:
         handle.close()  # closing releases the lock
@@ -192,6 +195,31 @@ def _folder(root: Path, entry: JournalEntry) -> Path:
 
 def _save(root: Path, entry: JournalEntry) -> None:
     atomic_write(_folder(root, entry) / "entry.json", json.dumps(entry.__dict__, indent=2))
+
+
+def _stage_entry(root: Path, entry: JournalEntry) -> tuple[str, Path]:
+    """`entry` written beside its `entry.json`, to be renamed over it later (`_commit`): the space a
+    write needs is taken before any file changes, so a full disk fails it before, never halfway."""
+    path = _folder(root, entry) / "entry.json"
+    return _stage(path, json.dumps(entry.__dict__, indent=2)), path
+
+
+def _commit(staged: Sequence[tuple[str, Path]]) -> None:
+    for temp, path in staged:
+        os.replace(temp, path)
+    for directory in {path.parent for _, path in staged}:
+        _sync_dir(directory)
+
+
+def _discard(staged: Sequence[tuple[Optional[str], Path]]) -> None:
+    for temp, _ in staged:
+        if temp is not None:
+            Path(temp).unlink(missing_ok=True)
+
+
+def _nothing_written(exc: OSError, verb: str = "written") -> BaselineWriteError:
+    where = getattr(exc, "filename", None) or ""
+    return BaselineWriteError(f"nothing was {verb}: {exc.strerror or exc}{f' ({where})' if where else ''}")
 
 
 def _with(entry: JournalEntry, state: str) -> JournalEntry:
@@ -328,9 +356,14 @@ def recover(root: Path) -> list[str]:
             _, _, side, done = _STEPS[verb]
             _put(root, entry, side)
             _save(root, _with(entry, done))
+            for file in entry.files:
+                path = root / file["path"]
+                (path.parent / _step_temp(path, entry, verb)).unlink(missing_ok=True)
             said.append(f"an interrupted {entry.state[:-3]} was finished: {entry.reason}")
     for leftover in _leftovers(root):  # the lock is ours: no write is making one now
         shutil.rmtree(leftover, ignore_errors=True)
+    for temp in (root / JOURNAL_DIR).glob("*/.entry.json.*.tmp"):  # staged by a write a crash stopped
+        temp.unlink(missing_ok=True)
     return said
 
 
@@ -419,29 +452,28 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
             _fault("intent")
             for write, file in zip(writes, files):
                 staged.append((_stage(write.path, write.text, name=file["staged"]), write.path))
+            # a new write: what was undone can no longer be redone; and this entry, done
+            entries = [_stage_entry(root, _with(undone, "dropped")) for undone in journal_entries(root, ("undone",))]
+            entries.append(_stage_entry(root, _with(entry, "applied")))
             _fault("staged")
         except BaseException as exc:  # nothing has changed yet: take back what was staged
-            for temp, _ in staged:
-                Path(temp).unlink(missing_ok=True)
+            _discard(staged)
+            _discard(locals().get("entries", []))
             for item in folder.iterdir() if folder.is_dir() else []:
                 item.unlink()
             if folder.is_dir():
                 folder.rmdir()
             if not isinstance(exc, OSError):
                 raise
-            where = getattr(exc, "filename", None) or ""
-            raise BaselineWriteError(f"nothing was written: {exc.strerror or exc}{f' ({where})' if where else ''}") from exc
+            raise _nothing_written(exc) from exc
         for count, (temp, path) in enumerate(staged, 1):
             os.replace(temp, path)
             _fault(f"renamed-{count}")
         for directory in {path.parent for _, path in staged}:
             _sync_dir(directory)
-        for undone in journal_entries(root, ("undone",)):  # a new write: what was undone can no longer be redone
-            _save(root, _with(undone, "dropped"))
-        entry = _with(entry, "applied")
-        _save(root, entry)
+        _commit(entries)
         prune_journal(root)
-        return entry
+        return _with(entry, "applied")
 
 
 #: undo and redo: the digest every file must have first, the state while the files change, which
@@ -450,16 +482,43 @@ _STEPS = {"undo": ("after", "undoing", "backup", "undone"), "redo": ("before", "
 
 
 def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
-    """Undo or redo `entry` (the lock held): checked, journaled as in progress, applied, journaled as done."""
+    """Undo or redo `entry` (the lock held): checked; every file's text and the entry's next states
+    staged (a full disk fails here, with nothing changed); journaled as in progress; renamed into
+    place; journaled as done. A crash after the first journal step is finished by the next start."""
     key, doing, side, done = _STEPS[verb]
     _check(root, entry, key, verb)
-    entry = _with(entry, doing)
-    _save(root, entry)
+    folder = _folder(root, entry)
+    staged: list[tuple[Optional[str], Path]] = []
+    entries: list[tuple[str, Path]] = []
+    try:
+        for file in entry.files:
+            path, text = root / file["path"], _text(folder, file.get(side))
+            staged.append((None if text is None else _stage(path, text, name=_step_temp(path, entry, verb)), path))
+        entries = [_stage_entry(root, _with(entry, doing)), _stage_entry(root, _with(entry, done))]
+    except OSError as exc:
+        _discard(staged)
+        _discard(entries)
+        raise _nothing_written(exc, "changed") from exc
+    except BaseException:
+        _discard(staged)
+        _discard(entries)
+        raise
+    _commit(entries[:1])
     _fault(doing)
-    _put(root, entry, side)
-    entry = _with(entry, done)
-    _save(root, entry)
-    return entry
+    for temp, path in staged:
+        if temp is None:
+            path.unlink(missing_ok=True)
+        else:
+            os.replace(temp, path)
+    for directory in {path.parent for _, path in staged}:
+        _sync_dir(directory)
+    _commit(entries[1:])
+    return _with(entry, done)
+
+
+def _step_temp(path: Path, entry: JournalEntry, verb: str) -> str:
+    """The name a file's text is staged under for an undo or redo: known, so a crash's leftover is found."""
+    return f".{path.name}.agentdiff-{entry.seq}-{verb}.tmp"
 
 
 def _check(root: Path, entry: JournalEntry, key: str, doing: str) -> None:
@@ -511,5 +570,8 @@ def drop_last(root: Path) -> Optional[JournalEntry]:
         if not applied:
             return None
         entry = _with(applied[-1], "dropped")
-        _save(root, entry)
+        try:
+            _save(root, entry)
+        except OSError as exc:
+            raise _nothing_written(exc, "changed") from exc
         return entry

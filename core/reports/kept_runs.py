@@ -113,8 +113,8 @@ class RunKeeper:
                 self._traces = gzip.open(self.folder / TRACES, "wt", encoding="utf-8")
             if run.trace is not None:
                 self._traces.write(json.dumps({"id": run.ref.id, "trace": run.trace.model_dump(mode="json")}) + "\n")
-        except OSError:
-            self._give_up()
+        except OSError as exc:
+            self._give_up(exc)
             return
         _merge_agent(self._agents, run)
         if run.files_read:  # what `run --changed-since` looks for
@@ -141,8 +141,8 @@ class RunKeeper:
         try:
             self._traces.close()
             atomic_write(self.folder / REPORT, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n", durable=False)
-        except (OSError, ValueError):
-            self._give_up()
+        except (OSError, ValueError) as exc:
+            self._give_up(exc)
             return None
         prune(self.root, self.keep)
         return self.folder
@@ -152,7 +152,12 @@ class RunKeeper:
         if self._traces is not None and self.folder is not None and not (self.folder / REPORT).exists():
             self._give_up()
 
-    def _give_up(self) -> None:
+    #: why the run could not be kept (a full disk, a read-only project), for the command to say
+    problem: Optional[str] = None
+
+    def _give_up(self, exc: Optional[BaseException] = None) -> None:
+        if exc is not None and self.problem is None:
+            self.problem = (getattr(exc, "strerror", None) or str(exc)) if isinstance(exc, OSError) else str(exc)
         self._broken = True
         if self._traces is not None:
             try:

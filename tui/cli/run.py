@@ -303,6 +303,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reports_written = write_reports(args.report, cases, err, config.prices)
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
     keeper.finish(cases, config.prices, runtime)
+    if keeper.problem:  # the results stand; only compare and gate will not find this run
+        print(f"warning: this run could not be kept under .agentdiff/runs ({keeper.problem}): `compare` and `gate` "
+              "will not find it", file=err)
     out.write(render_json(cases, runtime, config.prices) if args.json
               else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
     if unknown or errors or not found.cases or not reports_written:
