@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.reports.judge_text import reasoning, sample_split
@@ -123,3 +125,30 @@ def test_a_case_row_shows_the_failing_metrics_score_the_worst_or_a_flaky_pass_fr
     flaky = CaseResult("x", "x", None, "x", None, "live", CaseStatus.FLAKY, metrics=(trajectory,), runs=runs)
     assert score_text(flaky) == "2/3 runs"
     assert score_text(CaseResult("x", "x", None, "x", None, "replay", CaseStatus.PASSED)) == ""
+
+
+@pytest.mark.parametrize("threshold", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_threshold_that_is_no_finite_number_is_a_located_config_error(tmp_path, monkeypatch, capsys, threshold):
+    import json as _json
+
+    from test_cli import run
+
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "agents" / "echo" / "test_config.json").write_text(
+        '{\n  "criteria": {\n    "response_match_score": %s,\n    "tool_trajectory_avg_score": {"threshold": %s}\n  }\n}\n' % (threshold, threshold))
+    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]
+    (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(_json.dumps({"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": conversation}]}))
+    (tmp_path / "agentdiff.toml").write_text('[prices.m]\ninput = inf\n[gate]\nmax_total_cost = nan\n')
+    monkeypatch.chdir(tmp_path)
+    for argv in (["run"], ["run", "--json"]):
+        code, out, err = run(*argv)
+        assert code in (1, 2) and "Traceback" not in err, err
+        assert "agents/echo/test_config.json:3:" in err and "finite number" in err, err
+        assert "`prices.m` must be" in err and "`gate.max_total_cost` must be a finite number" in err
+        if "--json" in argv:
+            _json.loads(out)  # the report is JSON still
+    for flag, said in (("--jobs", "must be at most 100,000"), ("--num-runs", "must be at most 1,000")):
+        with pytest.raises(SystemExit) as ended:  # argparse's usage error, before anything runs
+            run("run", flag, "1" + "0" * 20)
+        assert ended.value.code == 2 and said in capsys.readouterr().err

@@ -46,9 +46,10 @@ VERTEX_METRICS = frozenset(
 
 
 class BaseCriterion(BaseModel):
-    """A criterion object: `threshold` is required, every other key is kept verbatim."""
+    """A criterion object: `threshold` is required, every other key is kept verbatim. A threshold
+    must be a finite number (JSON's `NaN`, `Infinity` and `1e999` are not thresholds)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", allow_inf_nan=False)
 
     threshold: float
     include_intermediate_responses_in_final: bool = False
@@ -90,7 +91,7 @@ class CustomMetricConfig(BaseModel):
 
 
 class EvalConfig(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", allow_inf_nan=False)
 
     criteria: dict[str, Union[float, BaseCriterion]] = {}
     custom_metrics: Optional[dict[str, CustomMetricConfig]] = None

@@ -19,6 +19,8 @@ Zero configuration is the norm: ADK's conventional layouts need none of this.
 
 from __future__ import annotations
 
+import math
+
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,7 +111,7 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
     prices: dict[str, dict[str, float]] = {}
     for model, price in (data.get("prices") or {}).items() if isinstance(data.get("prices"), dict) else ():
         if isinstance(price, dict) and set(price) <= {"input", "output"} and all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values()):
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < math.inf for v in price.values()):
             prices[str(model)] = {key: float(value) for key, value in price.items()}
         else:
             errors.append(LoadError(file=path.name, message=f"`prices.{model}` must be {{ input = dollars, output = dollars }} per million tokens"))
@@ -163,10 +165,10 @@ def _gate(table: Any, path: Path, errors: list[LoadError]) -> dict[str, Any]:
     gate: dict[str, Any] = {}
     for key, value in table.items():
         if key in GATE_NUMBERS:
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < math.inf:
                 gate[key] = float(value)
             else:
-                errors.append(LoadError(file=path.name, message=f"`gate.{key}` must be a number ≥ 0, not {value!r}"))
+                errors.append(LoadError(file=path.name, message=f"`gate.{key}` must be a finite number ≥ 0, not {value!r}"))
         elif key == "require_signoff":
             if isinstance(value, bool):
                 gate[key] = value

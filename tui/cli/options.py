@@ -21,20 +21,27 @@ def num_runs(value: str) -> int:
     """`--num-runs`: from 1 to 1000 (each repeat is a run of the agent, held until it is scored)."""
     from agentdiff.core.project.config import MAX_NUM_RUNS
 
-    number = positive_int(value)
-    if number > MAX_NUM_RUNS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_NUM_RUNS}, got {value}")
-    return number
+    return _whole(value, MAX_NUM_RUNS)
+
+
+#: `--jobs` stops where `jobs` in the configuration does.
+MAX_JOBS = 100_000
 
 
 def positive_int(value: str) -> int:
-    """An int ≥ 1 (`--jobs`, `--num-runs`); argparse turns the error into a usage error."""
+    """`--jobs`: from 1 to MAX_JOBS; argparse turns the error into a usage error."""
+    return _whole(value, MAX_JOBS)
+
+
+def _whole(value: str, high: int) -> int:
     try:
-        number = int(value)
+        number = int(value) if len(value.strip()) <= 20 else high + 1  # a number that long is out of range anyway
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value[:40]!r}") from None
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
+    if number > high:
+        raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value[:24]}")
     return number
 
 
