@@ -338,3 +338,57 @@ def test_asyncio_stopping_mid_cleanup_after_a_second_ctrl_c_reads_as_the_interru
     monkeypatch.setattr(cli, "main", lambda: (_ for _ in ()).throw(RuntimeError("a bug of ours")))
     with pytest.raises(RuntimeError, match="a bug of ours"):  # any other RuntimeError is no interruption
         cli.entry()
+
+
+def _echo_project(root, cases=1, eval_set_id="s", reply="ctx.message"):
+    (root / "agents" / "echo").mkdir(parents=True)
+    (root / "agents" / "echo" / "agent.py").write_text(f"async def run_turn(ctx):\n    return {reply}\n")
+    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]
+    (root / "agents" / "echo" / "s.evalset.json").write_text(json.dumps(
+        {"eval_set_id": eval_set_id, "eval_cases": [{"eval_id": f"case_number_{i}", "conversation": conversation} for i in range(cases)]}))
+
+
+def test_an_eval_set_id_holding_a_nul_still_gets_its_adk_results_file(tmp_path, monkeypatch):
+    _echo_project(tmp_path, eval_set_id="s\x00et")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("run", "--report", "adk=agents")
+    assert code == 0 and "embedded null byte" not in err, err
+    (written,) = (tmp_path / "agents" / "echo" / ".adk" / "eval_history").iterdir()
+    assert "\x00" not in written.name and written.name.startswith("echo_s_et_")
+    assert json.loads(written.read_text())["eval_set_id"] == "s\x00et"  # the id inside stays as written
+
+
+@pytest.mark.parametrize("argv", [["list"], ["completion", "ids"], ["list", "--json"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path, argv):
+    import subprocess
+    import sys
+
+    _echo_project(tmp_path, cases=3000)
+    done = subprocess.run(f"{sys.executable} -m agentdiff.tui.cli {' '.join(argv)} | head -1; exit ${{PIPESTATUS[0]}}",
+                          shell=True, executable="/bin/bash", cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.stderr == "" and done.returncode == 141 and len(done.stdout.splitlines()) == 1, done.stderr[-2000:]
+
+
+def test_an_agentdiff_that_is_a_file_is_named_not_file_exists(tmp_path, monkeypatch):
+    _echo_project(tmp_path, reply="'nothing alike'")
+    (tmp_path / ".agentdiff").write_text("not a folder")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("run")
+    assert code == 1 and "warning: this run could not be kept under .agentdiff/runs (.agentdiff is a file, not a folder" in err, err
+    code, _, err = run("accept", "agents/echo/s.evalset.json::case_number_0", "--yes")
+    assert code == 2 and "error: nothing was written: .agentdiff is a file, not a folder" in err, err
+    assert "File exists" not in err and (tmp_path / ".agentdiff").read_text() == "not a folder"
+
+
+@pytest.mark.adk
+def test_a_dotenv_that_does_not_load_is_named(tmp_path, monkeypatch):
+    import shutil
+
+    from conftest import ROOT
+
+    shutil.copytree(ROOT / "sample_agents" / "home_automation", tmp_path / "home_automation", ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    shutil.copy(ROOT / "sample_agents" / "demo_model.py", tmp_path / "demo_model.py")
+    (tmp_path / "home_automation" / ".env").write_bytes(b"FOO=a\x00b\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("run", "home_automation/home_automation.evalset.json::bedroom_status")
+    assert code == 1 and f"{tmp_path / 'home_automation' / '.env'} does not load: ValueError: embedded null byte" in out, out

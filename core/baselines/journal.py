@@ -157,6 +157,9 @@ def _sync_dir(directory: Path) -> None:
 def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
     """The project's one-writer lock; `BaselineWriteError` when another process holds it past `wait`."""
     path = root / LOCK_FILE
+    if os.path.lexists(path.parent) and not path.parent.is_dir():
+        raise BaselineWriteError(f"nothing was written: {_display(path.parent, root)} is a file, not a folder; agentdiff keeps its "
+                                 "journal, runs and history in that folder: move the file away")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(path, "a+", encoding="utf-8")

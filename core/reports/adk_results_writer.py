@@ -80,7 +80,11 @@ def write_adk_results(cases: Sequence[CaseResult], agents_dir: Path) -> list[Pat
         result_id = f"{app}_{eval_set_id}_{stamp}".replace("/", "_")
         data = {"eval_set_result_id": result_id, "eval_set_result_name": result_id, "eval_set_id": eval_set_id,
                 "eval_case_results": results, "creation_timestamp": stamp}
-        path = agents_dir / app / EVAL_HISTORY / f"{result_id}.evalset_result.json"
+        # the file's name as ADK names it, where a name can hold it: no NUL or other control character
+        # (an eval_set_id may hold them; the id inside the file stays as written), at most 200 bytes
+        name = "".join("_" if ord(ch) < 32 else ch for ch in result_id)
+        name = name.encode("utf-8")[:200].decode("utf-8", "ignore")
+        path = agents_dir / app / EVAL_HISTORY / f"{name}.evalset_result.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(data, indent=2, ensure_ascii=False)
         if _before_1_22(versions.get((app, eval_set_id))):  # ADK before 1.22 stores (and reads) the JSON as a JSON string

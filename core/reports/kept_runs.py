@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import secrets
 import shutil
 import subprocess
@@ -158,6 +159,9 @@ class RunKeeper:
     def _give_up(self, exc: Optional[BaseException] = None) -> None:
         if exc is not None and self.problem is None:
             self.problem = (getattr(exc, "strerror", None) or str(exc)) if isinstance(exc, OSError) else str(exc)
+            state = self.root / RUNS_DIR.parent
+            if os.path.lexists(state) and not state.is_dir():
+                self.problem = f"{RUNS_DIR.parent.as_posix()} is a file, not a folder: move it away"
         self._broken = True
         if self._traces is not None:
             try:

@@ -52,7 +52,7 @@ class History:
         self._seen = self._version()  # the file's version this session last read or wrote
         try:
             loaded = _entries(json.loads(read_text_regular(path)))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # none yet (`.agentdiff` a file: `run` says so)
             return
         except (OSError, ValueError, RecursionError) as exc:  # cut short, garbled, nested past reading, not a file
             loaded, why = None, _why(exc)

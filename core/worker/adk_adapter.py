@@ -20,6 +20,7 @@ import importlib
 import inspect
 import sys
 import time
+from pathlib import Path
 from contextvars import ContextVar
 from typing import Any, AsyncGenerator, Optional
 
@@ -65,7 +66,19 @@ def load_dotenv(ref: AgentRef) -> None:
         from google.adk.cli.utils.envs import load_dotenv_for_agent
     except ImportError:
         return
-    load_dotenv_for_agent(ref.name, ref.agents_dir)
+    try:
+        load_dotenv_for_agent(ref.name, ref.agents_dir)
+    except (ValueError, OSError, UnicodeError) as exc:  # a NUL, bad UTF-8, an unreadable file: name it
+        found = _nearest_dotenv(Path(ref.agents_dir) / ref.name)
+        where = str(found) if found else ".env"
+        raise ValueError(f"{where} does not load: {type(exc).__name__}: {exc}") from None
+
+
+def _nearest_dotenv(folder: Path) -> Optional[Path]:
+    for parent in (folder, *folder.parents):
+        if (parent / ".env").is_file():
+            return parent / ".env"
+    return None
 
 
 async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:

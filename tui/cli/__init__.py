@@ -152,6 +152,15 @@ def entry() -> None:
             if not _from_interrupt(error):
                 raise
             raise KeyboardInterrupt from None
+    except BrokenPipeError:
+        # the reader went away (`agentdiff list | head -1`): end quietly, as a tool killed by SIGPIPE
+        # does, and let nothing more reach the closed pipe (Python's flush at exit would say so)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        code = 128 + getattr(signal, "SIGPIPE", 13)
     except KeyboardInterrupt:
         _deaf()  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) must not interrupt the cleanup
         interrupted = True
