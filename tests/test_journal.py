@@ -255,3 +255,42 @@ def test_leftover_temporary_folders_of_killed_processes_are_removed(tmp_path, mo
     mine = private_temp_dir()
     sweep_temp_dirs()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["agentdiff-doctor-xyz", Path(mine).name])
+
+
+def test_a_hard_linked_baseline_is_written_through_every_name_and_undone_through(tmp_path):
+    files(tmp_path, a="a0")
+    os.link(tmp_path / "a.json", tmp_path / "shared.json")  # the same eval set under two names
+    write(tmp_path, "accept", a="a1")
+    assert os.stat(tmp_path / "a.json").st_nlink == 2 and (tmp_path / "shared.json").read_text() == "a1"
+    assert undo_last(tmp_path).reason == "accept" and (tmp_path / "shared.json").read_text() == "a0"
+    assert redo_last(tmp_path).reason == "accept" and (tmp_path / "shared.json").read_text() == "a1"
+    assert os.stat(tmp_path / "a.json").st_nlink == 2 and leftovers(tmp_path) == []
+
+
+def test_a_crash_writing_a_hard_linked_baseline_is_rolled_back_through_every_name(tmp_path):
+    for name in ("a.json", "b.json", "c.json"):
+        (tmp_path / name).write_text(name + " old")
+    os.link(tmp_path / "b.json", tmp_path / "shared.json")
+    done = subprocess.run([sys.executable, "-c", CRASHER, str(tmp_path), "write"], env={**os.environ, "AGENTDIFF_FAULT": "renamed-2"})
+    assert done.returncode == 137 and (tmp_path / "shared.json").read_text() == "b.json new"  # half written
+    assert undo_last(tmp_path) is None  # rolled back first
+    assert state(tmp_path, "a", "b", "c", "shared") == ("a.json old", "b.json old", "c.json old", "b.json old")
+    assert os.stat(tmp_path / "b.json").st_nlink == 2 and leftovers(tmp_path) == []
+
+
+def test_accepting_into_a_hard_linked_eval_set_keeps_the_link(tmp_path, monkeypatch):
+    import json
+
+    from test_cli import run
+
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return 'hello back'\n")
+    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": {"role": "model", "parts": [{"text": "bye"}]}}]
+    evalset = tmp_path / "agents" / "echo" / "s.evalset.json"
+    evalset.write_text(json.dumps({"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": conversation}]}, indent=2))
+    os.link(evalset, tmp_path / "shared.evalset.json.bak")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("accept", "agents/echo/s.evalset.json::a", "--yes")
+    assert code == 0, err
+    assert os.stat(evalset).st_nlink == 2 and "hello back" in (tmp_path / "shared.evalset.json.bak").read_text()
+    assert run("undo")[0] == 0 and "hello back" not in (tmp_path / "shared.evalset.json.bak").read_text()

@@ -317,6 +317,36 @@ def _next_seq(root: Path) -> int:
     return max([e.seq for e in journal_entries(root)] + numbered, default=0) + 1
 
 
+def _linked(path: Path) -> bool:
+    """Whether a file has other names (hard links): it is written in place, so every name sees the
+    new text (a rename would cut this name off from the others)."""
+    try:
+        return os.stat(path).st_nlink > 1
+    except OSError:
+        return False
+
+
+def _overwrite(path: Path, data: bytes) -> None:
+    """Write `data` into the file itself (its inode: every hard link sees it), then wait for the disk."""
+    with open(path, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _place(temp: str, path: Path, linked: bool) -> None:
+    """Put a staged text in place: renamed over the file, or, for a hard-linked file, copied into it
+    (the staged copy held its space until now)."""
+    if not linked:
+        os.replace(temp, path)
+        return
+    with open(temp, "rb") as handle:
+        data = handle.read()
+    os.unlink(temp)
+    _overwrite(path, data)
+
+
 def _text(folder: Path, name: Optional[str]) -> Optional[str]:
     return None if name is None else read_exact(folder / name)
 
@@ -329,6 +359,8 @@ def _put(root: Path, entry: JournalEntry, side: str) -> None:
         text = _text(folder, file.get(side))
         if text is None:
             path.unlink(missing_ok=True)
+        elif file.get("linked") and path.exists():
+            _overwrite(path, text.encode("utf-8"))
         else:
             atomic_write(path, text)
 
@@ -344,10 +376,14 @@ def recover(root: Path) -> list[str]:
                 path = root / file["path"]
                 if file.get("staged"):
                     (path.parent / file["staged"]).unlink(missing_ok=True)
-                if sha256_of(path) == file["after"] and file["after"] != file["before"]:
+                now = sha256_of(path)
+                torn = file.get("linked") and now != file["before"]  # written in place, maybe cut short
+                if (now == file["after"] and file["after"] != file["before"]) or torn:
                     text = _text(folder, file.get("backup"))
                     if text is None:
                         path.unlink(missing_ok=True)
+                    elif file.get("linked"):
+                        _overwrite(path, text.encode("utf-8"))
                     else:
                         atomic_write(path, text)
             for item in sorted(folder.iterdir(), reverse=True):
@@ -449,7 +485,8 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
                     atomic_write(folder / backup, read_exact(write.path))
                 atomic_write(folder / f"{index}-after", write.text)
                 files.append({"path": _display(write.path, root), "before": write.expected_sha256, "after": _sha(write.text),
-                              "backup": backup, "new": f"{index}-after", "staged": f".{write.path.name}.agentdiff-{seq}.tmp"})
+                              "backup": backup, "new": f"{index}-after", "staged": f".{write.path.name}.agentdiff-{seq}.tmp",
+                              **({"linked": True} if _linked(write.path) else {})})
             entry = JournalEntry(entry.id, reason, entry.time, tuple(files), seq, "pending")
             _save(root, entry)  # the intent, before any file changes
             _fault("intent")
@@ -469,8 +506,8 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
             if not isinstance(exc, OSError):
                 raise
             raise _nothing_written(exc) from exc
-        for count, (temp, path) in enumerate(staged, 1):
-            os.replace(temp, path)
+        for count, ((temp, path), file) in enumerate(zip(staged, files), 1):
+            _place(temp, path, bool(file.get("linked")))
             _fault(f"renamed-{count}")
         for directory in {path.parent for _, path in staged}:
             _sync_dir(directory)
@@ -508,11 +545,11 @@ def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
         raise
     _commit(entries[:1])
     _fault(doing)
-    for temp, path in staged:
+    for (temp, path), file in zip(staged, entry.files):
         if temp is None:
             path.unlink(missing_ok=True)
         else:
-            os.replace(temp, path)
+            _place(temp, path, bool(file.get("linked")) and path.exists())
     for directory in {path.parent for _, path in staged}:
         _sync_dir(directory)
     _commit(entries[1:])
