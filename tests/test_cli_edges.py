@@ -392,3 +392,35 @@ def test_a_dotenv_that_does_not_load_is_named(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, _ = run("run", "home_automation/home_automation.evalset.json::bedroom_status")
     assert code == 1 and f"{tmp_path / 'home_automation' / '.env'} does not load: ValueError: embedded null byte" in out, out
+
+
+SHOP_AGENT = '''def lookup(order_id: str) -> dict:
+    return {"order_id": order_id, "status": "shipped"}
+
+
+async def run_turn(ctx):
+    found = await ctx.tool("lookup", {"order_id": "A1"}, lookup)  # no model asked for it
+    return f"Order {found['order_id']} is {found['status']}."
+'''
+
+
+def test_a_tool_call_no_model_asked_for_is_one_call_in_run_and_in_diff(tmp_path, monkeypatch):
+    (tmp_path / "agents" / "shop").mkdir(parents=True)
+    (tmp_path / "agents" / "shop" / "agent.py").write_text(SHOP_AGENT)
+
+    def conversation(tools):
+        return [{"user_content": {"role": "user", "parts": [{"text": "where is A1?"}]},
+                 "final_response": {"role": "model", "parts": [{"text": "Order A1 is shipped."}]}, "intermediate_data": {"tool_uses": tools}}]
+
+    cases = [{"eval_id": "none_expected", "conversation": conversation([])},
+             {"eval_id": "one_expected", "conversation": conversation([{"name": "lookup", "args": {"order_id": "A1"}}])}]
+    (tmp_path / "agents" / "shop" / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": cases}))
+    monkeypatch.chdir(tmp_path)
+    report = {case["eval_id"]: case for case in json.loads(run("run", "--json")[1])["cases"]}
+    assert report["none_expected"]["status"] == "failed" and report["one_expected"]["status"] == "passed"
+    trajectory = {eval_id: next(m["score"] for m in case["metrics"] if m["name"] == "tool_trajectory_avg_score") for eval_id, case in report.items()}
+    assert trajectory == {"none_expected": 0.0, "one_expected": 1.0}
+    extra = json.loads(run("diff", "none_expected", "--run", "--json")[1])["first_divergence"]
+    assert extra["layer"] == "tool_calls" and extra["kind"] == "inserted" and extra["actual"]["name"] == "lookup"
+    code, out, err = run("diff", "one_expected", "--run", "--json")  # `one_expected` names one case, not `none_expected` too
+    assert code == 0 and json.loads(out)["first_divergence"] is None, err

@@ -115,13 +115,15 @@ class Discovery:
         return next((case for case in self.cases if case.id == case_id), None)
 
     def resolve(self, query: str) -> list[CaseRef]:
-        """The cases a user means by `query`: an exact id; else every case whose id ends with it,
-        or whose name (the id's key, or case folder) or eval_id is it."""
+        """The cases a user means by `query`: an exact id; else every case whose id ends with it at a
+        boundary (after a `/` or a `::`: `one` never names `::none`), or whose name (the id's key, or
+        case folder) or eval_id is it."""
         exact = self.find(query.rstrip("/"))
         if exact is not None:
             return [exact]
         query = query.rstrip("/")
-        return [case for case in self.cases if case.id.endswith(query) or case.name == query or _eval_id(case) == query]
+        tails = ("/" + query, "::" + query) if not query.startswith(("/", "::")) else (query,)
+        return [case for case in self.cases if case.id.endswith(tails) or case.name == query or _eval_id(case) == query]
 
 
 def _eval_id(ref: CaseRef) -> Optional[str]:

@@ -44,6 +44,7 @@ class TurnContext:
         self.state = state
         self.history = history
         self._events = events
+        self._announced: list[tuple[str, str]] = []  # function calls the model asked for, not yet made
 
     def _event(self, content: dict[str, Any]) -> None:
         self._events.append({"author": self.agent, "content": json.loads(json.dumps(content, default=str))})
@@ -66,10 +67,21 @@ class TurnContext:
         if content:
             self.history.append(content)
             self._event(content)
+            for part in content.get("parts") or []:
+                call = part.get("function_call") if isinstance(part, dict) else None
+                if isinstance(call, dict) and call.get("name"):
+                    self._announced.append(_call_key(call.get("name"), call.get("args") or {}))
         return final
 
     async def tool(self, name: str, args: dict[str, Any], fn: Callable[..., Any]) -> Any:
         harness = self._harness
+        key = _call_key(name, args)
+        if key in self._announced:
+            self._announced.remove(key)
+        else:  # a call no model response asked for is still a call: the trace says so, as ADK's events would
+            announced = {"role": "model", "parts": [{"function_call": {"name": name, "args": json.loads(json.dumps(args, default=str))}}]}
+            self.history.append(announced)
+            self._event(announced)
         call = harness.start_tool(self.agent, name, args, None)
         try:
             result = fn(**args)
@@ -89,6 +101,10 @@ class TurnContext:
         self.history.append(content)
         self._event(content)
         return result
+
+
+def _call_key(name: Any, args: Any) -> tuple[str, str]:
+    return str(name), json.dumps(args, sort_keys=True, default=str)
 
 
 async def run_native(job: Job) -> RunOutput:
