@@ -113,3 +113,45 @@ def test_eval_ids_that_would_read_ambiguously_become_positions_and_still_find_th
     found = discover([tmp_path], tmp_path)
     assert [r.id for r in found.cases] == [f"x.evalset.json::case_{n}" for n in range(1, 6)] + ["x.evalset.json::fine id"]
     assert [r.id for r in found.resolve("a::b")] == ["x.evalset.json::case_1"]
+
+
+def test_ids_that_look_alike_are_warned_of_by_list_and_marked_in_the_tui(tmp_path, monkeypatch):
+    import json as _json
+
+    from test_cli import run
+
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]
+    eval_ids = ["caf\u00e9", "cafe\u0301", "x", "x\u200b", "a/b", "case_5", "plain"]
+    (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(_json.dumps(
+        {"eval_set_id": "s", "eval_cases": [{"eval_id": e, "conversation": conversation} for e in eval_ids]}))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("list")
+    warned = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert code == 0 and len(warned) == 5, err
+    assert "the same text in two Unicode forms (composed and decomposed)" in err
+    assert "they differ only in invisible or look-alike characters" in err
+    assert "warning: agents/echo/s.evalset.json::a/b: its eval_id 'a/b' reads ambiguously" in err
+    assert "plain" not in err
+    listed = {case["eval_id"]: case.get("look_alike") for case in _json.loads(run("list", "--json")[1])["cases"]}
+    assert listed["plain"] is None and listed["x"] and listed["caf\u00e9"]
+
+
+async def test_the_tree_marks_look_alike_ids(tmp_path):
+    import json as _json
+
+    from fake_pool import CannedPool
+    from tui_support import copy_samples, make_app
+
+    copy_samples(tmp_path, agents=("home_automation",))
+    path = tmp_path / "sample_agents" / "home_automation" / "home_automation.evalset.json"
+    data = _json.loads(path.read_text())
+    data["eval_cases"].append({**data["eval_cases"][0], "eval_id": data["eval_cases"][0]["eval_id"] + " \u200b"})
+    path.write_text(_json.dumps(data))
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()  # the tree as first drawn (the fake pool has no run for the new case: not waited for)
+        labels = [str(node.label) for node in app.screen.tree._case_nodes.values()]
+        assert sum(" ≈" in label for label in labels) == 2, labels
+        assert any("look like another's (marked ≈" in n.message for n in app._notifications)

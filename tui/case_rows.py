@@ -18,7 +18,7 @@ from .widgets.case_tree import CaseRow
 
 
 def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: bool = False, base: Optional[dict] = None,
-             agent_label: Optional[str] = None) -> CaseRow:
+             agent_label: Optional[str] = None, look_alike: Optional[str] = None) -> CaseRow:
     """`now` (the workbench's clock): a running case shows how long it has been running. `by_cluster`:
     failing cases under their failure cluster (then their agent), the others under their verdict.
     `base`: the cases of a kept run compared with (`B`), by id: the row says what changed since.
@@ -43,7 +43,7 @@ def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: boo
     since = None
     if base is not None and state.status is not None:  # compared with a kept run (B)
         since = category((base.get(ref.id) or {}).get("status"), state.status.value)
-    return CaseRow(state, agent, group, triage.label_of(ref.id), elapsed, since)
+    return CaseRow(state, agent, group, triage.label_of(ref.id), elapsed, since, look_alike)
 
 
 def case_facts(row: CaseRow) -> CaseFacts:

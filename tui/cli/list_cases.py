@@ -38,6 +38,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     found = discover(args.paths or list(config.paths) or [Path(".")], root=Path.cwd())
     found.errors[:0] = config_errors  # a configuration that does not load is said here too, as `run` says it
     resolutions = _resolve(found, config) if args.agents else {}
+    from agentdiff.core.project.look_alikes import look_alikes
+
+    alike = look_alikes(found.cases)
     if args.json:
         items = []
         for ref in found.cases:
@@ -47,6 +50,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             else:
                 item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id, "eval_id": ref.case.eval_id,
                          "turns": len(ref.case.conversation or []), "config": ref.config.file}
+            if ref.id in alike:
+                item["look_alike"] = alike[ref.id]
             if args.agents:
                 resolution = resolutions[id(ref)]
                 item |= {"agent": _agent_name(resolution), "agent_reason": resolution.reason or None}
@@ -75,6 +80,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
+    for case_id, note in alike.items():  # ids a reader could take for another's: said, never renamed
+        print(f"warning: {one_line(case_id)}: {one_line(note)}", file=err)
     return EXIT_USAGE if found.errors else EXIT_OK
 
 

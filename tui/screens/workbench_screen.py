@@ -170,6 +170,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
         for notice in take_notices():
             self.notify(notice, severity="warning", timeout=8)
+        if self._alike:
+            self.notify(f"{len(self._alike)} case id(s) look like another's (marked ≈; `agentdiff list` says why): "
+                        "rename them so each reads as itself", severity="warning", timeout=8)
         if self.triage.error:
             self.notify(f"{self.triage.error}: labels and notes are not shown or written until it is fixed", severity="warning", timeout=8)
 
@@ -185,7 +188,19 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     def _row(self, state: CaseState) -> CaseRow:
         files = self.workbench.index.get(state.ref.id)
         return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None,
-                        files.agent_label if files is not None else None)
+                        files.agent_label if files is not None else None, self._alike.get(state.ref.id))
+
+    _alike_for: tuple = ()
+    _alike: dict = {}
+
+    def _find_look_alikes(self) -> None:
+        """The case ids a reader could take for another's (marked ≈), found again when the cases change
+        (once a rebuild, never a row)."""
+        ids = tuple(self.workbench.cases)
+        if ids != self._alike_for:
+            from agentdiff.core.project.look_alikes import look_alikes
+
+            self._alike_for, self._alike = ids, look_alikes(state.ref for state in self.workbench.cases.values())
 
     def action_compare_with(self) -> None:
         from agentdiff.core.reports.kept_runs import RunNotFound
@@ -235,6 +250,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         return matches(self.filter_text, case_facts(row)) if self.filter_text else True
 
     def _rebuild_tree(self, keep_if_same: bool = False) -> None:
+        self._find_look_alikes()
         rows = [self._row(state) for state in self.workbench.cases.values()]
         self.tree.set_cases(rows, self._visible, self.workbench.errors, keep_if_same)
         self._show_selected()

@@ -31,6 +31,7 @@ class CaseRow:
     label: Optional[str] = None
     elapsed: Optional[float] = None  # seconds, while it runs
     since: Optional[str] = None  # against the run compared with (B): regressed, fixed, newly flaky, …
+    look_alike: Optional[str] = None  # why its id could be taken for another's (`core.project.look_alikes`)
 
 
 SINCE = {"regressed": "↓ regressed", "newly erroring": "↓ newly erroring", "newly flaky": "↓ newly flaky", "fixed": "↑ fixed",
@@ -228,6 +229,8 @@ class CaseTree(Tree[str]):
         text = Text()
         text.append(f"{mark} ", style=style)
         text.append(state.ref.name)
+        if row.look_alike:
+            text.append(" ≈", style="bold yellow")  # its id looks like another's
         if state.run is not None:
             shown = score_text(state.run.result)
             if shown:

@@ -1,0 +1,63 @@
+"""Case ids a reader cannot tell apart: the same text in two Unicode forms (`café` composed and
+decomposed), ids or eval_ids that differ only in spaces at an end or in invisible characters, and an
+eval_id kept as written though it reads ambiguously (`a/b`, because `case_<n>`, the name it would
+get, is another case's eval_id). `list` warns of them and the TUI marks their rows; nothing is
+renamed (ids are the files' own)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable
+
+from agentdiff.core.project.case_ids import INDEX_PREFIX
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u034f\u180e]")
+_SPACES = re.compile(r"\s+")
+_AMBIGUOUS = re.compile(r"(^\s|\s$|::|/|\\|[\x00-\x1f\x7f-\x9f])")
+
+
+def _seen_as(text: str) -> str:
+    """What a reader sees: compatibility-normalised, invisible characters gone, spaces collapsed."""
+    return _SPACES.sub(" ", _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))).strip()
+
+
+def _why(a: str, b: str) -> str:
+    if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
+        return "the same text in two Unicode forms (composed and decomposed)"
+    if a.strip() == b.strip():
+        return "they differ only in spaces at an end"
+    return "they differ only in invisible or look-alike characters"
+
+
+def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
+    """Each case id that a reader could take for another's (or that reads ambiguously), with why."""
+    refs = list(refs)
+    notes: dict[str, str] = {}
+
+    def group(items: Iterable[tuple[str, str]], what: str) -> None:
+        by_sight: dict[str, list[tuple[str, str]]] = {}
+        for case_id, text in items:
+            by_sight.setdefault(_seen_as(text), []).append((case_id, text))
+        for alike in by_sight.values():
+            texts = {text for _, text in alike}
+            if len(texts) < 2:
+                continue
+            for case_id, text in alike:
+                other = next(t for t in texts if t != text)
+                notes.setdefault(case_id, f"its {what} {text!r} looks like {other!r}: {_why(text, other)}")
+
+    group(((ref.id, ref.id) for ref in refs), "id")
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for ref in refs:
+        if isinstance(ref, EvalCaseRef):
+            by_file.setdefault(ref.source, []).append((ref.id, ref.case.eval_id))
+    for items in by_file.values():
+        group(items, "eval_id")
+    for ref in refs:
+        key = ref.id.split("::", 1)[1] if "::" in ref.id else None
+        if isinstance(ref, EvalCaseRef) and key is not None and key == ref.case.eval_id and _AMBIGUOUS.search(key):
+            notes.setdefault(ref.id, f"its eval_id {key!r} reads ambiguously, and is kept as its id because the name it "
+                                     f"would get ({INDEX_PREFIX}<n>) is another case's eval_id: rename one")
+    return notes
