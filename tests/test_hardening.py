@@ -41,10 +41,19 @@ hostile = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=hostile)
 def test_no_loader_raises_on_any_bytes(tmp_path, data):
+    from agentdiff.core.formats.agents_cli.dataset import load_dataset
+    from agentdiff.core.formats.agents_cli.grade_results import load_grade_results
+    from agentdiff.core.formats.agents_cli.manifest import read_manifest
+    from agentdiff.core.formats.agents_cli.metrics_config import load_metrics_config
+
     for name, load in (
         ("x.evalset.json", lambda p: load_eval_set(p)),
         ("test_config.json", lambda p: load_config_file(p)),
         ("r.evalset_result.json", lambda p: load_eval_set_result(p)),
+        ("basic-dataset.json", lambda p: load_dataset(p)),  # agents-cli's: datasets and traces
+        ("results_1.json", lambda p: load_grade_results(p)),
+        ("eval_config.yaml", lambda p: load_metrics_config(p)),
+        ("agents-cli-manifest.yaml", lambda p: read_manifest(p.parent)),
     ):
         path = tmp_path / name
         path.write_bytes(data)
