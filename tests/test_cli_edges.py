@@ -424,3 +424,27 @@ def test_a_tool_call_no_model_asked_for_is_one_call_in_run_and_in_diff(tmp_path,
     assert extra["layer"] == "tool_calls" and extra["kind"] == "inserted" and extra["actual"]["name"] == "lookup"
     code, out, err = run("diff", "one_expected", "--run", "--json")  # `one_expected` names one case, not `none_expected` too
     assert code == 0 and json.loads(out)["first_divergence"] is None, err
+
+
+def test_a_ref_that_reads_as_a_git_option_is_refused_and_writes_nothing(tmp_path, monkeypatch):
+    import subprocess
+
+    _echo_project(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=tmp_path, check=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    monkeypatch.chdir(tmp_path)
+    for argv in (["run", f"--changed-since=--output={victim}"], ["baselines", "--since=--cached"], ["run", "--changed-since=-R"]):
+        code, _, err = run(*argv)
+        assert code == 2 and "is not a git ref (a ref never starts with '-')" in err, (argv, err)
+    (tmp_path / "pyproject.toml").write_text(f'[tool.agentdiff.gate]\nrequire_signoff = true\nsignoff_since = "--output={victim}"\n')
+    for _ in range(2):
+        run("run")
+    code, _, err = run("gate")
+    assert code == 2 and "is not a git ref" in err, err
+    assert victim.read_text() == "precious"
+    code, out, _ = run("run", "--changed-since", "HEAD")  # a real ref still works
+    assert code == 0 and "no case is affected by the changes since HEAD" in out

@@ -27,7 +27,7 @@ from agentdiff.core.formats.conformance import SPEC_FILE, load_conformance_case
 from agentdiff.core.formats.eval_set_files import load_eval_set
 from agentdiff.core.formats.source_file import display_path, read_text_regular, resolved
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.reports.changed_since import GitRefError, changed_files
+from agentdiff.core.reports.changed_since import GitRefError, changed_files, resolve_ref
 from agentdiff.core.traces.from_files import trace_from_invocations, trace_from_recordings
 
 REVIEWED_KEYS = (("models", "model"), ("instruction_sha256", "prompt"), ("tool_source_sha256", "tool source"))
@@ -106,6 +106,7 @@ def _layers(old_trace, new_trace) -> list[tuple[str, str]]:
 def changed_baselines(cases: Sequence[CaseRef], root: Path, since: str) -> list[BaselineChange]:
     """The cases whose baseline changed since `since` while their definition did not; `GitRefError`
     when git cannot tell."""
+    since = resolve_ref(root, since)  # checked once (never read by git as an option), then a commit
     changed = changed_files(root, since)
     found = []
     with tempfile.TemporaryDirectory(prefix="agentdiff-baselines-") as scratch:

@@ -33,8 +33,23 @@ def _git(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def resolve_ref(root: Path, ref: str) -> str:
+    """The commit `ref` names, checked first: a ref is data (a flag's value, a config key), and one that
+    starts with `-` would be read by git as an option (`--output=FILE` writes a file): refused."""
+    if not ref or ref.startswith("-") or "\0" in ref:
+        raise GitRefError(f"{ref!r} is not a git ref (a ref never starts with '-')")
+    try:
+        commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
+    except GitRefError as exc:
+        raise GitRefError(f"unknown revision {ref!r}" if str(exc).startswith("git rev-parse") else str(exc)) from None
+    if not commit:
+        raise GitRefError(f"unknown revision {ref!r}")
+    return commit
+
+
 def changed_files(root: Path, ref: str) -> set[Path]:
     """Files that differ from `ref` in the working tree, and files git does not track yet."""
+    ref = resolve_ref(root, ref)
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     # NUL-separated: names as they are (git quotes non-ASCII names otherwise)
     diffed = _git(root, "diff", "--name-only", "-z", "--no-renames", ref, "--").split("\0")  # relative to the top
