@@ -294,3 +294,46 @@ def test_accepting_into_a_hard_linked_eval_set_keeps_the_link(tmp_path, monkeypa
     assert code == 0, err
     assert os.stat(evalset).st_nlink == 2 and "hello back" in (tmp_path / "shared.evalset.json.bak").read_text()
     assert run("undo")[0] == 0 and "hello back" not in (tmp_path / "shared.evalset.json.bak").read_text()
+
+
+def test_a_planted_entry_naming_files_outside_the_project_is_never_followed(tmp_path):
+    import hashlib
+    import json
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    victim, other = outside / "v9.txt", outside / "v8.txt"
+    victim.write_text("precious")
+    other.write_text("precious too")
+    (project / "a.json").write_text("a0")
+    planted = project / ".agentdiff" / "journal" / "00000001"
+    planted.mkdir(parents=True)
+    (planted / "0-before").write_text("PWNED")
+    sha = hashlib.sha256(victim.read_bytes()).hexdigest()
+    entry = {"id": "00000001", "reason": "x", "time": 1.0, "seq": 1, "state": "pending", "files": [
+        {"path": str(victim), "before": "00", "after": sha, "backup": "0-before"},
+        {"path": "a.json", "before": "00", "after": "11", "staged": "../../../../outside/v8.txt"}]}
+    (planted / "entry.json").write_text(json.dumps(entry))
+    from agentdiff.core.baselines.journal import recover_at_start
+
+    recover_at_start(project)
+    assert victim.read_text() == "precious" and other.read_text() == "precious too"
+    with pytest.raises(UndoBlocked, match="names a file outside the project"):
+        undo_last(project)
+
+
+def test_writes_never_follow_a_link_out_of_the_project_nor_the_lock_a_link(tmp_path):
+    project, outside = tmp_path / "project", tmp_path / "outside.txt"
+    project.mkdir()
+    outside.write_text("precious")
+    (project / "x.agentdiff-record.json").symlink_to(outside)
+    with pytest.raises(BaselineWriteError, match="leads out of the project"):
+        write_baseline([FileWrite(project / "x.agentdiff-record.json", "{}", sha256_of(outside))], project, "accept")
+    assert outside.read_text() == "precious"
+    (project / ".agentdiff").mkdir()
+    (project / ".agentdiff" / "lock").symlink_to(outside)
+    (project / "a.json").write_text("a0")
+    with pytest.raises(BaselineWriteError, match="lock is a file of its own"):
+        write(project, "w", a="a1")
+    assert outside.read_text() == "precious" and state(project, "a") == ("a0",)

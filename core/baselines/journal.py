@@ -162,8 +162,12 @@ def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
                                  "journal, runs and history in that folder: move the file away")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a+", encoding="utf-8")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        handle = os.fdopen(fd, "a+", encoding="utf-8")
     except OSError as exc:
+        if os.path.islink(path):
+            raise BaselineWriteError(f"nothing was written: {_display(path, root)} is a symlink; agentdiff's lock is a file "
+                                     "of its own: remove the link") from exc
         raise BaselineWriteError(f"nothing was written: {exc.strerror or exc} ({path})") from exc
     try:
         deadline = time.monotonic() + wait
@@ -273,11 +277,26 @@ def _read_entries(root: Path) -> tuple[list[JournalEntry], list[UnreadableEntry]
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else _first_error(exc)
             unreadable.append(UnreadableEntry(item.parent.name, seq, why))
             continue
+        outside = next((f.path for f in data.files if not _inside(f)), None)
+        if outside is not None:  # a planted or foreign entry: never followed out of the project
+            unreadable.append(UnreadableEntry(item.parent.name, seq, f"it names a file outside the project or its folder ({outside!r})"))
+            continue
         state = data.state or ("undone" if data.undone else "applied")
         files = tuple(file.model_dump(exclude_none=False) for file in data.files)
         entries.append(JournalEntry(item.parent.name, data.reason, float(data.time), files, data.seq, state))
     entries.sort(key=lambda e: (e.seq, e.time, e.id))
     return entries, unreadable
+
+
+def _inside(file: "_File") -> bool:
+    """Whether an entry's file stays in the project (a relative path, no `..`) and its stored and
+    staged copies are plain names in their folders: an entry is data on disk, and a planted one must
+    not make the next start write or delete a file elsewhere."""
+    parts = Path(file.path).parts
+    if not file.path or os.path.isabs(file.path) or ".." in parts or "\0" in file.path:
+        return False
+    return all(name is None or (name and "/" not in name and "\\" not in name and name not in (".", "..") and "\0" not in name)
+               for name in (file.backup, file.new, file.staged))
 
 
 def _first_error(exc: Exception) -> str:
@@ -462,6 +481,11 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
     is a symlink is written through it (its target changes; the link stays a link), and journaled as
     the target, so undo puts the target back."""
     writes = [FileWrite(resolved(w.path), w.text, w.expected_sha256) if os.path.islink(w.path) else w for w in writes]
+    top = resolved(root)
+    for write in writes:
+        if not resolved(write.path).is_relative_to(top):
+            raise BaselineWriteError(f"nothing was written: {write.path} leads out of the project (to {resolved(write.path)}); "
+                                     "agentdiff writes baselines inside the project only (a link there is written through)")
     with project_lock(root):
         recover(root)
         for write in writes:
