@@ -233,7 +233,9 @@ def test_what_a_killed_write_left_is_cleared_and_the_journal_is_pruned_keeping_w
     old = time.time() + 40 * 86_400  # forty days on
     for entry in journal.journal_entries(tmp_path):
         assert entry.seq != 5 or entry.state == "dropped"
-    monkeypatch.setattr(journal, "KEEP_ENTRIES", 3)
+    from agentdiff.core.baselines import journal_entries as entries
+
+    monkeypatch.setattr(entries, "KEEP_ENTRIES", 3)
     with project_lock(tmp_path):
         assert journal.prune_journal(tmp_path, now=old) == 3
     assert [e.reason for e in journal_entries(tmp_path)] == ["w2", "w3", "w5"]  # the newest three undo can reach

@@ -256,7 +256,7 @@ def test_changed_since_chooses_the_cases_a_change_can_affect_and_says_why(tmp_pa
     (folder / "report.json").write_text(json.dumps({"cases": [], "run": {"files_read": {"agents/echo/echo.evalset.json::case_1": ["shared/données.yaml"]}}}))
     data.write_text("a: 2\n")
     assert chosen() == {"agents/echo/echo.evalset.json::case_1": "its agent read shared/données.yaml in the last kept run, and it changed"}
-    with pytest.raises(GitRefError, match="bad revision"):
+    with pytest.raises(GitRefError, match="unknown revision"):
         select_changed(cases, tmp_path, "no-such-ref")
 
 
@@ -275,8 +275,8 @@ def test_the_estimate_of_a_live_re_run_comes_from_the_last_live_runs(tmp_path):
     assert from_results([None]).line() == "1 case(s) to run live; none ran live before, so their cost is unknown"
     older, newer = write_kept(tmp_path, "20261101-100000-000aaaa"), write_kept(tmp_path, "20261102-100000-000bbbb")
     live = {"mode": "live", "model_calls": 3, "usage": {"agent": {"m": {"input": 10, "output": 5}}}}
-    (older / "report.json").write_text(json.dumps({"cases": [{"id": "a", **live}, {"id": "b", **live}]}))
-    (newer / "report.json").write_text(json.dumps({"cases": [{"id": "a", **live, "model_calls": 1}, {"id": "b", "mode": "replay"}]}))
+    (older / "report.json").write_text(json.dumps({"cases": [{"id": "a", "status": "passed", **live}, {"id": "b", "status": "passed", **live}]}))
+    (newer / "report.json").write_text(json.dumps({"cases": [{"id": "a", "status": "passed", **live, "model_calls": 1}, {"id": "b", "status": "passed", "mode": "replay"}]}))
     kept_estimate = from_kept(tmp_path, ["a", "b", "c"])
     assert (kept_estimate.known, kept_estimate.model_calls, kept_estimate.tokens) == (2, 4, 30)  # a's newest, b's last live
 

@@ -70,3 +70,32 @@ def group_summary(title: str, states: list[CaseState], folded: bool) -> Text:
         text.append(f"\nfailing: {', '.join(failing[:12])}{' …' if len(failing) > 12 else ''}", style="red")
     text.append("\nspace or → unfolds the group" if folded else "\nh or ← folds it · j/k move between cases", style="dim")
     return text
+
+
+class LookAlikes:
+    """The case ids a reader could take for another's (`core.project.look_alikes`, marked ≈ in the tree),
+    found again only when the cases change."""
+
+    def __init__(self) -> None:
+        self._for: tuple = ()
+        self.notes: dict[str, str] = {}
+
+    def update(self, cases: dict) -> None:
+        ids = tuple(cases)
+        if ids != self._for:
+            from agentdiff.core.project.look_alikes import look_alikes
+
+            self._for, self.notes = ids, look_alikes(state.ref for state in cases.values())
+
+
+def startup_notices(triage: Triage, alike: dict[str, str]) -> list[str]:
+    """What the workbench says once when it opens: state files set aside or rolled back, ids that look
+    alike, a failure dictionary that cannot be read."""
+    from agentdiff.core.formats.set_aside import take_notices
+
+    said = take_notices()
+    if alike:
+        said.append(f"{len(alike)} case id(s) look like another's (marked ≈; `agentdiff list` says why): rename them so each reads as itself")
+    if triage.error:
+        said.append(f"{triage.error}: labels and notes are not shown or written until it is fixed")
+    return said

@@ -213,8 +213,26 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             specs = checks_file.for_case((case.category,), (case.name, case.display)) if checks_file is not None else ()
             found.cases.append(ConformanceCaseRef(case, specs))
     found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
+    found.cases, clashes = _without_clashes(found.cases)
+    found.errors.extend(clashes)
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     return found
+
+
+def _without_clashes(cases: list[CaseRef]) -> tuple[list[CaseRef], list[LoadError]]:
+    """Two cases with one id (a file name holding `::`, say) cannot both be run, reported or
+    accepted by it: the first keeps it, the other is a load error naming both, so it is never lost
+    without a word (a run that silently ran one of them would pass over the other)."""
+    first: dict[str, CaseRef] = {}
+    kept, errors = [], []
+    for ref in cases:
+        other = first.setdefault(ref.id, ref)
+        if other is ref:
+            kept.append(ref)
+            continue
+        errors.append(LoadError(file=ref.source, message=f"its case {ref.name!r} has the id {ref.id!r}, which {other.source} "
+                                f"has too: rename one (a `::` in a file name reads as an id's separator)"))
+    return kept, errors
 
 
 class _ChecksFinder:

@@ -64,9 +64,12 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
     if "max_pass_rate_drop" in rules:
         limit = rules["max_pass_rate_drop"]
         base, head = cmp.pass_rate("base"), cmp.pass_rate("head")
-        drop = (base - head) if base is not None and head is not None else 0.0
-        checked.append(Rule(f"max_pass_rate_drop = {limit:g}",
-                            f"the pass rate fell {drop:.1f} points ({base:.1f}% → {head:.1f}%), more than {limit:g}" if drop > limit else None))
+        if head is None and base is not None:  # no case ran: nothing passed
+            checked.append(Rule(f"max_pass_rate_drop = {limit:g}", "cannot be checked: the run has no cases"))
+        else:
+            drop = (base - head) if base is not None and head is not None else 0.0
+            checked.append(Rule(f"max_pass_rate_drop = {limit:g}",
+                                f"the pass rate fell {drop:.1f} points ({base:.1f}% → {head:.1f}%), more than {limit:g}" if drop > limit else None))
     for selector in rules.get("critical", []):
         hit = [c.id for c in regressions if selected(selector, c, label_of)]
         checked.append(Rule(f"critical {selector}", f"{len(hit)} critical case(s) regressed: {', '.join(hit[:5])}" if hit else None, tuple(hit)))
@@ -87,6 +90,10 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
                       f"{len(over)} case(s) over {number_text(rules[key], name)} {name.replace('_', ' ')}: "
                       + ", ".join(f"{c.id} ({number_text(c.measures[name][1], name)})" for c in over[:5]) if over else None)
             checked.append(Rule(f"{key} = {rules[key]:g}", broken, tuple(c.id for c in over)))
+    unloaded = cmp.head.load_errors
+    if unloaded:  # their cases did not run: whatever they would say, the gate cannot pass without them
+        checked.insert(0, Rule("every case file loads", f"{len(unloaded)} file(s) of the run did not load, so their cases did not run: "
+                               + "; ".join(unloaded[:3])))
     if blocked is not None:
         checked.append(Rule("no failure that blocks the release", f"{len(blocked)} failing case(s) show a failure marked block: "
                             f"{', '.join(blocked[:5])}" if blocked else None, tuple(blocked)))

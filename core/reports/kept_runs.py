@@ -61,6 +61,15 @@ class KeptRun:
         return {case["id"]: case for case in self.report.get("cases", []) if isinstance(case, dict) and "id" in case}
 
     @property
+    def load_errors(self) -> list[str]:
+        """The files of the run that did not load, as `file:line: message`."""
+        said = []
+        for error in self.report.get("load_errors") or []:
+            where = error.get("file", "?") + (f":{error['line']}" if error.get("line") else "")
+            said.append(f"{where}: {error.get('message', '')}")
+        return said
+
+    @property
     def partial(self) -> bool:
         """A shard or a subset (`--changed-since`): not a whole run to compare by default."""
         return bool(self.meta.get("shard") or self.meta.get("partial"))
@@ -107,11 +116,9 @@ class RunKeeper:
             return
         try:
             if self._traces is None:
-                stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.started))  # UTC: names sort as time goes
-                millis = int(self.started * 1000) % 1000  # two runs in one second still sort by when they started
-                self.folder = self.root / RUNS_DIR / f"{stamp}-{millis:03d}{secrets.token_hex(2)}"
-                self.folder.mkdir(parents=True)
-                self._traces = gzip.open(self.folder / TRACES, "wt", encoding="utf-8")
+                self._open()
+                if self._traces is None:
+                    return
             if run.trace is not None:
                 self._traces.write(json.dumps({"id": run.ref.id, "trace": run.trace.model_dump(mode="json")}) + "\n")
         except OSError as exc:
@@ -124,11 +131,17 @@ class RunKeeper:
     shard: Optional[str] = None  # "K/N" when the run was one shard of a suite
     partial: Optional[str] = None  # why the run holds only some of the cases (--changed-since, …)
 
-    def finish(self, results: Sequence[Any], prices=None, agents_python: Optional[dict[str, Any]] = None) -> Optional[Path]:
-        """The report of `results` (the cases' results, in the order to list them); the folder, or None."""
+    def finish(self, results: Sequence[Any], prices=None, agents_python: Optional[dict[str, Any]] = None,
+               load_errors: Sequence[Any] = ()) -> Optional[Path]:
+        """The report of `results` (the cases' results, in the order to list them); the folder, or None.
+        A run whose files did not load is kept even when no case ran: the gate must see it."""
+        if self._broken:
+            return None
+        if self._traces is None and load_errors:
+            self._open()
         if self._broken or self._traces is None or self.folder is None:
             return None
-        report = report_dict(list(results), agents_python, prices)
+        report = report_dict(list(results), agents_python, prices, load_errors)
         report["run"] = {
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -152,6 +165,16 @@ class RunKeeper:
         """An interrupted run: nothing is kept."""
         if self._traces is not None and self.folder is not None and not (self.folder / REPORT).exists():
             self._give_up()
+
+    def _open(self) -> None:
+        try:
+            stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.started))  # UTC: names sort as time goes
+            millis = int(self.started * 1000) % 1000  # two runs in one second still sort by when they started
+            self.folder = self.root / RUNS_DIR / f"{stamp}-{millis:03d}{secrets.token_hex(2)}"
+            self.folder.mkdir(parents=True)
+            self._traces = gzip.open(self.folder / TRACES, "wt", encoding="utf-8")
+        except OSError as exc:
+            self._give_up(exc)
 
     #: why the run could not be kept (a full disk, a read-only project), for the command to say
     problem: Optional[str] = None
@@ -232,7 +255,7 @@ class _Layer(_Shape):
 
 class _Case(_Shape):
     id: StrictStr
-    status: Optional[CaseStatus] = None
+    status: CaseStatus
     source: Optional[StrictStr] = None
     metrics: list[_Metric] = []
     layers: list[_Layer] = []
@@ -259,6 +282,7 @@ class _Report(_Shape):
     report of another shape is refused whole, never a traceback halfway through a comparison."""
 
     cases: list[_Case]
+    load_errors: Optional[list[dict[str, Any]]] = None
     summary: Optional[dict[str, Any]] = None
     run: Optional[_Run] = None
 
@@ -267,6 +291,10 @@ def _problem(report: Any) -> Optional[str]:
     """Why `report` is not an agentdiff JSON report (the first place it is not), or None."""
     if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
         return "not an agentdiff JSON report (no `cases` list)"
+    ids = [case.get("id") for case in report["cases"] if isinstance(case, dict)]
+    twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
+    if twice is not None:  # which of the two would count? neither can be trusted
+        return f"not an agentdiff JSON report: the case {twice!r} is in it twice"
     try:
         _Report.model_validate(report)
     except ValidationError as exc:

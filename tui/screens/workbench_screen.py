@@ -32,7 +32,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..case_filter import matches
-from ..case_rows import case_facts, case_row, group_summary
+from ..case_rows import LookAlikes, startup_notices, case_facts, case_row, group_summary
 from ..heap import HeapSettler
 from ..versus import Versus
 from ..widgets.case_detail import CaseDetail, View
@@ -112,6 +112,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self.services = services
         self.project = project
         self.triage = triage
+        self.alikes = LookAlikes()
         self.filter_text = ""
         self.failures_only = False
         self.first_paint_at: Optional[float] = None
@@ -166,15 +167,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             self.watch_files()
         if self.workbench.errors:
             self.notify(f"{len(self.workbench.errors)} file(s) failed to load: see the tree", severity="warning")
-        from agentdiff.core.formats.set_aside import take_notices
-
-        for notice in take_notices():
+        for notice in startup_notices(self.triage, self.alikes.notes):
             self.notify(notice, severity="warning", timeout=8)
-        if self._alike:
-            self.notify(f"{len(self._alike)} case id(s) look like another's (marked ≈; `agentdiff list` says why): "
-                        "rename them so each reads as itself", severity="warning", timeout=8)
-        if self.triage.error:
-            self.notify(f"{self.triage.error}: labels and notes are not shown or written until it is fixed", severity="warning", timeout=8)
 
     def on_unmount(self) -> None:
         self.workbench.unsubscribe(self._on_workbench_event)
@@ -188,19 +182,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     def _row(self, state: CaseState) -> CaseRow:
         files = self.workbench.index.get(state.ref.id)
         return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None,
-                        files.agent_label if files is not None else None, self._alike.get(state.ref.id))
-
-    _alike_for: tuple = ()
-    _alike: dict = {}
-
-    def _find_look_alikes(self) -> None:
-        """The case ids a reader could take for another's (marked ≈), found again when the cases change
-        (once a rebuild, never a row)."""
-        ids = tuple(self.workbench.cases)
-        if ids != self._alike_for:
-            from agentdiff.core.project.look_alikes import look_alikes
-
-            self._alike_for, self._alike = ids, look_alikes(state.ref for state in self.workbench.cases.values())
+                        files.agent_label if files is not None else None, self.alikes.notes.get(state.ref.id))
 
     def action_compare_with(self) -> None:
         from agentdiff.core.reports.kept_runs import RunNotFound
@@ -250,7 +232,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         return matches(self.filter_text, case_facts(row)) if self.filter_text else True
 
     def _rebuild_tree(self, keep_if_same: bool = False) -> None:
-        self._find_look_alikes()
+        self.alikes.update(self.workbench.cases)  # once a rebuild, never a row
         rows = [self._row(state) for state in self.workbench.cases.values()]
         self.tree.set_cases(rows, self._visible, self.workbench.errors, keep_if_same)
         self._show_selected()
