@@ -160,7 +160,7 @@ def test_a_report_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, monkey
 def test_a_write_error_from_the_writer_is_one_line_not_a_traceback(tmp_path, monkeypatch):
     from agentdiff.tui.cli import options
 
-    def failing(kind, cases, path, prices=None):
+    def failing(kind, cases, path, prices=None, load_errors=()):
         raise OSError(28, "No space left on device")
 
     monkeypatch.chdir(tmp_path)
@@ -231,7 +231,11 @@ def test_control_characters_from_data_are_shown_never_obeyed(tmp_path, monkeypat
     ("json=/proc/self/comm", "it is a kernel file"),
     ("json=r.out --report junit=./r.out", "the json report is written there too"),
     ("csv=hardlink.csv", "it has other names (hard links)"),
-    ("csv=evals.csv", "it is a symlink (to .git/config): a CSV report appends"),
+    ("csv=evals.csv", "it is inside .git"),
+    ("csv=log.csv", "it is a symlink (to shared.log): a CSV report appends"),
+    ("json=.git/config", "it is inside .git"),
+    ("junit=.git/HEAD", "it is inside .git"),
+    ("json=.agentdiff/history.json", "it is inside .agentdiff"),
 ])
 def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, monkeypatch, spec, said):
     import os
@@ -248,12 +252,14 @@ def test_a_report_is_never_written_over_a_project_file_or_into_a_fifo(tmp_path, 
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("[core]\n")
     os.symlink(".git/config", tmp_path / "evals.csv")
+    (tmp_path / "shared.log").write_text("kept\n")
+    os.symlink("shared.log", tmp_path / "log.csv")
     monkeypatch.chdir(tmp_path)
     code, _, err = run("run", "--report", *spec.split(" "))
     assert code == 2 and said in err, err
     assert not (tmp_path / "r.out").exists()
     assert {name: (tmp_path / name).read_text() for name in files} == files
-    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n" and (tmp_path / "shared.log").read_text() == "kept\n"
 
 
 def test_a_csv_report_never_appends_through_a_link_made_after_the_check(tmp_path):
@@ -448,3 +454,44 @@ def test_a_ref_that_reads_as_a_git_option_is_refused_and_writes_nothing(tmp_path
     assert victim.read_text() == "precious"
     code, _, err = run("run", "--changed-since", "HEAD")  # a real ref still works
     assert code == 0 and "is not a git ref" not in err, err
+
+
+@pytest.mark.parametrize("broken", ['<<<<<<< HEAD\n{"a": {}}\n=======\n{"b": {}}\n>>>>>>> main\n', '{"case_number_0": {"signed_off": {"by": "x"}', "[1, 2]"])
+def test_a_registration_file_that_does_not_read_is_never_written_over(tmp_path, monkeypatch, broken):
+    _echo_project(tmp_path, reply="'nothing alike'")
+    registration = tmp_path / "agents" / "echo" / "s.agentdiff-record.json"
+    registration.write_text(broken)
+    evalset = (tmp_path / "agents" / "echo" / "s.evalset.json").read_text()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("accept", "agents/echo/s.evalset.json::case_number_0", "--yes")
+    assert code == 2 and "s.agentdiff-record.json is not" in err and "nothing was written" in err, err
+    assert registration.read_text() == broken and (tmp_path / "agents" / "echo" / "s.evalset.json").read_text() == evalset
+
+
+def test_a_file_name_that_is_not_utf8_is_a_load_error_and_the_rest_runs(tmp_path, monkeypatch):
+    _echo_project(tmp_path)
+    good = tmp_path / "agents" / "echo" / "s.evalset.json"
+    os.rename(good, os.fsencode(str(tmp_path / "agents" / "echo")) + b"/\xff\xfe.evalset.json")
+    (tmp_path / "agents" / "echo" / "ok.evalset.json").write_text(json.dumps(
+        {"eval_set_id": "ok", "eval_cases": [{"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                                                                 "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]}))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--report", "json=r.json")
+    assert code == 2 and "agents/echo/\\xff\\xfe.evalset.json: its name is not valid UTF-8: rename the file" in err, err
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["passed"] == 1
+
+
+@pytest.mark.parametrize("pyproject", ["[tool]\nagentdiff = 3\n", "tool = {agentdiff = [1]}\n"])
+def test_a_configuration_that_is_not_a_table_is_one_line(tmp_path, monkeypatch, pyproject):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    monkeypatch.chdir(tmp_path)
+    for argv in (["list"], ["completion", "ids"], ["gate"]):
+        code, _, err = run(*argv)
+        assert "Traceback" not in err and (argv[0] == "completion" or "[tool.agentdiff] must be a table of settings" in err), (argv, err)
+
+
+@pytest.mark.parametrize("spec", ["1/99999999999999999999", "1/1000000000", "\u0661/\u0662"])
+def test_a_shard_count_out_of_bounds_is_a_usage_error(capsys, spec):
+    with pytest.raises(SystemExit) as ended:
+        run("run", f"--shard={spec}")
+    assert ended.value.code == 2 and "--shard: expected K/N with 1 ≤ K ≤ N ≤ 10,000" in capsys.readouterr().err

@@ -83,6 +83,9 @@ def error_of(path: Path) -> str:
         ("spec.yaml", b"description: !!python/object/apply:os.system [echo hacked]\nagent: a\n", "could not determine a constructor"),
         ("spec.yaml", b"a: &a [x,x,x,x,x,x,x,x,x]\n" + b"".join(b"%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n" % ((98 + i,) * 2 + (97 + i,) * 9) for i in range(9)), "alias bomb"),
         ("spec.yaml", b"\x00description: x\n", "invalid YAML"),
+        ("a.evalset.json", b'{"eval_set_id": "x", "n": ' + b"9" * 5000 + b"}", "1:27: invalid JSON: a number with more than 4,300 digits"),
+        ("spec.yaml", b"agent: a\ninitial_state: {n: " + b"9" * 5000 + b"}\n", "invalid YAML: a number with more than 4,300 digits"),
+        ("a.evalset.json", b'{"x": ' + b"[" * 500 + b"]" * 500 + b"}", "nested too deeply (more than 200 levels)"),
     ],
 )
 def test_hostile_files_are_clear_errors(tmp_path, name, content, message):
@@ -231,14 +234,14 @@ def test_a_failed_write_says_why_and_leaves_every_file_as_it_was(tmp_path, monke
     first, second = tmp_path / "one.yaml", tmp_path / "two.yaml"
     first.write_text("old one\n")
     second.write_text("old two\n")
-    real = baseline_writer._stage
+    real = baseline_writer.stage
 
     def full_disk(path, text, *rest, **named):
         if path == second:
             raise OSError(28, "No space left on device", str(path))
         return real(path, text, *rest, **named)
 
-    monkeypatch.setattr(baseline_writer, "_stage", full_disk)
+    monkeypatch.setattr(baseline_writer, "stage", full_disk)
     writes = [FileWrite(first, "new one\n", sha256_of(first)), FileWrite(second, "new two\n", sha256_of(second))]
     with pytest.raises(BaselineWriteError, match="nothing was written: No space left on device"):
         write_baseline(writes, tmp_path, "test")

@@ -120,11 +120,16 @@ def registration_write(path: Path, key: str, record: dict[str, Any], base: Optio
     except OSError as exc:
         raise RecordError(f"{path.name} cannot be read ({exc.strerror or exc}); nothing was written") from exc
     existing: dict[str, Any] = {}
-    if text is not None:
+    if text is not None and text.strip():
+        # never written over when it does not read: it holds every other case's record and sign-off
         try:
             existing = json.loads(text)
-        except ValueError:
-            existing = {}
+        except (ValueError, RecursionError) as exc:
+            where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
+            raise RecordError(f"{path.name} is not valid JSON{where} — merge-conflict markers, or cut short? It holds the other cases' "
+                              "registrations and sign-offs, so it is not written over: fix it (or remove it) first; nothing was written") from None
+        if not isinstance(existing, dict):
+            raise RecordError(f"{path.name} is not a JSON object of registrations; it is not written over: fix it first; nothing was written")
     existing[key] = record
     existing.update(more or {})
     return FileWrite(path, json.dumps(existing, indent=2, ensure_ascii=False) + "\n", before)

@@ -218,7 +218,36 @@ def _refuse_lone_surrogates(source: SourceText, kind: Kind) -> None:
                                                 f"{escape} is half of a surrogate pair, not a character"))
 
 
+#: Values nested deeper than this are refused: no eval file needs them, and the diff and scorers that
+#: walk a value would run out of stack on one (Python's limit is about 1,000 frames).
+MAX_DEPTH = 200
+
+
 def parse_source(source: SourceText, kind: Kind) -> Any:
+    data = _parse(source, kind)
+    if _deeper_than(data, MAX_DEPTH):
+        raise SourceFileError(LoadError(file=source.display, message=f"invalid {'JSON' if kind == 'json' else 'YAML'}: nested too deeply "
+                                                                     f"(more than {MAX_DEPTH} levels)"))
+    return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether containers nest more than `limit` deep (walked without recursion; a YAML cycle counts once)."""
+    stack, seen = [(data, 1)], set()
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if depth > limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _parse(source: SourceText, kind: Kind) -> Any:
     _refuse_lone_surrogates(source, kind)
     if kind == "json":
         try:
@@ -229,6 +258,8 @@ def parse_source(source: SourceText, kind: Kind) -> Any:
             )
         except RecursionError:
             raise SourceFileError(LoadError(file=source.display, message="invalid JSON: nested too deeply"))
+        except ValueError as exc:  # a whole number past Python's 4,300 digits, say
+            raise _number_error(source, "JSON", exc) from None
     try:
         return load_yaml_bounded(source.text)
     except YamlTooLarge as exc:
@@ -246,3 +277,15 @@ def parse_source(source: SourceText, kind: Kind) -> Any:
         )
     except (yaml.YAMLError, RecursionError) as exc:
         raise SourceFileError(LoadError(file=source.display, message=f"invalid YAML: {exc}"))
+    except ValueError as exc:  # a whole number past Python's 4,300 digits, say
+        raise _number_error(source, "YAML", exc) from None
+
+
+_LONG_NUMBER = re.compile(r"\d{4301,}")
+
+
+def _number_error(source: SourceText, kind: str, exc: ValueError) -> SourceFileError:
+    found = _LONG_NUMBER.search(source.text)
+    line, column = line_col(source.text, found.start()) if found else (None, None)
+    why = "a number with more than 4,300 digits" if found else str(exc)
+    return SourceFileError(LoadError(file=source.display, line=line, column=column, message=f"invalid {kind}: {why}"))

@@ -75,6 +75,9 @@ def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
             return ProjectConfig(root), [LoadError(file=name, message=f"invalid TOML: {said}")]
         for key in table:
             data = data.get(key, {}) if isinstance(data, dict) else {}
+        if not isinstance(data, dict):  # `[tool] agentdiff = 3`: not a table of settings
+            where = "[tool.agentdiff]" if table else "the file"
+            return ProjectConfig(root), [LoadError(file=name, message=f"{where} must be a table of settings, not {type(data).__name__} {data!r:.40}")]
         if not data and name == "pyproject.toml":
             continue
         return _parse(root, path, data)

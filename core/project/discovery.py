@@ -187,6 +187,9 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     checks = _ChecksFinder(root, found.errors)
     optional = set(in_named_dirs)
     for file in _unique(eval_files + named + in_named_dirs):
+        if not _utf8_name(file):  # ids, reports and the workers' messages are UTF-8: a name that is not cannot be a case's
+            found.errors.append(LoadError(file=_bytes_shown(display_path(file, root)), message="its name is not valid UTF-8: rename the file"))
+            continue
         loaded, errors = load_eval_set(file, display_path(file, root))
         if file in optional and (errors or loaded is None):
             continue  # a JSON file in a folder the tests name that is not an eval set: not a case file
@@ -206,6 +209,9 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
                 ref = dataclasses.replace(ref, checks=specs)
             found.cases.append(ref)
     for case_dir in _unique(case_dirs):
+        if not _utf8_name(case_dir):
+            found.errors.append(LoadError(file=_bytes_shown(display_path(case_dir, root)), message="its name is not valid UTF-8: rename the folder"))
+            continue
         case, errors = load_conformance_case(case_dir, display_path(case_dir, root))
         found.errors.extend(errors)
         if case is not None:
@@ -217,6 +223,19 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     found.errors.extend(clashes)
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     return found
+
+
+def _bytes_shown(name: str) -> str:
+    """A name as the file system's bytes, those that are not UTF-8 written `\\xff`."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _utf8_name(path: Path) -> bool:
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8 (kept as surrogates)
+        return False
+    return True
 
 
 def _without_clashes(cases: list[CaseRef]) -> tuple[list[CaseRef], list[LoadError]]:

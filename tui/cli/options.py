@@ -92,6 +92,11 @@ def _report_problem(path: Path) -> Optional[str]:
         return f"it is a kernel file ({real}), not a place for a report"
     if path.exists() and not path.is_file():
         return "it is not a regular file (a FIFO or a device would block or swallow the report)"
+    parts = set(Path(os.path.abspath(path)).parts) | set(Path(real).parts)
+    if ".git" in parts:
+        return "it is inside .git (git's own files: writing there breaks the repository); name another path"
+    if ".agentdiff" in parts:
+        return "it is inside .agentdiff (agentdiff's own state: history, journal, kept runs); name another path"
     if path.exists() and _is_project_file(path):
         return "it is one of the project's own files (an eval set, a config, a recording or source); name another path"
     try:

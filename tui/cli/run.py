@@ -151,10 +151,17 @@ async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyn
         return task.result(), time.perf_counter() - began
 
 
+#: More shards than this is no CI matrix (and a list of that many loads would not fit in memory).
+MAX_SHARDS = 10_000
+
+
 def shard_spec(value: str) -> tuple[int, int]:
     index, sep, count = value.partition("/")
-    if not sep or not index.isdigit() or not count.isdigit() or not 1 <= int(index) <= int(count):
-        raise argparse.ArgumentTypeError(f"expected K/N with 1 ≤ K ≤ N, such as 2/4, got {value!r}")
+    whole = all(part.isascii() and part.isdigit() and len(part) <= 6 for part in (index, count))  # ASCII digits only
+    if not sep or not whole or not 1 <= int(index) <= int(count):
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 ≤ K ≤ N ≤ {MAX_SHARDS:,}, such as 2/4, got {value[:40]!r}")
+    if int(count) > MAX_SHARDS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_SHARDS:,} shards, got {count}")
     return int(index), int(count)
 
 
