@@ -78,3 +78,23 @@ def test_a_conformance_case_whose_agent_cannot_be_found_says_what_was_tried(tmp_
     code, _, err = run("diff", "orders/status")
     assert code == 2
     assert "no agent found for this case; tried agent 'support' (from spec.yaml) in orders/status, orders, ." in err
+
+
+def test_diff_json_stays_standard_json_when_an_arg_is_nan(tmp_path, monkeypatch):
+    import json as _json
+
+    from test_cli import run
+
+    (tmp_path / "agents" / "echo").mkdir(parents=True)
+    (tmp_path / "agents" / "echo" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "agents" / "echo" / "s.evalset.json").write_text(
+        '{"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},'
+        ' "intermediate_data": {"tool_uses": [{"name": "t", "args": {"x": NaN}}]}}]}]}')
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("diff", "a", "--run", "--json")
+    assert code in (0, 1), err
+    def bare(name):  # NaN, Infinity: not JSON
+        raise ValueError(f"a bare {name} in diff --json")
+
+    document = _json.loads(out, parse_constant=bare)
+    assert document["first_divergence"]["expected"]["args"] == {"x": "NaN"}

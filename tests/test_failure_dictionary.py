@@ -213,3 +213,11 @@ def test_the_gate_fails_closed_on_a_dictionary_it_cannot_read(tmp_path, monkeypa
     assert code == 2 and err.startswith(f"error: {TRIAGE_FILE}{where}") and "the gate cannot decide" in err, err
     code, _, err = run("failures")
     assert code == 2 and err.startswith(f"error: {TRIAGE_FILE}{where}")
+
+
+def test_a_blank_failure_name_is_refused_not_said_done(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for argv in (["failures", "define", "  "], ["failures", "bind", "", "s::a"]):
+        code, out, err = run(*argv)
+        assert code == 2 and "cannot be blank" in err and "bound" not in out, (argv, out, err)
+    assert not (tmp_path / TRIAGE_FILE).exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Optional
 
 from agentdiff.core import __version__
@@ -146,4 +147,16 @@ def diff_to_dict(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_s
 
 
 def render_diff_json(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_source: Optional[str] = None) -> str:
-    return json.dumps(diff_to_dict(diff, case, actual_source), indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(json_safe(diff_to_dict(diff, case, actual_source)), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with the floats JSON has no words for (NaN, ±Infinity, which an eval set's args may
+    hold) written as the strings Python reads them from, so the document is standard JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value

@@ -45,6 +45,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError
     from agentdiff.core.workbench.triage import Triage, TriageUnreadable
 
+    if getattr(args, "name", None) is not None and not args.name.strip():
+        raise UsageError("a failure's name cannot be blank: name the entry (such as 'double refund')")
     triage = Triage.load(Path.cwd())
     if triage.error:
         print(f"error: {triage.error}", file=err)
