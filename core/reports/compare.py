@@ -102,8 +102,8 @@ def compare(base: KeptRun, head: KeptRun) -> Comparison:
         scores: dict[str, tuple[Optional[float], Optional[float]]] = {}
         for side, case in ((0, b), (1, h)):
             for metric in (case or {}).get("metrics") or []:
-                if metric.get("status") not in ("passed", "failed"):
-                    continue  # informational and unscored metrics do not decide verdicts
+                if metric.get("status") not in ("passed", "failed") and not metric.get("scored"):
+                    continue  # informational and unscored metrics do not decide verdicts (agents-cli's scores are compared)
                 pair = list(scores.get(metric["name"], (None, None)))
                 pair[side] = metric.get("score")
                 scores[metric["name"]] = (pair[0], pair[1])

@@ -27,9 +27,11 @@ from typing import Any, Optional, Sequence, Union
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from agentdiff.core.baselines.journal import atomic_write
+from agentdiff.core.formats.agents_cli.grade_results import is_grade_results, load_grade_results
 from agentdiff.core.formats.load_error import format_path
 from agentdiff.core.formats.set_aside import set_aside
 from agentdiff.core.formats.source_file import display_path, read_text_regular
+from agentdiff.core.reports.agents_cli_runs import report_from_grade_results
 from agentdiff.core.reports.json_report import report_dict
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.scoring.results import CaseStatus
@@ -315,6 +317,11 @@ def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
         raise RunNotFound(f"{name or path}: not a readable JSON report ({exc})")
     except RecursionError:
         raise RunNotFound(f"{name or path}: not a readable JSON report (nested too deeply)")
+    if not path.is_dir() and is_grade_results(report):  # agents-cli's `eval grade` results: compared as a run
+        loaded, errors = load_grade_results(report_path, str(name or path))
+        if loaded is None:
+            raise RunNotFound(f"{errors[0]}")
+        report = report_from_grade_results(loaded)
     problem = _problem(report)
     if problem is not None:
         raise RunNotFound(f"{name or path}: {problem}")
