@@ -6,6 +6,7 @@ overwritten with this session's cases), said once, and fails no command: `run`, 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -86,6 +87,21 @@ REPORTS = {
 
 
 @pytest.mark.parametrize("kind", REPORTS)
+def test_a_kept_report_of_any_other_shape_is_set_aside_with_one_notice(tmp_path, kind):
+    from agentdiff.core.formats.set_aside import take_notices
+    from agentdiff.core.reports.kept_runs import kept_runs
+
+    take_notices()
+    good = {"cases": [{"id": "a", "status": "passed"}]}
+    for name, text in (("20000101-000000-000aaaa", REPORTS[kind]), ("20000101-000001-000bbbb", json.dumps(good))):
+        (tmp_path / ".agentdiff" / "runs" / name).mkdir(parents=True)
+        (tmp_path / ".agentdiff" / "runs" / name / "report.json").write_text(text)
+    assert [run.name for run in kept_runs(tmp_path)] == ["20000101-000001-000bbbb"]
+    (notice,) = take_notices()
+    assert notice.startswith(".agentdiff/runs/20000101-000000-000aaaa cannot be read (not ") and "set aside as" in notice
+
+
+@pytest.mark.parametrize("kind", ["a list", "cases of another shape"])
 def test_a_kept_report_that_is_not_a_report_is_set_aside_and_every_command_goes_on(tmp_path, monkeypatch, kind):
     _project(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -93,8 +109,10 @@ def test_a_kept_report_that_is_not_a_report_is_set_aside_and_every_command_goes_
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run([*git, "add", "agents"], cwd=tmp_path, check=True)
     subprocess.run([*git, "commit", "-qm", "agents"], cwd=tmp_path, check=True)
-    for _ in range(3):
-        assert run("run")[0] == 0
+    assert run("run")[0] == 0
+    (first,) = (tmp_path / ".agentdiff" / "runs").iterdir()
+    for name in ("20000101-000000-000aaaa", "20000101-000001-000bbbb"):  # two older kept runs: copies of the one made
+        shutil.copytree(first, first.parent / name)
     runs = sorted((tmp_path / ".agentdiff" / "runs").iterdir())
     (runs[0] / "report.json").write_text(REPORTS[kind])
     commands = [("compare",), ("gate",), ("run", "--shard", "1/2"), ("run", "--changed-since", "HEAD")]
