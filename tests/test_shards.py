@@ -4,6 +4,7 @@ known durations when known), and `merge` puts the shards' JSON reports back into
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -37,8 +38,15 @@ def test_merge_refuses_reports_that_overlap(tmp_path):
         merge_reports([one, one])
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    with pytest.raises(MergeError, match="not an agentdiff JSON report"):
+    with pytest.raises(MergeError, match="not a readable JSON report"):
         merge_reports([broken])
+    for shape, said in (('{"cases":[1]}', "cases[0] must be a mapping"), ('{"cases":[{"id":"x","status":"bogus"}]}', "cases[0].status"),
+                        ('{"cases":[{"id":"x"}]}', "cases[0].status is missing"), ('{"cases":{"a":1}}', "no `cases` list"),
+                        ('{"cases":[{"id":["x"],"status":"passed"}]}', "cases[0].id must be a string"),
+                        ('{"cases":[{"id":"x","status":"passed","metrics":[{"score":1}]}]}', "cases[0].metrics[0].name is missing")):
+        broken.write_text(shape)  # as compare and gate check a report: one line, never a traceback
+        with pytest.raises(MergeError, match=re.escape(said)):
+            merge_reports([broken])
 
 
 @pytest.mark.adk

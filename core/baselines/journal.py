@@ -56,7 +56,7 @@ from agentdiff.core.baselines.journal_entries import (
     stage_entry,
     with_state,
 )
-from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, set_aside
+from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, linked_state, set_aside
 from agentdiff.core.formats.source_file import resolved
 
 #: Names other modules take from here (the journal's parts live in `file_writes` and `journal_entries`).
@@ -96,6 +96,8 @@ def _fault(step: str) -> None:
 def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
     """The project's one-writer lock; `BaselineWriteError` when another process holds it past `wait`."""
     path = root / LOCK_FILE
+    if linked_state(root, "journal") is not None:  # `.agentdiff` or its journal a link: never written through
+        raise BaselineWriteError(f"nothing was written: {linked_state(root, 'journal')}")
     if os.path.lexists(path.parent) and not path.parent.is_dir():
         raise BaselineWriteError(f"nothing was written: {shown_in(path.parent, root)} is a file, not a folder; agentdiff keeps its "
                                  "journal, runs and history in that folder: move the file away")
@@ -133,8 +135,7 @@ def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
 
 
 def _nothing_written(exc: OSError, verb: str = "written") -> BaselineWriteError:
-    where = getattr(exc, "filename", None) or ""
-    return BaselineWriteError(f"nothing was {verb}: {exc.strerror or exc}{f' ({where})' if where else ''}")
+    return BaselineWriteError(f"nothing was {verb}: {exc.strerror or exc}{f' ({exc.filename})' if getattr(exc, 'filename', None) else ''}")
 
 
 def _unreadable_after(root: Path, seq: int, verb: str) -> None:
@@ -238,7 +239,10 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
     writes = [FileWrite(resolved(w.path), w.text, w.expected_sha256) if os.path.islink(w.path) else w for w in writes]
     top = resolved(root)
     for write in writes:
-        if not resolved(write.path).is_relative_to(top):
+        inside = resolved(write.path).relative_to(top).parts if resolved(write.path).is_relative_to(top) else None
+        if inside is not None and {".git", ".agentdiff"} & set(inside):
+            raise BaselineWriteError(f"nothing was written: {write.path} is in .git or .agentdiff, never a baseline's place")
+        if inside is None:
             raise BaselineWriteError(f"nothing was written: {write.path} leads out of the project (to {resolved(write.path)}); "
                                      "agentdiff writes baselines inside the project only (a link there is written through)")
     with project_lock(root):

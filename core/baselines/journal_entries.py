@@ -15,7 +15,8 @@ from typing import Literal, Optional, Sequence, Union
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
 from agentdiff.core.baselines.file_writes import atomic_write, stage
-from agentdiff.core.formats.source_file import read_regular
+from agentdiff.core.formats.set_aside import linked_state
+from agentdiff.core.formats.source_file import read_regular, resolved
 
 JOURNAL_DIR = Path(".agentdiff") / "journal"
 
@@ -85,6 +86,8 @@ class UnreadableEntry:
 
 def read_entries(root: Path) -> tuple[list[JournalEntry], list[UnreadableEntry]]:
     folder = root / JOURNAL_DIR
+    if linked_state(root, "journal") is not None:  # never followed: the writes refuse and say why
+        return [], []
     entries, unreadable = [], []
     for item in folder.glob("*/entry.json") if folder.is_dir() else []:
         seq = int(item.parent.name) if item.parent.name.isdigit() else 0
@@ -94,7 +97,7 @@ def read_entries(root: Path) -> tuple[list[JournalEntry], list[UnreadableEntry]]
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else _first_error(exc)
             unreadable.append(UnreadableEntry(item.parent.name, seq, why))
             continue
-        outside = next((f.path for f in data.files if not _inside(f)), None)
+        outside = next((f.path for f in data.files if not _inside(f) or not _in_project(root, f.path)), None)
         if outside is not None:  # a planted or foreign entry: never followed out of the project
             unreadable.append(UnreadableEntry(item.parent.name, seq, f"it names a file outside the project or its folder ({outside!r})"))
             continue
@@ -114,6 +117,16 @@ def _inside(file: "_File") -> bool:
         return False
     return all(name is None or (name and "/" not in name and "\\" not in name and name not in (".", "..") and "\0" not in name)
                for name in (file.backup, file.new, file.staged))
+
+
+def _in_project(root: Path, path: str) -> bool:
+    """Whether a journaled path, resolved (links followed), is a file of the project's own: inside it,
+    and not in `.git` (a git config is code git runs) or agentdiff's `.agentdiff`."""
+    top = resolved(root)
+    real = resolved(root / path)
+    if not real.is_relative_to(top):
+        return False
+    return not ({".git", ".agentdiff"} & set(real.relative_to(top).parts) or {".git", ".agentdiff"} & set(Path(path).parts))
 
 
 def _first_error(exc: Exception) -> str:
@@ -140,6 +153,8 @@ def next_seq(root: Path) -> int:
 
 
 def leftovers(root: Path) -> list[Path]:
+    if linked_state(root, "journal") is not None:
+        return []
     """Journal folders a write killed before its entry was saved (the lock is held while one is made)."""
     folder = root / JOURNAL_DIR
     try:

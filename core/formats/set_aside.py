@@ -10,8 +10,22 @@ import secrets
 import threading
 import time
 from pathlib import Path
+from typing import Optional
 
 SET_ASIDE_DIR = Path(".agentdiff") / "set-aside"
+STATE_DIR = Path(".agentdiff")
+
+
+def linked_state(root: Path, *parts: str) -> Optional[str]:
+    """Why `root/.agentdiff/<parts…>` must not be used, or None: `.agentdiff` or a folder on the way is a
+    symlink (a cloned repository can commit one: following it would write, prune or delete elsewhere)."""
+    path = root / STATE_DIR
+    for part in ("", *parts):
+        path = path / part if part else path
+        if os.path.islink(path):
+            shown = (STATE_DIR.joinpath(*parts[: parts.index(part) + 1]) if part else STATE_DIR).as_posix()
+            return f"{shown} is a symlink; agentdiff keeps its own state in folders of its own and never follows it: remove the link"
+    return None
 
 _notices: list[str] = []
 _lock = threading.Lock()
@@ -25,6 +39,10 @@ def set_aside(path: Path, root: Path, why: str, then: str = ", and started anew"
         shown = path.resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, OSError):
         shown = str(path)
+    linked = linked_state(root, "set-aside")
+    if linked is not None:
+        _notice(f"{shown} cannot be read ({why}) nor set aside ({linked}): it is ignored")
+        return False
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     target = root / SET_ASIDE_DIR / f"{stamp}-{secrets.token_hex(2)}-{shown.replace('/', '__')}"
     try:

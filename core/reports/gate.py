@@ -85,11 +85,17 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
     for key, name in (("max_case_tokens", "tokens"), ("max_case_cost", "cost"), ("max_case_tool_calls", "tool_calls")):
         if key in rules:
             over = [c for c in cmp.cases if c.measures[name][1] is not None and c.measures[name][1] > rules[key]]
-            unknown = name == "cost" and all(c.measures[name][1] is None for c in cmp.cases if c.head_status)
-            broken = ("cannot be checked: the run reports no cost (a `prices` table gives costs)" if unknown else
+            unknown = all(c.measures[name][1] is None for c in cmp.cases if c.head_status)
+            broken = (f"cannot be checked: the run reports no {name.replace('_', ' ')}" + (" (a `prices` table gives costs)" if name == "cost" else "")
+                      if unknown else
                       f"{len(over)} case(s) over {number_text(rules[key], name)} {name.replace('_', ' ')}: "
                       + ", ".join(f"{c.id} ({number_text(c.measures[name][1], name)})" for c in over[:5]) if over else None)
             checked.append(Rule(f"{key} = {rules[key]:g}", broken, tuple(c.id for c in over)))
+    head_ids, base_ids = {c.id for c in cmp.cases if c.head_status}, {c.id for c in cmp.cases if c.base_status}
+    if not head_ids or (base_ids and not head_ids & base_ids):  # nothing of the baseline was checked
+        checked.insert(0, Rule("the run holds the baseline's cases", "the run has no cases: nothing was checked (a wrong path or folder?)"
+                               if not head_ids else f"none of the baseline's {len(base_ids)} case(s) are in the run (ids changed, "
+                               "or run from another folder?): nothing of the baseline was checked"))
     unloaded = cmp.head.load_errors
     if unloaded:  # their cases did not run: whatever they would say, the gate cannot pass without them
         checked.insert(0, Rule("every case file loads", f"{len(unloaded)} file(s) of the run did not load, so their cases did not run: "

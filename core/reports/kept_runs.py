@@ -22,19 +22,17 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.formats.agents_cli.grade_results import is_grade_results, load_grade_results
-from agentdiff.core.formats.load_error import format_path
-from agentdiff.core.formats.set_aside import set_aside
+from agentdiff.core.formats.set_aside import linked_state, set_aside
 from agentdiff.core.formats.source_file import display_path, read_text_regular
 from agentdiff.core.reports.agents_cli_runs import report_from_grade_results
 from agentdiff.core.reports.json_report import report_dict
+from agentdiff.core.reports.report_shape import report_problem
 from agentdiff.core.run.case_run import CaseRun
-from agentdiff.core.scoring.results import CaseStatus
 
 RUNS_DIR = Path(".agentdiff") / "runs"
 REPORT = "report.json"
@@ -169,6 +167,10 @@ class RunKeeper:
             self._give_up()
 
     def _open(self) -> None:
+        linked = linked_state(self.root, "runs")
+        if linked is not None:
+            self.problem, self._broken = linked, True
+            return
         try:
             stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.started))  # UTC: names sort as time goes
             millis = int(self.started * 1000) % 1000  # two runs in one second still sort by when they started
@@ -211,7 +213,9 @@ def _merge_agent(agents: dict[str, Any], run: CaseRun) -> None:
 
 
 def kept(root: Path) -> list[Path]:
-    """The kept runs' folders, oldest first."""
+    """The kept runs' folders, oldest first (none through a symlinked `.agentdiff/runs`)."""
+    if linked_state(root, "runs") is not None:
+        return []
     try:
         folders = [p for p in (root / RUNS_DIR).iterdir() if (p / REPORT).is_file()]
     except OSError:
@@ -222,6 +226,8 @@ def kept(root: Path) -> list[Path]:
 def prune(root: Path, keep: int) -> None:
     """The oldest runs beyond `keep`, and folders an interrupted run left without a report once they
     are a day old (a run still going may be writing a younger one)."""
+    if linked_state(root, "runs") is not None:
+        return
     for folder in kept(root)[:-keep] if keep > 0 else []:
         shutil.rmtree(folder, ignore_errors=True)
     try:
@@ -234,79 +240,6 @@ def prune(root: Path, keep: int) -> None:
                 shutil.rmtree(folder, ignore_errors=True)
         except OSError:
             continue
-
-
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-Number = Optional[Union[StrictInt, StrictFloat]]
-
-
-class _Metric(_Shape):
-    name: StrictStr
-    score: Number = None
-    status: Optional[StrictStr] = None
-
-
-class _Layer(_Shape):
-    layer: StrictStr
-    status: StrictStr
-    first_divergence: Optional[StrictStr] = None
-
-
-class _Case(_Shape):
-    id: StrictStr
-    status: CaseStatus
-    source: Optional[StrictStr] = None
-    metrics: list[_Metric] = []
-    layers: list[_Layer] = []
-    usage: Optional[dict[str, dict[str, dict[str, Number]]]] = None
-    seconds: Number = None
-    tool_calls: Number = None
-    model_calls: Number = None
-    cost: Number = None
-    runs: Optional[StrictInt] = None
-    error: Optional[StrictStr] = None
-
-
-class _Run(_Shape):
-    git: Optional[dict[str, Any]] = None
-    agents: Optional[dict[str, dict[str, Any]]] = None
-    files_read: Optional[dict[str, list[StrictStr]]] = None
-    shard: Optional[StrictStr] = None
-    partial: Optional[StrictStr] = None
-    source: Optional[StrictStr] = None
-
-
-class _Report(_Shape):
-    """What `compare`, `gate`, `merge`, `run --shard` and `--changed-since` read of a report: a
-    report of another shape is refused whole, never a traceback halfway through a comparison."""
-
-    cases: list[_Case]
-    load_errors: Optional[list[dict[str, Any]]] = None
-    summary: Optional[dict[str, Any]] = None
-    run: Optional[_Run] = None
-
-
-def _problem(report: Any) -> Optional[str]:
-    """Why `report` is not an agentdiff JSON report (the first place it is not), or None."""
-    if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
-        return "not an agentdiff JSON report (no `cases` list)"
-    ids = [case.get("id") for case in report["cases"] if isinstance(case, dict)]
-    twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
-    if twice is not None:  # which of the two would count? neither can be trusted
-        return f"not an agentdiff JSON report: the case {twice!r} is in it twice"
-    try:
-        _Report.model_validate(report)
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        where = format_path([part for part in error["loc"] if part not in ("int", "float", "str")])  # union members
-        said = {"model_type": "must be a mapping", "dict_type": "must be a mapping", "list_type": "must be a list",
-                "int_type": "must be a number", "float_type": "must be a number", "string_type": "must be a string",
-                "missing": "is missing"}.get(error["type"], error["msg"])
-        return f"not an agentdiff JSON report: {where} {said}"
-    return None
 
 
 def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
@@ -322,7 +255,7 @@ def read_run(path: Path, name: Optional[str] = None) -> KeptRun:
         if loaded is None:
             raise RunNotFound(f"{errors[0]}")
         report = report_from_grade_results(loaded)
-    problem = _problem(report)
+    problem = report_problem(report)
     if problem is not None:
         raise RunNotFound(f"{name or path}: {problem}")
     return KeptRun(name or (path.name if path.is_dir() else str(path)), report_path, report)

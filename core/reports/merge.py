@@ -3,10 +3,10 @@ results, to write as any report; and splitting a suite into shards, evenly and d
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional, Sequence, TypeVar
 
+from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.reports.kept_runs import RunNotFound, kept_runs, read_run
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, MetricResult
@@ -31,17 +31,21 @@ def case_from_dict(data: dict[str, Any]) -> CaseResult:
     )
 
 
-def merge_reports(paths: Sequence[Path]) -> list[CaseResult]:
-    """Every case of every report, in report order; a case in two reports is an error (shards are disjoint)."""
+def merge_reports(paths: Sequence[Path], load_errors: Optional[list] = None) -> list[CaseResult]:
+    """Every case of every report, in report order; a case in two reports is an error (shards are
+    disjoint). Each report is checked as `compare` checks one; with `load_errors`, every shard's files
+    that did not load are gathered into it (the merged report keeps them: the gate fails on them)."""
     seen: dict[str, Path] = {}
     cases = []
     for path in paths:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            items = data["cases"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise MergeError(f"{path}: not an agentdiff JSON report ({exc})") from None
-        for item in items:
+            run = read_run(path, str(path))
+        except RunNotFound as exc:
+            raise MergeError(str(exc)) from None
+        if load_errors is not None:
+            load_errors.extend(LoadError.model_validate({k: v for k, v in e.items() if k in LoadError.model_fields})
+                               for e in run.report.get("load_errors") or [] if isinstance(e, dict) and isinstance(e.get("file"), str))
+        for item in run.report["cases"]:
             if item["id"] in seen:
                 raise MergeError(f"{item['id']} is in both {seen[item['id']]} and {path}: the reports overlap (one shard run twice?)")
             seen[item["id"]] = path

@@ -8,6 +8,7 @@ apart by time, verdict and score; each case's newest `KEEP`)."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.usage import total_tokens
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
-from agentdiff.core.formats.set_aside import set_aside
+from agentdiff.core.formats.set_aside import linked_state, set_aside
 from agentdiff.core.formats.source_file import read_text_regular
 from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.snapshots import Snapshots
@@ -152,6 +153,8 @@ class History:
         """Under the history's lock (sessions open at once take turns): what another session wrote
         since this one last read or wrote the file is merged into this one's entries (so its plots
         show them too) before the whole is written."""
+        if linked_state(self.path.parent.parent) is not None or os.path.islink(self.path.with_name(self.path.name + ".lock")):
+            return  # never written through a committed link
         try:
             with _locked(self.path):
                 now = self._version()

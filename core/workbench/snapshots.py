@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from agentdiff.core.formats.set_aside import linked_state
 from agentdiff.core.formats.source_file import display_path
 
 BLOBS = Path(".agentdiff") / "blobs"
@@ -32,7 +33,9 @@ class Snapshots:
 
     def keep(self, paths: Iterable[str]) -> dict[str, str]:
         """Each file's digest (displayed path → sha256), its content kept once; unreadable files left out."""
-        kept = {}
+        kept: dict[str, str] = {}
+        if linked_state(self.root, "blobs") is not None:  # never written through a committed link
+            return kept
         for path in sorted(set(paths)):
             try:
                 stat = os.stat(path)
@@ -70,6 +73,8 @@ class Snapshots:
         session may hold one its history has not saved yet); how many."""
         keep = set(referenced)
         removed = 0
+        if linked_state(self.root, "blobs") is not None:  # never pruned through a committed link
+            return 0
         try:
             folders = list(os.scandir(self.dir))
         except OSError:

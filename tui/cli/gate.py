@@ -76,6 +76,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     configured = any(key not in ("require_signoff", "signoff_since") for key in config.gate)
     out.write(gate_markdown(result, cmp, configured) if args.markdown else gate_text(result, cmp, configured))
     if args.junit:
+        from .options import check_reports
+
+        if not check_reports([("junit", args.junit)], err):  # never over git's or the project's own files
+            return EXIT_USAGE
         try:
             atomic_write(args.junit, gate_junit(result))
         except OSError as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .color import wants_color
-from .errors import EXIT_USAGE, exit_code
+from .errors import EXIT_USAGE, exit_code, print_errors
 from .options import add_color_option, add_report_options, check_reports, write_reports
 from .table import render_case_table
 
@@ -37,14 +37,16 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     if not check_reports(args.report, err):
         return EXIT_USAGE
+    load_errors: list = []
     try:
-        cases = merge_reports(args.reports)
+        cases = merge_reports(args.reports, load_errors)
     except MergeError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_USAGE
     config, _ = load_project_config(Path.cwd())
-    if not write_reports(args.report, cases, err, config.prices):
+    print_errors(load_errors, err)  # the shards' files that did not load: kept in the merged report too
+    if not write_reports(args.report, cases, err, config.prices, load_errors):
         return EXIT_USAGE
-    out.write(render_json(cases, prices=config.prices) if args.json
+    out.write(render_json(cases, prices=config.prices, load_errors=load_errors) if args.json
               else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
-    return exit_code(cases, [])
+    return EXIT_USAGE if load_errors else exit_code(cases, [])

@@ -141,13 +141,15 @@ def _is_our_markdown(path: Path) -> bool:
         return False
 
 
-def _problems(reports: Sequence[tuple[str, Path]]) -> list[Optional[str]]:
+def _problems(reports: Sequence[tuple[str, Path]], protected: frozenset = frozenset()) -> list[Optional[str]]:
     """Each report's problem (`_report_problem`), or that an earlier report has its path."""
     problems: list[Optional[str]] = []
     first: dict[str, str] = {}
     for kind, path in reports:
         key = os.path.realpath(path)
         problem = _report_problem(path) if kind != "adk" else (None if not path.exists() or path.is_dir() else "it is a file: adk=DIR names the agents folder")
+        if problem is None and key in protected:  # an eval set agentdiff found, whatever its name
+            problem = "it is one of the project's own files (an eval set the project's cases come from); name another path"
         if problem is None and kind == "csv" and path.is_symlink():  # the others replace the link; CSV appends
             problem = f"it is a symlink (to {os.readlink(path)}): a CSV report appends, which would write into what it points to; name the file itself"
         if problem is None and key in first:
@@ -157,22 +159,22 @@ def _problems(reports: Sequence[tuple[str, Path]]) -> list[Optional[str]]:
     return problems
 
 
-def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO) -> bool:
+def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO, protected: frozenset = frozenset()) -> bool:
     """True when every `--report` path looks writable and no two share a path; else says why (one
-    line each) on `err`."""
+    line each) on `err`. `protected`: real paths of files found as the project's (its eval sets)."""
     ok = True
-    for (kind, path), problem in zip(reports, _problems(reports)):
+    for (kind, path), problem in zip(reports, _problems(reports, protected)):
         if problem:
             print(f"error: cannot write the {kind} report to {path}: {problem}", file=err)
             ok = False
     return ok
 
 
-def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None, load_errors=()) -> bool:
+def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None, load_errors=(), protected: frozenset = frozenset()) -> bool:
     """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
     the others are still written. True when all were written."""
-    ok = check_reports(reports, err)
-    for (kind, path), problem in zip(reports, _problems(reports)):
+    ok = check_reports(reports, err, protected)
+    for (kind, path), problem in zip(reports, _problems(reports, protected)):
         if problem:
             continue
         try:
@@ -217,7 +219,7 @@ def run_options(args: argparse.Namespace, config):
         streaming=args.streaming_mode,
         agents_dirs=tuple(args.agents) + config.agents,
         mapping=config.agent_for,
-        judge_cache=None if args.no_judge_cache else Path.cwd() / ".agentdiff" / "judge-cache",
+        judge_cache=None if args.no_judge_cache or _linked_cache() else Path.cwd() / ".agentdiff" / "judge-cache",
         prices=config.prices,
     )
 
@@ -274,3 +276,11 @@ def worker_pool(args: argparse.Namespace, config, options, python=None):
 
     python = python or agents_python(args, config)
     return WorkerPool(jobs=args.jobs or config.jobs, timeout=options.timeout or 120.0, memory_mb=config.memory_mb, python=python.path)
+
+
+def _linked_cache() -> bool:
+    """A symlinked `.agentdiff` or judge cache (a cloned repository can commit one) is never written
+    through: the judge is asked every time instead."""
+    from agentdiff.core.formats.set_aside import linked_state
+
+    return linked_state(Path.cwd(), "judge-cache") is not None

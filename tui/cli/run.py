@@ -307,7 +307,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     order = {ref.id: i for i, ref in enumerate(found.cases)}
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
-    reports_written = write_reports(args.report, cases, err, config.prices, errors)
+    found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))
+    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files)
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
     keeper.finish(cases, config.prices, runtime, errors)
     if keeper.problem:  # the results stand; only compare and gate will not find this run
