@@ -495,3 +495,18 @@ def test_a_shard_count_out_of_bounds_is_a_usage_error(capsys, spec):
     with pytest.raises(SystemExit) as ended:
         run("run", f"--shard={spec}")
     assert ended.value.code == 2 and "--shard: expected K/N with 1 ≤ K ≤ N ≤ 10,000" in capsys.readouterr().err
+
+
+def test_an_empty_run_name_a_sign_of_nothing_and_an_empty_ref_are_errors(tmp_path, monkeypatch):
+    _echo_project(tmp_path)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for argv in (["compare", ""], ["gate", "--baseline", "", ""]):
+        code, out, err = run(*argv)
+        assert code == 2 and "a RUN cannot be empty" in err, (argv, err)
+    code, _, err = run("sign", "empty")
+    assert code == 2 and "nothing to sign" in err and not (tmp_path / ".agentdiff" / "journal").exists()
+    code, _, err = run("run", "--changed-since=")
+    assert code == 2 and "an empty ref names no commit" in err
+    code, _, err = run("run", "--changed-since=x\ny")
+    assert code == 2 and "\n" not in err.rstrip("\n"), err  # the ref shown on one line

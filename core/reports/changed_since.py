@@ -36,7 +36,9 @@ def _git(root: Path, *args: str) -> str:
 def resolve_ref(root: Path, ref: str) -> str:
     """The commit `ref` names, checked first: a ref is data (a flag's value, a config key), and one that
     starts with `-` would be read by git as an option (`--output=FILE` writes a file): refused."""
-    if not ref or ref.startswith("-") or "\0" in ref:
+    if not ref.strip():
+        raise GitRefError("an empty ref names no commit")
+    if ref.startswith("-") or "\0" in ref:
         raise GitRefError(f"{ref!r} is not a git ref (a ref never starts with '-')")
     try:
         commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..safe_text import one_line
-from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_errors, quoted
 from .selection import select_cases
 
 NAME = "baselines"
@@ -40,7 +40,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         changes = changed_baselines(found.cases, Path.cwd(), args.since)
     except GitRefError as exc:
-        print(f"error: --since {args.since}: {exc}", file=err)
+        print(f"error: --since {quoted(args.since)}: {exc}", file=err)
         return EXIT_USAGE
     if not changes:
         print(f"no baseline was re-recorded since {args.since} (no expectations changed while their case stayed the same)", file=out)

@@ -30,6 +30,9 @@ def add_parser(commands) -> None:
 def load_pair(base, head):
     from agentdiff.core.reports.kept_runs import RunNotFound, default_pair
 
+    for given in (base, head):
+        if given is not None and not given.strip():  # an unset CI variable: an error, never the default runs
+            raise UsageError("a RUN cannot be empty (an unset variable?): name a kept run or a JSON report file")
     try:
         return default_pair(Path.cwd(), base, head)
     except RunNotFound as exc:

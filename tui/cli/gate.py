@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .compare import RUN_HELP, load_pair
-from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, quoted
 
 NAME = "gate"
 
@@ -65,7 +65,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             changes = changed_baselines(select_cases([], config)[0].cases, Path.cwd(), since)
         except GitRefError as exc:
-            print(f"error: require_signoff since {since}: {exc}", file=err)
+            print(f"error: require_signoff since {quoted(since)}: {exc}", file=err)
             return EXIT_USAGE
         unsigned = [change.case_id for change in changes if not change.signed]
     blocked = None

@@ -199,7 +199,7 @@ def changed_cases(cases, args: argparse.Namespace, config, err: TextIO):
     try:
         chosen = select_changed(cases, Path.cwd(), args.changed_since, tuple(args.agents) + config.agents, config.agent_for)
     except GitRefError as exc:
-        print(f"error: --changed-since {args.changed_since}: {exc}", file=err)
+        print(f"error: --changed-since {quoted(args.changed_since)}: {exc}", file=err)
         return None
     if chosen:
         print(f"{len(chosen)} of {len(cases)} cases affected by the changes since {args.changed_since}:", file=err)

@@ -34,6 +34,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if unknown:
         print(f"error: no case matches {unknown[0]!r}", file=err)
         return EXIT_USAGE
+    if not found.cases:  # a folder of no cases: nothing to sign, and no empty undo step either
+        print("nothing to sign: no case is there", file=err)
+        return EXIT_USAGE
     try:
         files = sign(found.cases, Path.cwd(), args.note)
     except (BaselineConflict, BaselineWriteError) as exc:
