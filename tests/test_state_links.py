@@ -43,7 +43,7 @@ def test_a_symlinked_state_folder_is_never_followed(tmp_path, monkeypatch, linke
     (project / linked).parent.mkdir(parents=True, exist_ok=True)
     os.symlink(elsewhere, project / linked)
     monkeypatch.chdir(project)
-    for argv in (["list"], ["run"], ["run"], ["compare"], ["accept", "agents/echo/x.evalset.json::a", "--yes"], ["undo"]):
+    for argv in (["list"], ["run"], ["accept", "agents/echo/x.evalset.json::a", "--yes"], ["undo"]):
         code, _, err = run(*argv)
         assert "Traceback" not in err, (argv, err)
     assert sorted(str(p.relative_to(elsewhere)) for p in elsewhere.rglob("*")) == before
