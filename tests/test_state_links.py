@@ -131,3 +131,44 @@ def test_gate_junit_and_reports_are_never_written_over_the_projects_files(tmp_pa
     code, _, err = run("run", "--report", "json=eval/data/simple_eval.json")
     assert code == 2 and "it is one of the project's own files" in err, err
     assert evalset.read_text() == before
+
+
+def test_a_kept_run_agentdiff_did_not_make_is_never_latest(tmp_path, monkeypatch):
+    import shutil
+
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert run("run")[0] == 0
+    (made,) = (tmp_path / ".agentdiff" / "runs").iterdir()
+    for planted in ("99991231-000000-000aaaa", "zz-planted"):  # a name from the future, a name agentdiff never gives
+        shutil.copytree(made, made.parent / planted)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(made, elsewhere)
+    os.symlink(elsewhere, made.parent / "20000101-000000-000bbbb")
+    from agentdiff.core.reports.kept_runs import kept
+
+    assert kept(tmp_path) == [made]
+
+
+def test_a_merge_missing_a_shard_is_refused(tmp_path, monkeypatch):
+    _project(tmp_path)
+    (tmp_path / "agents" / "echo" / "y.evalset.json").write_text(json.dumps({"eval_set_id": "y", "eval_cases": [{"eval_id": "b", "conversation": CONVERSATION}]}))
+    monkeypatch.chdir(tmp_path)
+    for k in (1, 2):
+        run("run", "--shard", f"{k}/2", "--report", f"json=s{k}.json")
+    assert json.loads((tmp_path / "s1.json").read_text())["shard"] == "1/2"
+    code, _, err = run("merge", "s1.json")
+    assert code == 2 and "shard 2/2 is missing" in err, err
+    assert run("merge", "s1.json", "s2.json")[0] == 0
+
+
+def test_adk_results_are_never_written_through_a_committed_link(tmp_path, monkeypatch):
+    _project(tmp_path)
+    (tmp_path / "agents" / "echo" / "x.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": CONVERSATION}]}))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, tmp_path / "agents" / "echo" / ".adk")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("run", "agents", "--report", "adk=agents")
+    assert code == 2 and "is a symlink" in err, err
+    assert list(outside.iterdir()) == []

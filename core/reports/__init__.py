@@ -27,7 +27,7 @@ REPORT_KINDS = (*RENDERERS, "adk")  # adk=DIR: EvalSetResult files in each app's
 
 
 def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Optional[Mapping[str, Mapping[str, float]]] = None,
-                 load_errors: Sequence = ()) -> None:
+                 load_errors: Sequence = (), shard: Optional[str] = None) -> None:
     """Write one report; CSV appends (as AgentEvaluator does), the others replace the file whole (a
     temporary file renamed over it: a reader never sees half a report). `prices` (per million tokens,
     by model) adds estimated costs to the JSON report."""
@@ -41,7 +41,7 @@ def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Opt
     if kind == "csv":
         append_csv(cases, path)
         return
-    text = render_json(cases, prices=prices, load_errors=load_errors) if kind == "json" else RENDERERS[kind](cases)
+    text = render_json(cases, prices=prices, load_errors=load_errors, shard=shard) if kind == "json" else RENDERERS[kind](cases)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

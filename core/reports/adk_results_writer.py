@@ -66,6 +66,12 @@ def app_of(result: CaseResult) -> str:
     return (result.agent or "agent").split("/")[0]
 
 
+def _parts(relative: Any) -> list[Path]:
+    """`a/b/c` → [`a`, `a/b`, `a/b/c`]."""
+    parts = Path(relative).parts
+    return [Path(*parts[: n + 1]) for n in range(len(parts))]
+
+
 def write_adk_results(cases: Sequence[CaseResult], agents_dir: Path) -> list[Path]:
     """Each app's EvalSet cases, one file per (app, eval set); conformance and unrun cases are left
     out (ADK has no results for them). Returns the files written."""
@@ -85,6 +91,9 @@ def write_adk_results(cases: Sequence[CaseResult], agents_dir: Path) -> list[Pat
         name = "".join("_" if ord(ch) < 32 else ch for ch in result_id)
         name = name.encode("utf-8")[:200].decode("utf-8", "ignore")
         path = agents_dir / app / EVAL_HISTORY / f"{name}.evalset_result.json"
+        for folder in (agents_dir, agents_dir / app, *(agents_dir / app / part for part in _parts(EVAL_HISTORY))):
+            if folder.is_symlink():  # a link a cloned repository committed: never written through
+                raise OSError(f"{folder} is a symlink; the ADK results are written into folders of the project's own only")
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(data, indent=2, ensure_ascii=False)
         if _before_1_22(versions.get((app, eval_set_id))):  # ADK before 1.22 stores (and reads) the JSON as a JSON string

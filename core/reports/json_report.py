@@ -53,7 +53,8 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
 
 
 def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None,
-                prices: Optional[Mapping[str, Mapping[str, float]]] = None, load_errors: Sequence[Any] = ()) -> dict[str, Any]:
+                prices: Optional[Mapping[str, Mapping[str, float]]] = None, load_errors: Sequence[Any] = (),
+                shard: Optional[str] = None) -> dict[str, Any]:
     """The report; `agents_python` (what ran the agents: python, interpreter, chosen_by, adk) when known;
     with `prices`, each case's and the run's estimated cost; `load_errors`: the files that did not load
     (their cases are not in the run: the gate fails on them)."""
@@ -63,6 +64,7 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
         "schema_version": SCHEMA_VERSION,
         "agentdiff_version": __version__,
         **({"agents_python": agents_python} if agents_python is not None else {}),
+        **({"shard": shard} if shard else {}),  # "K/N": `merge` checks that every shard is there
         "cases": [case_to_dict(case, prices) for case in cases],
         "load_errors": [{"file": e.file, "line": e.line, "column": e.column, "path": e.path, "message": e.message} for e in load_errors],
         "summary": {
@@ -80,5 +82,5 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
 
 
 def render_json(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None,
-                prices: Optional[Mapping[str, Mapping[str, float]]] = None, load_errors: Sequence[Any] = ()) -> str:
-    return json.dumps(report_dict(cases, agents_python, prices, load_errors), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+                prices: Optional[Mapping[str, Mapping[str, float]]] = None, load_errors: Sequence[Any] = (), shard: Optional[str] = None) -> str:
+    return json.dumps(report_dict(cases, agents_python, prices, load_errors, shard), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -13,9 +13,11 @@ beginning of it, `latest` or `previous`.
 
 from __future__ import annotations
 
+import calendar
 import gzip
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -213,14 +215,30 @@ def _merge_agent(agents: dict[str, Any], run: CaseRun) -> None:
 
 
 def kept(root: Path) -> list[Path]:
-    """The kept runs' folders, oldest first (none through a symlinked `.agentdiff/runs`)."""
+    """The kept runs' folders, oldest first: only folders as agentdiff names them (`<UTC time>-<ms><tag>`),
+    not symlinks, and not from the future — a folder committed or planted to sort last would otherwise
+    be `latest`, the run the gate checks (none through a symlinked `.agentdiff/runs`)."""
     if linked_state(root, "runs") is not None:
         return []
     try:
-        folders = [p for p in (root / RUNS_DIR).iterdir() if (p / REPORT).is_file()]
+        folders = [p for p in (root / RUNS_DIR).iterdir() if _ours(p) and (p / REPORT).is_file()]
     except OSError:
         return []
     return sorted(folders, key=lambda p: p.name)
+
+
+_RUN_NAME = re.compile(r"^(\d{8}-\d{6})-\d{3}[0-9a-f]{4}$")
+
+
+def _ours(folder: Path) -> bool:
+    named = _RUN_NAME.match(folder.name)
+    if named is None or folder.is_symlink():
+        return False
+    try:
+        started = calendar.timegm(time.strptime(named.group(1), "%Y%m%d-%H%M%S"))
+    except ValueError:
+        return False
+    return started <= time.time() + 3600  # an hour's clock drift at most
 
 
 def prune(root: Path, keep: int) -> None:

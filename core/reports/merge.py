@@ -37,11 +37,15 @@ def merge_reports(paths: Sequence[Path], load_errors: Optional[list] = None) -> 
     that did not load are gathered into it (the merged report keeps them: the gate fails on them)."""
     seen: dict[str, Path] = {}
     cases = []
+    shards: dict[str, Path] = {}
     for path in paths:
         try:
             run = read_run(path, str(path))
         except RunNotFound as exc:
             raise MergeError(str(exc)) from None
+        shard = run.report.get("shard") or run.meta.get("shard")
+        if isinstance(shard, str):
+            shards[shard] = path
         if load_errors is not None:
             load_errors.extend(LoadError.model_validate({k: v for k, v in e.items() if k in LoadError.model_fields})
                                for e in run.report.get("load_errors") or [] if isinstance(e, dict) and isinstance(e.get("file"), str))
@@ -50,7 +54,23 @@ def merge_reports(paths: Sequence[Path], load_errors: Optional[list] = None) -> 
                 raise MergeError(f"{item['id']} is in both {seen[item['id']]} and {path}: the reports overlap (one shard run twice?)")
             seen[item["id"]] = path
             cases.append(case_from_dict(item))
+    _every_shard(shards, len(paths))
     return cases
+
+
+def _every_shard(shards: dict[str, Path], reports: int) -> None:
+    """Shards' reports merged must be all of one split, each once: a shard whose report went missing
+    (an upload that failed) would otherwise merge into a whole run that passes without its cases."""
+    if not shards:
+        return
+    counts = {spec.partition("/")[2] for spec in shards}
+    if len(counts) != 1 or len(shards) != reports:
+        raise MergeError(f"the reports are not the shards of one split ({', '.join(sorted(shards))}, and {reports - len(shards)} "
+                         "report(s) that are no shard): merge the K/N shards of one run")
+    total = int(next(iter(counts)))
+    missing = [f"{k}/{total}" for k in range(1, total + 1) if f"{k}/{total}" not in shards]
+    if missing:
+        raise MergeError(f"shard {', '.join(missing)} is missing: a merge of shards needs every one (did its report not arrive?)")
 
 
 T = TypeVar("T")

@@ -66,6 +66,7 @@ class _Report(_Shape):
     load_errors: Optional[list[dict[str, Any]]] = None
     summary: Optional[dict[str, Any]] = None
     run: Optional[_Run] = None
+    shard: Optional[Annotated[StrictStr, Field(pattern=r"^\d{1,6}/\d{1,6}$")]] = None
 
 
 def report_problem(report: Any) -> Optional[str]:

@@ -170,7 +170,8 @@ def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO, protected: f
     return ok
 
 
-def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None, load_errors=(), protected: frozenset = frozenset()) -> bool:
+def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None, load_errors=(), protected: frozenset = frozenset(),
+                  shard=None) -> bool:
     """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
     the others are still written. True when all were written."""
     ok = check_reports(reports, err, protected)
@@ -178,7 +179,7 @@ def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, price
         if problem:
             continue
         try:
-            write_report(kind, cases, path, prices, load_errors)
+            write_report(kind, cases, path, prices, load_errors, shard)
         except OSError as error:
             print(f"error: cannot write the {kind} report to {path}: {error.strerror or error}", file=err)
             ok = False

@@ -308,13 +308,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
     found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))
-    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files)
+    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files, keeper.shard)
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
     keeper.finish(cases, config.prices, runtime, errors)
     if keeper.problem:  # the results stand; only compare and gate will not find this run
         print(f"warning: this run could not be kept under .agentdiff/runs ({keeper.problem}): `compare` and `gate` "
               "will not find it", file=err)
-    out.write(render_json(cases, runtime, config.prices, errors) if args.json
+    out.write(render_json(cases, runtime, config.prices, errors, keeper.shard) if args.json
               else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
     if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
