@@ -172,3 +172,39 @@ def test_adk_results_are_never_written_through_a_committed_link(tmp_path, monkey
     code, _, err = run("run", "agents", "--report", "adk=agents")
     assert code == 2 and "is a symlink" in err, err
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("rename", ["file", "eval_id"])
+def test_a_baseline_changed_under_a_new_name_still_needs_its_sign_off(tmp_path, monkeypatch, rename):
+    _project(tmp_path)
+    evalset = tmp_path / "agents" / "echo" / "x.evalset.json"
+    evalset.write_text(json.dumps(json.loads(evalset.read_text()), indent=2))  # as files are written: a line a value
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "main"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "checkout", "-qb", "feature"], cwd=tmp_path, check=True)
+    data = json.loads(evalset.read_text())
+    data["eval_cases"][0]["conversation"][0]["final_response"]["parts"][0]["text"] = "bye"  # the expectation rewritten
+    if rename == "eval_id":
+        data["eval_cases"][0]["eval_id"] = "renamed"
+    evalset.write_text(json.dumps(data, indent=2))
+    if rename == "file":
+        subprocess.run(["git", "mv", "agents/echo/x.evalset.json", "agents/echo/x2.evalset.json"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qam", "renamed"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("baselines", "--since", "main")
+    assert "no baseline was re-recorded" not in out and ("renamed" in out or "x2.evalset.json" in out), out
+
+
+def test_two_configurations_and_a_report_over_a_script_are_refused(tmp_path, monkeypatch):
+    _project(tmp_path)
+    (tmp_path / "agentdiff.toml").write_text("jobs = 2\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.agentdiff.gate]\nrequire_signoff = true\n")
+    (tmp_path / "build.sh").write_text("echo build\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("gate", "--baseline", "x", "y")
+    assert code == 2 and "pyproject.toml's [tool.agentdiff] configures agentdiff too" in err, err
+    (tmp_path / "pyproject.toml").unlink()
+    code, _, err = run("run", "--report", "json=build.sh")
+    assert code == 2 and "one of the project's own files" in err and (tmp_path / "build.sh").read_text() == "echo build\n"

@@ -80,8 +80,20 @@ def load_project_config(root: Path) -> tuple[ProjectConfig, list[LoadError]]:
             return ProjectConfig(root), [LoadError(file=name, message=f"{where} must be a table of settings, not {type(data).__name__} {data!r:.40}")]
         if not data and name == "pyproject.toml":
             continue
-        return _parse(root, path, data)
+        config, errors = _parse(root, path, data)
+        if name == "agentdiff.toml" and _configures_too(root / "pyproject.toml"):  # which rules hold would be a guess
+            errors.append(LoadError(file=name, message="pyproject.toml's [tool.agentdiff] configures agentdiff too, and is ignored "
+                                    "while agentdiff.toml is there: keep one of the two"))
+        return config, errors
     return ProjectConfig(root), []
+
+
+def _configures_too(pyproject: Path) -> bool:
+    try:
+        table = tomllib.loads(read_text_regular(pyproject)).get("tool", {})
+    except (OSError, ValueError):
+        return False
+    return isinstance(table, dict) and bool(table.get("agentdiff"))
 
 
 def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig, list[LoadError]]:

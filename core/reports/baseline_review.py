@@ -51,6 +51,24 @@ def _git_show(root: Path, ref: str, path: Path) -> Optional[str]:
     return done.stdout if done.returncode == 0 else None
 
 
+def _renamed_from(root: Path, ref: str, path: Path) -> Optional[Path]:
+    """The path `path` had at `ref` when git sees it as renamed since (`diff -M`), else None."""
+    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True).stdout.strip())
+    done = subprocess.run(["git", "diff", "--name-status", "-M", "-z", ref, "--"], cwd=root, capture_output=True, text=True)
+    fields = done.stdout.split("\0") if done.returncode == 0 else []
+    index = 0
+    while index < len(fields):
+        status = fields[index]
+        if status.startswith(("R", "C")) and index + 2 < len(fields):
+            old, new = fields[index + 1], fields[index + 2]
+            if resolved(top / new) == resolved(path):
+                return top / old
+            index += 3
+        else:
+            index += 2
+    return None
+
+
 def registration_path(ref: CaseRef) -> Path:
     if isinstance(ref, ConformanceCaseRef):
         return ref.case.dir / REGISTRATION_FILE
@@ -150,16 +168,23 @@ def _eval(ref: EvalCaseRef, root: Path, since: str, changed: set[Path], scratch:
     if path not in changed:
         return None
     text = _git_show(root, since, path)
+    if text is None:  # renamed since (git's rename detection): its cases are compared with the old file's
+        old_path = _renamed_from(root, since, path)
+        text = _git_show(root, since, old_path) if old_path is not None else None
     if text is None:
         return None  # a new eval set: new cases, reviewed as cases
     old_file = scratch / f"{abs(hash(ref.id))}.evalset.json"
     old_file.write_text(text, encoding="utf-8")
     old_set, _ = load_eval_set(old_file, ref.eval_set.source.display)
-    old = next((c for c in old_set.eval_set.eval_cases if c.eval_id == ref.case.eval_id), None) if old_set else None
-    if old is None:
-        return None  # a new case: its definition is new too
     given = lambda case: ([inv.user_content.model_dump_json() for inv in case.conversation or []],  # noqa: E731
                           case.session_input.model_dump_json() if case.session_input else None)
+    old_cases = old_set.eval_set.eval_cases if old_set else []
+    old = next((c for c in old_cases if c.eval_id == ref.case.eval_id), None)
+    if old is None:  # its eval_id renamed: the old case asked the same (one such case only)
+        same = [c for c in old_cases if given(c) == given(ref.case)]
+        old = same[0] if len(same) == 1 else None
+    if old is None:
+        return None  # a new case: its definition is new too
     if given(old) != given(ref.case) or old.model_dump_json() == ref.case.model_dump_json():
         return None  # its definition changed (a new question), or nothing did
     if _layers(trace_from_invocations(old.conversation or []), trace_from_invocations(ref.case.conversation or [])) == []:

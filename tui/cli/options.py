@@ -117,7 +117,8 @@ def _report_problem(path: Path) -> Optional[str]:
 
 
 #: Files a report must never be written over (or appended to): they are the project's, not a report.
-_PROJECT_SUFFIXES = (".py", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".md", ".env")
+_PROJECT_SUFFIXES = (".py", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".md", ".env", ".sh", ".bash", ".js", ".ts", ".go", ".rs",
+                     ".java", ".rb", ".c", ".h", ".cpp", ".lock", ".ipynb")
 _PROJECT_NAMES = ("test_config.json", "eval_config.json", "agentdiff-record.json", "package.json")
 
 
