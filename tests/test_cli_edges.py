@@ -160,7 +160,7 @@ def test_a_report_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, monkey
 def test_a_write_error_from_the_writer_is_one_line_not_a_traceback(tmp_path, monkeypatch):
     from agentdiff.tui.cli import options
 
-    def failing(kind, cases, path, prices=None, load_errors=()):
+    def failing(kind, cases, path, *rest):
         raise OSError(28, "No space left on device")
 
     monkeypatch.chdir(tmp_path)
