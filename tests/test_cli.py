@@ -32,7 +32,7 @@ def test_score_json_follows_the_documented_schema():
     code, out, _ = run("score", str(SAMPLE_RESULTS), "--json")
     report = json.loads(out)
     assert code == 1
-    assert report["summary"] == {"passed": 3, "failed": 1, "error": 0, "not_evaluated": 0, "flaky": 0, "total": 4, "usage": {}, "clusters": []}
+    assert report["summary"] == {"passed": 3, "failed": 1, "error": 0, "not_evaluated": 0, "flaky": 0, "new": 0, "total": 4, "usage": {}, "clusters": []}
     case = next(c for c in report["cases"] if c["eval_id"] == "dim_living_room")
     assert {k for k in case} >= {"id", "source", "eval_set_id", "eval_id", "agent", "mode", "status", "metrics", "layers", "error"}
     assert case["agent"] == "home_automation" and case["mode"] == "score" and case["status"] == "failed"

@@ -12,6 +12,7 @@ GLYPH = {
     CaseStatus.ERROR: "!",
     CaseStatus.FLAKY: "~",
     CaseStatus.NOT_EVALUATED: "?",
+    CaseStatus.NEW: "+",
 }
 STYLE = {
     CaseStatus.PASSED: "green",
@@ -19,6 +20,7 @@ STYLE = {
     CaseStatus.ERROR: "bold red",
     CaseStatus.FLAKY: "yellow",
     CaseStatus.NOT_EVALUATED: "magenta",
+    CaseStatus.NEW: "cyan",
 }
 STALE, RUNNING, NOT_RUN = "○", "⟳", "·"
 

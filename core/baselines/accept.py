@@ -29,6 +29,8 @@ from agentdiff.core.baselines.journal import FileWrite, JournalEntry, read_exact
 from agentdiff.core.formats.eval_set_files import LoadedEvalSet
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
+from agentdiff.core.baselines.dataset_accept import DatasetFile, accept_dataset_case, dataset_writes
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.scoring.results import CaseStatus
@@ -104,7 +106,7 @@ def _shown_output(run: CaseRun) -> RunOutput:
 
 
 def _describe(request: AcceptRequest) -> str:
-    if isinstance(request.run.ref, ConformanceCaseRef) or request.scope == "case" or request.turn is None and request.scope == "turn":
+    if isinstance(request.run.ref, (ConformanceCaseRef, DatasetCaseRef)) or request.scope == "case" or request.turn is None and request.scope == "turn":
         return "the whole case"
     if request.scope == "turn":
         return f"turn {request.turn + 1}"
@@ -118,6 +120,7 @@ def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[
 def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
     """One plan for every request; `NothingToAccept` when none of them would change a file."""
     eval_files: dict[Path, _EvalFile] = {}
+    datasets: dict[Path, DatasetFile] = {}
     writes: list[FileWrite] = []
     accepted: list[AcceptRequest] = []
     for request in requests:
@@ -128,6 +131,10 @@ def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
             conformance = _conformance_writes(request.run, out, root)
             if conformance:
                 writes += conformance
+                accepted.append(request)
+            continue
+        if isinstance(ref, DatasetCaseRef):
+            if accept_dataset_case(ref, out, datasets):
                 accepted.append(request)
             continue
         assert isinstance(ref, EvalCaseRef)
@@ -153,6 +160,7 @@ def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
             (first, record), *rest = file.sidecar.items()
             write = registration_write(sidecar, first, record, base=_pending(writes, sidecar), more=dict(rest))
             writes = [w for w in writes if w.path != sidecar] + [write]
+    writes += dataset_writes(datasets)
     if not accepted or not writes:
         what = "these cases" if len(requests) > 1 else _describe(requests[0]) if requests else "it"
         raise NothingToAccept(f"nothing to accept: the baseline already says what the run did ({what})")

@@ -32,7 +32,10 @@ from agentdiff.core.formats.conformance import (
 from agentdiff.core.formats.adk_rules import rules_for
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.baselines.dataset_accept import DatasetFile, accept_dataset_case, dataset_writes
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.run.dataset_case import dataset_job
 from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
@@ -83,6 +86,18 @@ class RecordOutcome:
     output: Optional[RunOutput] = None
 
 
+def record_dataset_case(ref: DatasetCaseRef, out: RunOutput, root: Path) -> JournalEntry:
+    """A dataset case's live run as its baseline (and its answer as its `reference`)."""
+    if out.error is not None:
+        raise RecordError(f"the run failed ({out.error}); there is nothing to record")
+    files: dict[Path, DatasetFile] = {}
+    accept_dataset_case(ref, out, files)
+    writes = dataset_writes(files)
+    if not writes:
+        raise RecordError("nothing to record: the baseline already says what the run did")
+    return write_baseline(writes, root, f"record {ref.id}")
+
+
 async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> RecordOutcome:
     """Run the case live and make what it did the baseline (journaled; `undo_last` reverts it)."""
     resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
@@ -90,7 +105,10 @@ async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> Re
         return RecordOutcome(ref, error=resolution.error)
     agent = resolution.agent
     try:
-        if isinstance(ref, ConformanceCaseRef):
+        if isinstance(ref, DatasetCaseRef):
+            out = await pool.run(dataset_job(ref, agent), options.timeout)
+            entry = record_dataset_case(ref, out, root)
+        elif isinstance(ref, ConformanceCaseRef):
             mode: StreamingMode = options.streaming or "none"
             out = await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout)
             entry = record_conformance(ref, out, mode, root)

@@ -31,6 +31,7 @@ from agentdiff.core.project.agent_packages import (
     project_candidates_why,
     project_dirs,
 )
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.worker.jobs import AgentRef
 
@@ -138,6 +139,8 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
             return AgentResolution(found, reason=f"{why} in --agents {_show(agents_dir, root)}")
     if agents_dirs:
         tried.append("an agent package holding the eval set, or the only one, in " + ", ".join(_show(d, root) for d in agents_dirs))
+    if isinstance(ref, DatasetCaseRef):
+        return _manifest_agent(ref, root, tried)
     for name, test_file in hinted_agents(source, root):
         found = _find_module(name, dirs, root)
         if found:
@@ -166,6 +169,21 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     if len(names) > 1:
         tried.append("more than one agent could run it, so none was guessed: " + ", ".join(names))
     return AgentResolution(None, tuple(tried), _fix(ref.source, names))
+
+
+def _manifest_agent(ref: DatasetCaseRef, root: Path, tried: list[str]) -> AgentResolution:
+    """An agents-cli case's agent: the package its project's manifest names (`agent_directory`)."""
+    manifest = ref.manifest
+    if manifest is None:
+        tried.append("an agents-cli project (agents-cli-manifest.yaml) around the dataset")
+        return AgentResolution(None, tuple(tried), _fix(ref.source, all_project_packages(root)))
+    folder = manifest.root / manifest.agent_directory
+    if is_agent_dir(folder):
+        return AgentResolution(AgentRef(agents_dir=str(folder.parent.resolve()), name=folder.name),
+                               reason=f"agent_directory of {_show(manifest.root / manifest.file, root)}")
+    tried.append(f"agent_directory {manifest.agent_directory!r} of {_show(manifest.root / manifest.file, root)}, "
+                 "which is not a Python package (a folder with __init__.py or agent.py)")
+    return AgentResolution(None, tuple(tried), f"set `agent_directory` in {manifest.file} to the agent's package")
 
 
 def _in_agents_dir(agents_dir: Path, ancestors: Sequence[Path]) -> tuple[Optional[AgentRef], str]:

@@ -4,6 +4,8 @@
 * A folder holding `spec.yaml` is a conformance case (`<category>/<name>/spec.yaml`).
 * `*.evalset_result.json` files are results, not cases, and are skipped, as are hidden folders
   (`.git`, `.venv`, `.adk`, `.agentdiff`), `node_modules` and `__pycache__`.
+* `*.json` files under a `datasets/` folder of agents-cli's eval layout are agents-cli datasets
+  (`dataset_cases`), each of their cases a `DatasetCaseRef`.
 * Eval files the project's own tests name (`AgentEvaluator.evaluate("pkg", "eval/data/x.json")`, read
   by `agent_hints`, never run) are eval sets whatever their names, when inside the paths searched: a file
   named so is loaded (a bad one is a load error); in a folder named so, its `*.json` files that load as
@@ -42,6 +44,7 @@ from agentdiff.core.project.agent_hints import hinted_eval_paths
 from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
+DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 MAX_HINTED_FILES = 200
 
@@ -132,16 +135,23 @@ def _eval_id(ref: CaseRef) -> Optional[str]:
 
 def case_units(path: Path) -> list[Path]:
     """The eval set files and conformance case folders under `path` (a folder that appeared, say)."""
-    files, dirs = _walk(path)
-    return [*files, *dirs]
+    datasets: list[Path] = []
+    files, dirs = _walk(path, datasets=datasets)
+    return [*files, *dirs, *(file for file in datasets if _is_dataset(file, path))]
 
 
-def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[Path] = None) -> tuple[list[Path], list[Path]]:
-    """Eval set files and conformance case folders under `path` (a file or a folder). Anything else
-    named (a device, a FIFO) is read as a file, so it is a load error rather than nothing."""
+def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[Path] = None,
+          datasets: Optional[list[Path]] = None) -> tuple[list[Path], list[Path]]:
+    """Eval set files and conformance case folders under `path` (a file or a folder); `datasets`
+    collects the `.json` files under `datasets/` folders (agents-cli datasets, where they lie in its
+    layout). Anything else named (a device, a FIFO) is read as a file, so it is a load error rather
+    than nothing."""
     if not path.is_dir():
         if path.name == SPEC_FILE:
             return [], [path.parent]
+        if datasets is not None and path.suffix == ".json" and not is_eval_set_file(path.name) and _is_dataset(path, root or path.parent):
+            datasets.append(path)
+            return [], []
         return [path], []
     eval_files: list[Path] = []
     case_dirs: list[Path] = []
@@ -157,6 +167,8 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
         if SPEC_FILE in files:
             case_dirs.append(here)
         eval_files.extend(here / name for name in sorted(files) if is_eval_set_file(name))
+        if DATASETS_DIR in here.parts and datasets is not None:
+            datasets.extend(here / name for name in sorted(files) if name.endswith(".json") and not is_eval_set_file(name))
     return eval_files, case_dirs
 
 
@@ -166,6 +178,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     eval_files: list[Path] = []
     case_dirs: list[Path] = []
     searched: list[Path] = []
+    datasets: list[Path] = []
     for path in paths:
         try:
             there = path.exists()
@@ -178,7 +191,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
                 message = "no such file or folder"
             found.errors.append(LoadError(file=display_path(path, root)[:200], message=message))
             continue
-        files, dirs = _walk(path, found.errors, root)
+        files, dirs = _walk(path, found.errors, root, datasets)
         eval_files += files
         case_dirs += dirs
         searched.append(resolved(path))
@@ -218,11 +231,30 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             checks_file = checks.near(case_dir)
             specs = checks_file.for_case((case.category,), (case.name, case.display)) if checks_file is not None else ()
             found.cases.append(ConformanceCaseRef(case, specs))
+    found.cases.extend(_dataset_cases(datasets, root, found.errors))
     found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
     found.cases, clashes = _without_clashes(found.cases)
     found.errors.extend(clashes)
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     return found
+
+
+def _is_dataset(path: Path, root: Path) -> bool:
+    from agentdiff.core.project.dataset_cases import is_dataset_file
+
+    return is_dataset_file(path, root)
+
+
+def _dataset_cases(files: list[Path], root: Path, errors: list[LoadError]) -> list[CaseRef]:
+    """The agents-cli dataset cases of the candidate files that lie in its layout."""
+    from agentdiff.core.project.dataset_cases import find_dataset_cases
+
+    chosen = [file for file in _unique(files) if _utf8_name(file) and _is_dataset(file, root)]
+    if not chosen:
+        return []
+    cases, problems = find_dataset_cases(chosen, root)
+    errors.extend(problems)
+    return list(cases)
 
 
 def _bytes_shown(name: str) -> str:

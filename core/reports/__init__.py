@@ -23,11 +23,14 @@ RENDERERS: dict[str, Callable[[Sequence[CaseResult]], str]] = {
     "markdown": render_markdown,
     "csv": render_csv,
 }
-REPORT_KINDS = (*RENDERERS, "adk")  # adk=DIR: EvalSetResult files in each app's .adk/eval_history under the agents dir DIR
+REPORT_KINDS = (*RENDERERS, "adk", "agents-cli")
+# adk=DIR: EvalSetResult files in each app's .adk/eval_history under the agents dir DIR;
+# agents-cli=DIR: a trace file of the agents-cli cases (`traces_<time>.json`) that `agents-cli eval grade --traces DIR` grades
+DIR_KINDS = ("adk", "agents-cli")
 
 
 def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Optional[Mapping[str, Mapping[str, float]]] = None,
-                 load_errors: Sequence = (), shard: Optional[str] = None) -> None:
+                 load_errors: Sequence = (), shard: Optional[str] = None, traces: Sequence[dict] = ()) -> None:
     """Write one report; CSV appends (as AgentEvaluator does), the others replace the file whole (a
     temporary file renamed over it: a reader never sees half a report). `prices` (per million tokens,
     by model) adds estimated costs to the JSON report."""
@@ -37,6 +40,11 @@ def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Opt
         from agentdiff.core.reports.adk_results_writer import write_adk_results
 
         write_adk_results(cases, path)
+        return
+    if kind == "agents-cli":
+        from agentdiff.core.reports.agents_cli_traces import write_traces
+
+        write_traces(traces, path)
         return
     if kind == "csv":
         append_csv(cases, path)
@@ -60,4 +68,4 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["REPORT_KINDS", "RENDERERS", "write_report"]
+__all__ = ["DIR_KINDS", "REPORT_KINDS", "RENDERERS", "write_report"]

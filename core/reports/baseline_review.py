@@ -26,6 +26,7 @@ from agentdiff.core.diff.case import diff_case
 from agentdiff.core.formats.conformance import SPEC_FILE, load_conformance_case
 from agentdiff.core.formats.eval_set_files import load_eval_set
 from agentdiff.core.formats.source_file import display_path, read_text_regular, resolved
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.reports.changed_since import GitRefError, changed_files, resolve_ref
 from agentdiff.core.traces.from_files import trace_from_invocations, trace_from_recordings
@@ -90,7 +91,9 @@ def _records(text: Optional[str]) -> dict[str, Any]:
 
 def baseline_digest(ref: CaseRef) -> str:
     """What a sign-off is for: the exact expected content of the case."""
-    if isinstance(ref, EvalCaseRef):
+    if isinstance(ref, DatasetCaseRef):
+        content = ref.baseline.model_dump_json() if ref.baseline is not None else ""
+    elif isinstance(ref, EvalCaseRef):
         content = json.dumps([inv.model_dump(mode="json", exclude={"user_content", "invocation_id", "creation_timestamp"})
                               for inv in ref.case.conversation or []], sort_keys=True)
     else:

@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.agent_memo import AgentMemo
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, checks_file_for
 from agentdiff.core.reports.kept_runs import kept_runs
 
@@ -89,7 +90,13 @@ def select_changed(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: S
         return display_path(path, root)
 
     for case in refs:
-        if isinstance(case, EvalCaseRef):
+        if isinstance(case, DatasetCaseRef):  # its dataset, its baseline file, its eval config and metric files
+            unit = resolved(case.eval_set.source.path)
+            own = [unit, *(resolved(p) for p in (case.baseline_path, case.metrics.path if case.metrics else None) if p is not None)]
+            if case.metrics and case.metrics.path:
+                own += [resolved(case.metrics.path.parent / m.source_file) for m in case.metrics.local if m.source_file]
+            hit = next((p for p in own if p in changed), None)
+        elif isinstance(case, EvalCaseRef):
             unit = resolved(case.eval_set.source.path)
             own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
             hit = next((p for p in own if p in changed), None)

@@ -72,6 +72,7 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
             "failed": summary.failed,
             "error": summary.error,
             "not_evaluated": summary.not_evaluated,
+            "new": summary.new,
             "flaky": summary.flaky,
             "total": summary.total,
             "usage": usage,

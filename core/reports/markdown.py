@@ -12,7 +12,8 @@ from agentdiff.core.reports.text import case_problem, format_score, usage_line
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
 _CELL = {CaseStatus.PASSED: "✅ PASS", CaseStatus.FLAKY: "⚠️ FLAKY", CaseStatus.ERROR: "❌ ERROR",
-         CaseStatus.NOT_EVALUATED: "❌ NOT EVALUATED", CaseStatus.FAILED: "❌ FAIL"}
+         CaseStatus.NOT_EVALUATED: "❌ NOT EVALUATED", CaseStatus.FAILED: "❌ FAIL",
+         CaseStatus.NEW: "🆕 NEW"}
 
 
 def _one_line(text: str) -> str:

@@ -11,6 +11,7 @@ from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.formats.eval_set import Invocation
+from agentdiff.core.project.dataset_cases import REQUESTS_KEY, DatasetCaseRef, sent_message
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.traces.from_files import (
     eval_case_paths,
@@ -38,6 +39,8 @@ REPLAY_CRITERIA = DiffCriteria(match_type=MatchType.EXACT)
 
 
 def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baseline:
+    if isinstance(ref, DatasetCaseRef):
+        return dataset_baseline(ref)
     if isinstance(ref, EvalCaseRef):
         index = next(i for i, case in enumerate(ref.eval_set.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
         trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
@@ -51,6 +54,32 @@ def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baselin
     baseline = case.baselines[chosen]
     sources = SourceIndex([baseline.recordings_source, baseline.session_source, case.spec_source])
     return Baseline(ref.id, trace_from_recordings(case, chosen), REPLAY_CRITERIA, sources, chosen)
+
+
+def dataset_baseline(ref: DatasetCaseRef) -> Baseline:
+    """An agents-cli case's accepted run, from its baseline file (new: the message alone), located in
+    that file (its events' paths) for `e`."""
+    from agentdiff.core.formats.source_file import read_source
+    from agentdiff.core.run.dataset_case import accepted_events
+    from agentdiff.core.traces.agents_cli import baseline_output
+    from agentdiff.core.traces.from_run import trace_from_output
+    from agentdiff.core.worker.jobs import Message
+
+    message = sent_message(ref.written)
+    exchanges = (ref.baseline.model_extra or {}).get(REQUESTS_KEY) if ref.baseline is not None else None
+    accepted = baseline_output(message, accepted_events(ref), exchanges if isinstance(exchanges, list) else ())
+    trace = trace_from_output(accepted, [Message(content=message)])
+    sources = [ref.eval_set.source]
+    if ref.baseline is not None and ref.baseline_path is not None:
+        try:
+            sources.append(read_source(ref.baseline_path, ref.baseline_display))
+        except Exception:  # noqa: BLE001 - changed since it was read: located by the dataset only
+            pass
+    return Baseline(ref.id, trace, DATASET_CRITERIA, SourceIndex(sources))
+
+
+#: A dataset case's run is diffed against its baseline as an EvalSet case's is (tool calls exactly).
+DATASET_CRITERIA = DiffCriteria(match_type=MatchType.EXACT)
 
 
 def expected_invocations(trace: Trace) -> list[Invocation]:

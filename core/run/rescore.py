@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.run.dataset_case import grade_outputs, score_dataset_case
 from agentdiff.core.run.case_run import CaseRun, unrun, summarised
 from agentdiff.core.run.conformance import judge_replay, score_live_conformance
 from agentdiff.core.run.eval_case import score_eval_case
@@ -27,6 +29,8 @@ def _rescored(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequ
     if not previous.outputs:
         raise ValueError("no cached run to re-score")
     agent, outputs = previous.agent, previous.outputs
+    if isinstance(ref, DatasetCaseRef):
+        return score_dataset_case(ref, agent, outputs, judged)  # type: ignore[arg-type]
     if isinstance(ref, EvalCaseRef):
         return score_eval_case(ref, agent, outputs, judged)  # type: ignore[arg-type]
     if previous.result.mode == "live":
@@ -40,7 +44,9 @@ def _rescored(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequ
 
 async def judge_again(ref: CaseRef, previous: CaseRun, pool, options: RunOptions) -> list[Judged]:
     """The judged metrics of a case's cached runs, against the case as loaded now (from the judge
-    cache when nothing the judge sees changed)."""
+    cache when nothing the judge sees changed); a dataset case's, its eval config's local metrics."""
+    if isinstance(ref, DatasetCaseRef) and previous.outputs and previous.agent is not None:
+        return await grade_outputs(ref, previous.agent, previous.outputs, pool, options)
     if not isinstance(ref, EvalCaseRef) or not previous.outputs:
         return []
     return await judge_outputs(ref, previous.agent, previous.outputs, pool, options)

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import AsyncIterator, Optional, Sequence
 
 from agentdiff.core.project.agent_memo import AgentMemo
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun, unrun, summarised
 from agentdiff.core.run.conformance import live_conformance, replay_conformance
+from agentdiff.core.run.dataset_case import run_dataset_case
 from agentdiff.core.run.eval_case import run_eval_case
 from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
@@ -29,7 +31,9 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
     if resolution.agent is None:
         return unrun(ref, None, mode, CaseStatus.ERROR, resolution.error)
     agent = resolution.agent
-    if isinstance(ref, EvalCaseRef):
+    if isinstance(ref, DatasetCaseRef):
+        run = await run_dataset_case(ref, agent, pool, options)
+    elif isinstance(ref, EvalCaseRef):
         run = await run_eval_case(ref, agent, pool, options)
     elif mode == "replay":
         run = await replay_conformance(ref, agent, pool, options)

@@ -16,6 +16,7 @@ class CaseStatus(str, Enum):
     ERROR = "error"  # could not load, crashed, timed out: never shown as a pass
     NOT_EVALUATED = "not_evaluated"  # no metric could produce a score
     FLAKY = "flaky"  # repeated runs disagree
+    NEW = "new"  # nothing accepted yet to diff it against (an agents-cli case with no baseline): pending
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,11 @@ class Summary:
     error: int = 0
     not_evaluated: int = 0
     flaky: int = 0
+    new: int = 0
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.error + self.not_evaluated + self.flaky
+        return self.passed + self.failed + self.error + self.not_evaluated + self.flaky + self.new
 
     @property
     def all_passed(self) -> bool:

@@ -10,6 +10,7 @@ from typing import Iterable, Optional
 from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.formats.conformance import SPEC_FILE, recordings_file, session_file
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.worker.jobs import AgentRef
 
@@ -46,7 +47,10 @@ def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
 
 
 def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
-    if isinstance(ref, EvalCaseRef):
+    if isinstance(ref, DatasetCaseRef):  # its dataset and baseline file; its eval config
+        sources = frozenset({unit, *((resolved(ref.baseline_path),) if ref.baseline_path else ())})
+        config = ref.metrics.path if ref.metrics and ref.metrics.path else None
+    elif isinstance(ref, EvalCaseRef):
         sources, config = frozenset({unit}), ref.config.path or unit.parent / CONFIG_FILE_NAME
     else:
         sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None

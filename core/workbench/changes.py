@@ -16,6 +16,7 @@ Pure steps, as design.md orders them:
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.formats.checks_file import CHECKS_FILE, checks_digest
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.project.agent_hints import may_name_agents
+from agentdiff.core.project.dataset_cases import DatasetCaseRef, history, sent_message
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
 from agentdiff.core.workbench.case_index import CaseIndex
 from agentdiff.core.workbench.watcher import interesting
@@ -131,6 +133,11 @@ class CaseContent:
 
 
 def case_content(ref: CaseRef) -> CaseContent:
+    if isinstance(ref, DatasetCaseRef):  # what it sends, and what it is graded and diffed against
+        given = (json.dumps(sent_message(ref.written), sort_keys=True), json.dumps(history(ref.written, "model"), sort_keys=True, default=str))
+        metrics = tuple((m.name, m.where, m.source, m.threshold) for m in ref.metrics.metrics) if ref.metrics else None
+        baseline = ref.baseline.model_dump_json() if ref.baseline is not None else None
+        return CaseContent(given, (ref.written.model_dump_json(), baseline, metrics, checks_digest(ref.checks)))
     if isinstance(ref, EvalCaseRef):
         case = ref.case
         given = (

@@ -21,6 +21,7 @@ from agentdiff.core.project.discovery import (
     discover,
     is_eval_set_file,
 )
+from agentdiff.core.project.dataset_cases import BASELINES_DIR, CONFIG_NAMES, DATASETS_DIR
 from agentdiff.core.workbench.case_index import units_of
 from agentdiff.core.workbench.changes import CaseContent, case_content
 
@@ -65,13 +66,30 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
             units |= {u for u in known if is_eval_set_file(u.name) and (u.parent == path.parent or path.parent in u.parents)}
         elif path.name == CHECKS_FILE:  # it checks every case at or below its folder
             units |= {u for u in known if u.parent == path.parent or path.parent in u.parents}
-        elif is_eval_set_file(path.name):
+        elif dataset_units(path, known):  # a dataset's baseline file, eval config or metric file
+            units |= dataset_units(path, known)
+        elif is_eval_set_file(path.name) or path.suffix == ".json" and DATASETS_DIR in path.parts:
             units.add(path)
         elif path.name == SPEC_FILE or path.name.startswith("generated-") or path.parent in known:
             units.add(path.parent)
         elif path in known:
             units.add(path)
     return frozenset(u for u in units if u in known or any(u == r or r in u.parents for r in roots))
+
+
+def dataset_units(path: Path, known: set[Path]) -> set[Path]:
+    """The agents-cli datasets a changed file bears on: `<eval>/baselines/X` is dataset
+    `<eval>/datasets/X`'s baseline; the eval config and the metric files beside it grade every
+    dataset under `<eval>/datasets/`."""
+    if path.suffix == ".json" and BASELINES_DIR in path.parts[:-1]:
+        for folder in path.parents:
+            if folder.name == BASELINES_DIR:
+                twin = folder.parent / DATASETS_DIR / path.relative_to(folder)
+                return {twin} if twin in known else set()
+    if path.name in CONFIG_NAMES or path.suffix == ".py":
+        datasets = path.parent / DATASETS_DIR
+        return {u for u in known if datasets in u.parents}
+    return set()
 
 
 def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path) -> Reload:

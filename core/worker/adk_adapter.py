@@ -28,6 +28,7 @@ from .harness import Harness, RanPastRecording
 from .hints import how_to_fix
 from .jobs import AgentRef, Job, RunOutput
 from .model_calls import call_with_retries
+from .user_turns import app_agents, note, seed_history, user_turns
 
 REQUEST_EXCLUDE = {"config": {"http_options"}}
 
@@ -269,12 +270,6 @@ def _plugin(harness: Harness) -> Any:
     return TracePlugin()
 
 
-def _content(data: dict[str, Any]) -> Any:
-    from google.genai import types
-
-    return types.Content.model_validate({"role": "user", **data})
-
-
 async def run_adk(job: Job) -> RunOutput:
     from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.adk.runners import InMemoryRunner
@@ -297,7 +292,8 @@ async def run_adk(job: Job) -> RunOutput:
     run_config = RunConfig(streaming_mode=StreamingMode.SSE if job.streaming == "sse" else StreamingMode.NONE)
     seen: list[Any] = []  # the conversation as ADK's user simulator is shown it
     try:
-        async for index, content, state_delta in _user_turns(job, seen, out):
+        history = await seed_history(runner.session_service, session, job.history, agent.name)
+        async for index, content, state_delta in user_turns(job, seen, out):
             harness.turn = index
             started = time.monotonic()
             try:
@@ -310,7 +306,7 @@ async def run_adk(job: Job) -> RunOutput:
                         run_config=run_config,
                     ):
                         if job.scenario is not None:
-                            _note(seen, event, content)
+                            note(seen, event, content)
                 out.turn_seconds[index] = round(time.monotonic() - started, 3)
                 if busy is not None:
                     out.turn_model_seconds[index] = round(busy.model_seconds(), 3)
@@ -329,48 +325,12 @@ async def run_adk(job: Job) -> RunOutput:
         if final is not None:
             out.app_name, out.user_id = final.app_name, final.user_id
             out.state = _plain(final.state)
-            out.events = [event.model_dump(mode="json", exclude_none=True, exclude_defaults=True) for event in final.events]
+            out.events = [event.model_dump(mode="json", exclude_none=True, exclude_defaults=True) for event in final.events[history:]]
+        if job.app_info:
+            out.root_agent, out.app_agents = agent.name, await app_agents(agent)
     finally:
         await runner.close()
     return out
-
-
-async def _user_turns(job: Job, seen: list[Any], out: RunOutput) -> AsyncGenerator[tuple[int, Any, Any], None]:
-    """Each user turn: the job's messages, or, for a `conversation_scenario` case, what ADK's user
-    simulator says next (given the conversation so far, as ADK's evaluation generator gives it) until
-    it stops; its messages are kept in `out.user_messages`."""
-    if job.scenario is None:
-        for index, message in enumerate(job.messages):
-            yield index, _content(message.content), message.state_delta
-        return
-    import copy
-
-    from google.adk.evaluation.eval_case import EvalCase
-    from google.adk.evaluation.eval_config import EvalConfig
-    from google.adk.evaluation.simulation.user_simulator import Status
-    from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
-
-    config = EvalConfig.model_validate({"user_simulator_config": job.scenario.get("user_simulator_config")})
-    simulator = UserSimulatorProvider(user_simulator_config=config.user_simulator_config).provide(
-        EvalCase.model_validate(job.scenario["eval_case"]))
-    index = 0
-    while True:
-        turn = await simulator.get_next_user_message(copy.deepcopy(seen))
-        if turn.status != Status.SUCCESS or turn.user_message is None:
-            out.simulation_end = getattr(turn.status, "value", str(turn.status))
-            return
-        out.user_messages.append(turn.user_message.model_dump(mode="json", exclude_none=True))
-        yield index, turn.user_message, None
-        index += 1
-
-
-def _note(seen: list[Any], event: Any, content: Any) -> None:
-    """Keep `event` for the simulator, after the user's own event for its invocation."""
-    from google.adk.events.event import Event
-
-    if not seen or seen[-1].invocation_id != event.invocation_id:
-        seen.append(Event(content=content, author="user", invocation_id=event.invocation_id))
-    seen.append(event)
 
 
 def adk_version() -> Optional[str]:

@@ -43,6 +43,12 @@ async def run_job(job: Job) -> RunOutput:
 
         load_dotenv(job.agent)  # the judge reaches its model as the agent does (`adk eval` loads it too)
         return RunOutput(judged=await judge(job.judge))
+    if job.grade is not None:
+        from .adk_adapter import load_dotenv
+        from .custom_metrics import grade
+
+        load_dotenv(job.agent)  # a metric that calls a model reaches it as the agent does
+        return RunOutput(judged=await grade(job.grade))
     kind = job.agent.kind
     if kind == "auto":
         from .adk_adapter import load_module

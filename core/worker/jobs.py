@@ -50,6 +50,15 @@ class Job(_Model):
     # A `conversation_scenario` case: no messages; ADK's user simulator writes them as the run goes
     # (`eval_case`: the case as in its file; `user_simulator_config`: the eval config's, as written).
     scenario: Optional[dict[str, Any]] = None
+    # An agents-cli continuation: the events the session starts with, as `eval generate` seeds them
+    # (`{author, content, state_delta}`; an author `model` is the root agent's). They are not part of
+    # the run's output.
+    history: list[dict[str, Any]] = []
+    app_info: bool = False  # also list the app's agents as ADK's `app-info` does (`RunOutput.app_agents`)
+    # Not a run but grading one with agents-cli's local custom metrics (`custom_metrics.py`):
+    # `metrics` [{name, source, file}] and the `instance` each `evaluate` is given; the answer is
+    # `RunOutput.judged` (name → {score, explanation, error_message}).
+    grade: Optional[dict[str, Any]] = None
 
 
 class ExchangeOut(_Model):
@@ -98,4 +107,8 @@ class RunOutput(_Model):
     log: str = ""  # the end of what the agent printed
     judged: Optional[dict[str, Any]] = None  # a judge job's answer: each judged metric's result
     user_messages: list[dict[str, Any]] = []  # a simulated conversation: the user's Content of each turn
-    simulation_end: Optional[str] = None  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")
+    simulation_end: Optional[str] = None
+    # The app's agents as ADK's `app-info` lists them (name → description, instruction, tools,
+    # sub_agents), for an agents-cli trace's `agent_data.agents`; empty where ADK cannot list them.
+    app_agents: dict[str, Any] = {}
+    root_agent: str = ""  # the root agent's name  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")

@@ -19,6 +19,7 @@ STATUS_CODES = {
     CaseStatus.ERROR: "35",  # magenta
     CaseStatus.FLAKY: "33",  # yellow
     CaseStatus.NOT_EVALUATED: "2",  # dim
+    CaseStatus.NEW: "36",  # cyan
 }
 REMOVED, ADDED, BOLD, DIM = "31", "32", "1", "2"
 

@@ -47,6 +47,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.diff.explain import first_counted, with_lead
     from agentdiff.core.formats.adk_results import load_eval_set_result
     from agentdiff.core.formats.source_file import display_path
+    from agentdiff.core.project.dataset_cases import DatasetCaseRef, case_kind
     from agentdiff.core.project.discovery import EvalCaseRef
     from agentdiff.core.reports.diff_json import render_diff_json
     from agentdiff.core.reports.diff_text import render_diff_text
@@ -74,7 +75,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"error: {loaded.source.display} has no run of {eval_id!r}", file=err)
             return EXIT_USAGE
         actual = (found[0], loaded.source.display)
-    elif isinstance(ref, EvalCaseRef) and not args.run:
+    elif isinstance(ref, EvalCaseRef) and not isinstance(ref, DatasetCaseRef) and not args.run:
         actual = latest_actual(ref, Path.cwd())
     judge: list[str] = []
     if actual is None:
@@ -91,7 +92,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
         diff = with_lead(diff, first_counted(diff))  # no metrics here: lead with what counts under the criteria
     if args.json:
-        case = {"id": ref.id, "source": ref.source, "kind": "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"}
+        case = {"id": ref.id, "source": ref.source, "kind": case_kind(ref)}
         if actual is None:  # the run's judged metrics, as `run --json` has them
             case["judged"] = {m.name: m.details for m in case_run.result.metrics if m.details and "judge" in m.details}
         out.write(render_diff_json(diff, case, source))

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
+from agentdiff.core.project.dataset_cases import DatasetCaseRef, dataset_shape
 from agentdiff.core.project.discovery import ConformanceCaseRef, discover
 
 from ..safe_text import one_line
@@ -21,8 +22,8 @@ NAME = "list"
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         NAME, help="list the cases found under PATHS, and every file that failed to load",
-        description="Discover EvalSet files (*.evalset.json, *.test.json) and conformance cases (spec.yaml) "
-        "under PATHS and list them with their load errors.",
+        description="Discover EvalSet files (*.evalset.json, *.test.json), conformance cases (spec.yaml) and "
+        "agents-cli datasets (tests/eval/datasets/*.json) under PATHS and list them with their load errors.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files or folders (default: .)")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -45,7 +46,12 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         items = []
         for ref in found.cases:
             item = {"id": ref.id, "source": ref.source, "category": ref.category, "name": ref.name}
-            if isinstance(ref, ConformanceCaseRef):
+            if isinstance(ref, DatasetCaseRef):
+                item |= {"kind": "agents_cli", "dataset": ref.source, "eval_case_id": ref.written.eval_case_id,
+                         "shape": dataset_shape(ref), "config": ref.metrics.display if ref.metrics else None,
+                         "metrics": {m.name: m.where for m in ref.metrics.metrics} if ref.metrics else {},
+                         "baseline": ref.baseline_display if ref.baseline is not None else None}
+            elif isinstance(ref, ConformanceCaseRef):
                 item |= {"kind": "conformance", "agent": ref.case.spec.agent, "recorded": sorted(ref.case.baselines)}
             else:
                 item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id, "eval_id": ref.case.eval_id,
@@ -71,7 +77,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if ref.category != current:
                 current = ref.category
                 print(paint(one_line(current), BOLD, color), file=out)
-            if isinstance(ref, ConformanceCaseRef):
+            if isinstance(ref, DatasetCaseRef):
+                config = ref.metrics.display if ref.metrics else "no eval config"
+                accepted = "baseline accepted" if ref.baseline is not None else "new"
+                print(f"  {one_line(ref.name)}  " + paint(f"[agents-cli {dataset_shape(ref)}; {config}; {accepted}]", DIM, color), file=out)
+            elif isinstance(ref, ConformanceCaseRef):
                 modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
                 print(f"  {one_line(ref.name)}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color), file=out)
             else:

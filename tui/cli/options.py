@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
-from agentdiff.core.reports import REPORT_KINDS, write_report
+from agentdiff.core.reports import DIR_KINDS, REPORT_KINDS, write_report
 from .errors import UsageError
 
 
@@ -78,7 +78,8 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report", action="append", type=report_spec, default=[], metavar="KIND=FILE",
         help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends; adk=DIR writes ADK EvalSetResult "
-        "files into DIR/<app>/.adk/eval_history (DIR: the agents folder, as adk web's)",
+        "files into DIR/<app>/.adk/eval_history (DIR: the agents folder, as adk web's); agents-cli=DIR writes the agents-cli "
+        "cases' runs as a trace file DIR/traces_<time>.json for `agents-cli eval grade --traces`",
     )
 
 
@@ -142,13 +143,24 @@ def _is_our_markdown(path: Path) -> bool:
         return False
 
 
+def _folder_problem(kind: str, path: Path) -> Optional[str]:
+    if path.exists() and not path.is_dir():
+        return "it is a file: adk=DIR names the agents folder" if kind == "adk" else "it is a file: agents-cli=DIR names a folder for the trace file"
+    parts = Path(os.path.abspath(path)).parts
+    if kind == "agents-cli" and ("datasets" in parts or "baselines" in parts):
+        return "a trace file there would be read as a dataset or a baseline; name another folder (agents-cli's is artifacts/traces)"
+    if ".git" in parts or ".agentdiff" in parts:
+        return "it is inside .git or .agentdiff, which are not a place for reports"
+    return None
+
+
 def _problems(reports: Sequence[tuple[str, Path]], protected: frozenset = frozenset()) -> list[Optional[str]]:
     """Each report's problem (`_report_problem`), or that an earlier report has its path."""
     problems: list[Optional[str]] = []
     first: dict[str, str] = {}
     for kind, path in reports:
         key = os.path.realpath(path)
-        problem = _report_problem(path) if kind != "adk" else (None if not path.exists() or path.is_dir() else "it is a file: adk=DIR names the agents folder")
+        problem = _report_problem(path) if kind not in DIR_KINDS else _folder_problem(kind, path)
         if problem is None and key in protected:  # an eval set agentdiff found, whatever its name
             problem = "it is one of the project's own files (an eval set the project's cases come from); name another path"
         if problem is None and kind == "csv" and path.is_symlink():  # the others replace the link; CSV appends
@@ -172,7 +184,7 @@ def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO, protected: f
 
 
 def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None, load_errors=(), protected: frozenset = frozenset(),
-                  shard=None) -> bool:
+                  shard=None, traces=()) -> bool:
     """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
     the others are still written. True when all were written."""
     ok = check_reports(reports, err, protected)
@@ -180,7 +192,7 @@ def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, price
         if problem:
             continue
         try:
-            write_report(kind, cases, path, prices, load_errors, shard)
+            write_report(kind, cases, path, prices, load_errors, shard, traces)
         except OSError as error:
             print(f"error: cannot write the {kind} report to {path}: {error.strerror or error}", file=err)
             ok = False

@@ -127,6 +127,17 @@ class Progress:
             self._shown = False
 
 
+def agents_cli_trace(case_run) -> list[tuple[str, dict]]:
+    """An agents-cli case's run as its trace file entry (none for other cases, or a run that failed)."""
+    from agentdiff.core.project.dataset_cases import DatasetCaseRef
+    from agentdiff.core.run.dataset_case import traced
+
+    out = case_run.shown_output
+    if not isinstance(case_run.ref, DatasetCaseRef) or out is None or out.error is not None:
+        return []
+    return [(case_run.ref.id, traced(case_run.ref, out))]
+
+
 def _without_invocations(result):
     """A case's result without its runs' invocations (the bulk of it): what the table and every report
     but the CSV need, so a run of many thousand cases keeps a little of each."""
@@ -239,6 +250,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     python = shared.agents_python(args, config) if found.cases else None
     keep_invocations = any(kind in ("csv", "adk") for kind, _ in args.report)  # only the CSV and ADK reports list them
+    wants_traces = any(kind == "agents-cli" for kind, _ in args.report)
+    traces: list[tuple[str, dict]] = []  # (case id, the case as agents-cli's trace file holds it)
     cases = []
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
@@ -288,6 +301,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     keeper.add(case_run)
                     history.record(case_run, time.time(), began, snapshots)  # `p` and `S` show headless runs too
                     cases.append(case_run.result if keep_invocations else _without_invocations(case_run.result))
+                    if wants_traces:
+                        traces.extend(agents_cli_trace(case_run))
                     progress.case_done(case_run.result, seconds)
                     start_next()
         finally:
@@ -308,7 +323,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cases.sort(key=lambda case: order.get(case.id, 0))
     print_errors(errors, err)
     found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))
-    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files, keeper.shard)
+    traces.sort(key=lambda item: order.get(item[0], 0))
+    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files, keeper.shard, [t for _, t in traces])
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
     keeper.finish(cases, config.prices, runtime, errors)
     if keeper.problem:  # the results stand; only compare and gate will not find this run

@@ -20,6 +20,7 @@ GLYPHS = {
     CaseStatus.ERROR: "!",
     CaseStatus.FLAKY: "~",
     CaseStatus.NOT_EVALUATED: "?",
+    CaseStatus.NEW: "+",
 }
 
 
@@ -87,7 +88,7 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
     scored_as = sorted({case.scored_as for case in cases if case.scored_as})
     lines.append(
         f"{summary.total} case{'' if summary.total == 1 else 's'}: {summary.passed} passed, {summary.failed} failed, {summary.error} error, "
-        f"{summary.not_evaluated} not evaluated, {summary.flaky} flaky"
+        f"{summary.not_evaluated} not evaluated, {summary.flaky} flaky" + (f", {summary.new} new" if summary.new else "")
         + (f" · scored as {' and '.join(scored_as)} scores" if scored_as else "")
     )
     spent = usage_line(cases, prices)

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from ..glyphs import GLYPH, NOT_RUN, RUNNING, STALE
 from ..safe_text import shown
 
-SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAKY, CaseStatus.NOT_EVALUATED)
+SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAKY, CaseStatus.NOT_EVALUATED, CaseStatus.NEW)
 
 
 class HeaderBar(Static):
@@ -59,7 +59,8 @@ class HeaderBar(Static):
         elif total and not done and not_run == total and not paused:
             tail.append(" starting workers… ", style="cyan")
         for status in SHOWN:
-            tail.append(f" {GLYPH[status]} {counts[status]}")
+            if status is not CaseStatus.NEW or counts[status]:  # new cases only where there are any (agents-cli's)
+                tail.append(f" {GLYPH[status]} {counts[status]}")
         tail.append(f"  {STALE} {stale}  {RUNNING} {running}")
         if not_run:
             tail.append(f"  {NOT_RUN} {not_run}")

@@ -1,0 +1,218 @@
+"""agents-cli dataset cases as cases: where they are found, the metrics that grade them, the agent
+that runs them and the baseline they are diffed against.
+
+* Datasets are the `*.json` files under a `datasets/` folder whose parent holds agents-cli's eval
+  config (`eval_config.yaml`, `.yml` or `.json`), or is `tests/eval` or `eval` of an agents-cli
+  project (one with `agents-cli-manifest.yaml`, or `[tool.agents-cli]` in its pyproject).
+  ADK eval set names (`*.test.json`, `*.evalset.json`) stay eval sets.
+* Their metrics are that eval config's (`metrics_config`).
+* Their agent is the manifest's `agent_directory` (default `app`), unless `agent_for` or `--agents`
+  says otherwise (`agents.resolve_agent`).
+* Their baselines are trace files, one per dataset, in a `baselines/` folder beside `datasets/`
+  (`tests/eval/baselines/basic-dataset.json` for `tests/eval/datasets/basic-dataset.json`): agents-cli's
+  own trace format, so `agents-cli eval grade --traces tests/eval/baselines/` grades them, and a pull
+  request shows them as JSON. A case with none is *new* until a run of it is accepted.
+
+A dataset case is an `EvalCaseRef` whose `case` is the EvalCase it sends (its user message, and the
+`reference` as the expected final response), so ids, filters and reports treat both alike; what only
+a dataset case has (the case as written, its metrics, its baseline) is on `DatasetCaseRef`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.formats.agents_cli.dataset import LoadedDataset, load_dataset
+from agentdiff.core.formats.agents_cli.manifest import Manifest, find_manifest
+from agentdiff.core.formats.agents_cli.metrics_config import MetricsConfig, load_metrics_config
+from agentdiff.core.formats.agents_cli.models import DatasetCase
+from agentdiff.core.formats.eval_config import EvalConfig
+from agentdiff.core.formats.eval_set import EvalCase, EvalSet, Invocation
+from agentdiff.core.formats.eval_set_files import LoadedConfig, LoadedEvalSet
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.source_file import display_path, resolved
+from agentdiff.core.project.discovery import EvalCaseRef
+
+DATASETS_DIR = "datasets"
+BASELINES_DIR = "baselines"
+CONFIG_NAMES = ("eval_config.yaml", "eval_config.yml", "eval_config.json")
+EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
+#: The extra key of a baseline case that holds the accepted run's LLM requests (agentdiff's: agents-cli
+#: keeps an extra key as it is, and its metrics are given it in `instance`).
+REQUESTS_KEY = "agentdiff_llm_requests"
+
+
+@dataclass(frozen=True)
+class DatasetCaseRef(EvalCaseRef):
+    """One case of an agents-cli dataset."""
+
+    dataset: Optional[LoadedDataset] = None
+    index: int = 0  # its position in the dataset's `eval_cases`
+    metrics: Optional[MetricsConfig] = None
+    metrics_errors: tuple[LoadError, ...] = ()
+    manifest: Optional[Manifest] = None
+    baseline_path: Optional[Path] = None  # the trace file its baseline lives in (which may not exist yet)
+    baseline_display: str = ""
+    baseline: Optional[DatasetCase] = None  # its accepted run, from that file (None: new)
+    baseline_index: Optional[int] = None  # its position in the baseline file
+
+    @property
+    def written(self) -> DatasetCase:
+        """The case as its dataset holds it."""
+        assert self.dataset is not None
+        return self.dataset.cases[self.index]
+
+
+def is_dataset_file(path: Path, root: Path) -> bool:
+    """Whether a `.json` file is an agents-cli dataset by where it lies."""
+    if path.suffix != ".json" or path.name.endswith(EVAL_SET_SUFFIXES):
+        return False
+    eval_dir = _eval_dir(path)
+    if eval_dir is None:
+        return False
+    if any((eval_dir / name).is_file() for name in CONFIG_NAMES):
+        return True
+    manifest, _ = find_manifest(eval_dir, root if resolved(root) in (resolved(eval_dir), *map(resolved, eval_dir.parents)) else None)
+    if manifest is None:
+        return False
+    inside = resolved(eval_dir)
+    return inside in (resolved(manifest.root / "tests" / "eval"), resolved(manifest.root / "eval"))
+
+
+def _eval_dir(path: Path) -> Optional[Path]:
+    """The folder holding the `datasets/` folder `path` lies in, if it lies in one."""
+    for folder in path.parents:
+        if folder.name == DATASETS_DIR:
+            return folder.parent
+    return None
+
+
+def baseline_file(dataset: Path) -> Path:
+    """Where a dataset's accepted runs live: `<eval>/baselines/<its path under datasets/>`."""
+    for folder in dataset.parents:
+        if folder.name == DATASETS_DIR:
+            return folder.parent / BASELINES_DIR / dataset.relative_to(folder)
+    return dataset.parent / BASELINES_DIR / dataset.name
+
+
+def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetCaseRef], list[LoadError]]:
+    """The cases of the dataset files, each file loaded independently (a bad one is a load error and
+    hides nothing else); configs, manifests and baseline files read once each."""
+    cases: list[DatasetCaseRef] = []
+    errors: list[LoadError] = []
+    configs: dict[Path, tuple[Optional[MetricsConfig], tuple[LoadError, ...]]] = {}
+    manifests: dict[Path, Optional[Manifest]] = {}
+    for file in files:
+        loaded, problems = load_dataset(file, display_path(file, root))
+        errors.extend(problems)
+        if loaded is None:
+            continue
+        eval_dir = _eval_dir(file) or file.parent
+        if eval_dir not in manifests:
+            manifest, manifest_errors = find_manifest(eval_dir)
+            errors.extend(manifest_errors)
+            manifests[eval_dir] = manifest
+        manifest = manifests[eval_dir]
+        if eval_dir not in configs:
+            configs[eval_dir] = _metrics_for(eval_dir, root)
+            errors.extend(configs[eval_dir][1])
+        metrics, metric_errors = configs[eval_dir]
+        baseline_path = baseline_file(file)
+        baseline_display = display_path(baseline_path, root)
+        accepted, baseline_errors = _baselines(baseline_path, baseline_display)
+        errors.extend(baseline_errors)
+        eval_set = _as_eval_set(loaded)
+        for index, (written, key) in enumerate(zip(loaded.cases, loaded.keys)):
+            found = accepted.get(key)
+            cases.append(DatasetCaseRef(
+                eval_set=eval_set, case=eval_set.eval_set.eval_cases[index], config=_NO_ADK_CONFIG, key=key,
+                dataset=loaded, index=index, metrics=metrics, metrics_errors=metric_errors, manifest=manifest,
+                baseline_path=baseline_path, baseline_display=baseline_display,
+                baseline=found[1] if found else None, baseline_index=found[0] if found else None,
+            ))
+    return cases, errors
+
+
+_NO_ADK_CONFIG = LoadedConfig(config=EvalConfig(criteria={}), file=None)
+
+
+def _metrics_for(eval_dir: Path, root: Path) -> tuple[Optional[MetricsConfig], tuple[LoadError, ...]]:
+    for name in CONFIG_NAMES:
+        path = eval_dir / name
+        if path.is_file():
+            config, errors = load_metrics_config(path, display_path(path, root))
+            return config, tuple(errors)
+    return None, ()
+
+
+def _baselines(path: Path, display: str) -> tuple[dict[str, tuple[int, DatasetCase]], list[LoadError]]:
+    """The accepted runs in a baseline file, by case key (none when there is no file yet)."""
+    if not path.is_file():
+        return {}, []
+    loaded, errors = load_dataset(path, display, trace=True)
+    if loaded is None:
+        return {}, errors
+    return {key: (index, case) for index, (case, key) in enumerate(zip(loaded.cases, loaded.keys))}, []
+
+
+def sent_message(case: DatasetCase) -> dict[str, Any]:
+    """The user message a case sends, as `eval generate` sends it: its prompt, or the content of a
+    continuation's trailing user event."""
+    content = case.prompt if case.prompt is not None else case.events()[-1].content
+    assert content is not None  # `case_problem` refused a case without one
+    return {"role": "user", **content.model_dump(mode="json", exclude_none=True)}
+
+
+def history(case: DatasetCase, root_agent: str) -> list[dict[str, Any]]:
+    """The events a continuation's session starts with, as `eval generate` seeds them: every event
+    before the trailing user message (an author `model` written as the root agent), and that
+    message's state delta, if any, without its content."""
+    if case.prompt is not None:
+        return []
+    events = case.events()
+    seeded = []
+    for event in events[:-1]:
+        seeded.append({"author": root_agent if event.author == "model" else (event.author or ""),
+                       "content": event.content.model_dump(mode="json", exclude_none=True) if event.content else None,
+                       "state_delta": event.state_delta})
+    if events[-1].state_delta:
+        seeded.append({"author": "user", "content": None, "state_delta": events[-1].state_delta})
+    return seeded
+
+
+def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
+    """The dataset as the EvalSet of the messages its cases send (each one's `reference` its expected
+    final response): what ids, filters and reports read."""
+    cases = []
+    for written, key in zip(loaded.cases, loaded.keys):
+        reference = written.reference.response if written.reference is not None else None
+        invocation = Invocation.model_validate({
+            "user_content": sent_message(written),
+            "final_response": reference.model_dump(mode="json", exclude_none=True) if reference is not None else None,
+        })
+        cases.append(EvalCase(eval_id=key, conversation=[invocation]))
+    name = loaded.source.path.name.removesuffix(".json")
+    return LoadedEvalSet(source=loaded.source, eval_set=EvalSet(eval_set_id=name, eval_cases=cases), raw=loaded.raw)
+
+
+def with_baseline(ref: DatasetCaseRef, root: Path) -> DatasetCaseRef:
+    """The ref with its baseline file read again (after an accept or an undo wrote it)."""
+    assert ref.baseline_path is not None
+    accepted, _ = _baselines(ref.baseline_path, ref.baseline_display)
+    found = accepted.get(ref.name)
+    return dataclasses.replace(ref, baseline=found[1] if found else None, baseline_index=found[0] if found else None)
+
+
+def case_kind(ref: object) -> str:
+    """What a case is, as reports name it: `agents_cli` (a dataset case), `eval_set` or `conformance`."""
+    if isinstance(ref, DatasetCaseRef):
+        return "agents_cli"
+    return "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"
+
+
+def dataset_shape(ref: DatasetCaseRef) -> str:
+    """`prompt` or `continuation`: what the case sends."""
+    return "prompt" if ref.written.prompt is not None else "continuation"

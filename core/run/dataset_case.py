@@ -1,0 +1,181 @@
+"""Running an agents-cli dataset case: inference as `agents-cli eval generate` does it, graded by
+its eval config's local metrics as `agents-cli eval grade` grades it, and diffed against its baseline.
+
+* The run: the case's prompt sent to a new session, or a continuation's last user message sent to a
+  session seeded with the events before it (`dataset_cases.history`), `num_runs` repeats at once.
+* Its metrics: each local custom function is run in a worker on the `instance` agents-cli builds
+  from the run's trace; the score is reported, and it passes or fails the case only where the
+  metric has a `threshold`. Cloud metrics are `not evaluated`, saying what they need.
+* Its baseline, once a run was accepted: the run is scored against it as an EvalSet case is against
+  its expected turn, by ADK's default criteria (the tool calls exactly, `tool_trajectory_avg_score`
+  1.0, and the answer's ROUGE-1 `response_match_score` ≥ 0.8), and diffed per layer. Without one the
+  case is *new*: its run is shown, nothing diverges, and accepting it makes the baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.diff.case import diff_case
+from agentdiff.core.diff.explain import explain_scored
+from agentdiff.core.formats.agents_cli.traces import app_agents, instance, trace_case
+from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, default_eval_config, eval_metrics
+from agentdiff.core.project.dataset_cases import DatasetCaseRef, history, sent_message
+from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index, unrun
+from agentdiff.core.run.expected import load_baseline
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.run.scored import rules_of, score_output
+from agentdiff.core.run.usage import case_usage
+from agentdiff.core.scoring.metrics import InvocationScore, MetricEvaluation, MetricStatus
+from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.core.scoring.verdicts import aggregate, case_verdict, final_status
+from agentdiff.core.traces.agents_cli import baseline_output, generated_events, run_view
+from agentdiff.core.traces.from_run import invocations_from_output, trace_from_output
+from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
+
+NEW = "new: nothing accepted yet — accept this run (`a` in the TUI, `agentdiff accept ID`) to make it the baseline"
+NO_RECORDINGS = "replay needs recorded model calls: an agents-cli case has none; run it live (--mode live)"
+CLOUD = ("is run by Google's cloud eval service: set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and Google Cloud "
+         "credentials, and run `agents-cli eval grade` (agentdiff runs local custom metrics only)")
+
+
+def dataset_job(ref: DatasetCaseRef, agent: AgentRef, mode: str = "live") -> Job:
+    return Job(case_id=ref.id, agent=agent, mode=mode, app_name=agent.name, user_id="eval-cli-user",  # type: ignore[arg-type]
+               messages=[Message(content=sent_message(ref.written))], history=history(ref.written, "model"), app_info=True)
+
+
+def written_case(ref: DatasetCaseRef) -> dict[str, Any]:
+    """The case as its dataset file holds it (either key spelling)."""
+    assert ref.dataset is not None
+    raw = ref.dataset.raw
+    cases = raw.get("eval_cases", raw.get("evalCases")) or []
+    return cases[ref.index]
+
+
+def traced(ref: DatasetCaseRef, out: RunOutput) -> dict[str, Any]:
+    """The case as `eval generate` would write it after this run."""
+    return trace_case(written_case(ref), generated_events(out), app_agents(out.app_agents), out.root_agent or "root_agent")
+
+
+def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any]) -> Job:
+    assert ref.metrics is not None
+    metrics = [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local]
+    return Job(case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[], grade={"metrics": metrics, "instance": graded})
+
+
+def _metric_file(ref: DatasetCaseRef, relative: Optional[str]) -> Optional[str]:
+    if relative is None or ref.metrics is None or ref.metrics.path is None:
+        return None
+    return str((ref.metrics.path.parent / relative).resolve())
+
+
+async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: RunOptions) -> CaseRun:
+    if ref.metrics_errors:
+        return unrun(ref, agent, "live", CaseStatus.ERROR, "its eval config did not load: " + "; ".join(map(str, ref.metrics_errors)))
+    if options.mode == "replay":
+        return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
+    job = dataset_job(ref, agent)
+    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(max(1, options.num_runs))))
+    grades = await grade_outputs(ref, agent, outputs, pool, options)
+    return await asyncio.to_thread(score_dataset_case, ref, agent, outputs, grades)
+
+
+async def grade_outputs(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], pool, options: RunOptions) -> list[Optional[dict[str, Any]]]:
+    """Each run's local metric results, graded against the case and the eval config as loaded now."""
+    return list(await asyncio.gather(*(_grade(ref, agent, out, pool, options) for out in outputs)))
+
+
+async def _grade(ref: DatasetCaseRef, agent: AgentRef, out: RunOutput, pool, options: RunOptions) -> Optional[dict[str, Any]]:
+    """The local metrics' results for one run (None when it failed or there are none)."""
+    if out.error is not None or ref.metrics is None or not ref.metrics.local:
+        return None
+    graded = instance(traced(ref, out))
+    if graded is None:  # as the SDK: a case whose run gave no text has no response to grade
+        message = f"No response found for candidate 0 in EvalCase {ref.written.eval_case_id}."
+        return {m.name: {"score": None, "explanation": None, "error_message": message} for m in ref.metrics.local}
+    answer = await pool.run(grade_job(ref, agent, graded), options.timeout)
+    if answer.judged is None:
+        why = answer.error or "the metrics' process gave no answer"
+        return {m.name: {"score": None, "explanation": None, "error_message": why} for m in ref.metrics.local}
+    return answer.judged
+
+
+def agents_cli_metrics(ref: DatasetCaseRef, graded: Optional[dict[str, Any]], turns: int) -> tuple[MetricEvaluation, ...]:
+    """The eval config's metrics for one run, in its order."""
+    out = []
+    for spec in ref.metrics.metrics if ref.metrics else ():
+        metric = EvalMetric(metric_name=spec.name, threshold=spec.threshold,
+                            criterion={"threshold": spec.threshold} if spec.threshold is not None else None)
+        if spec.where == "cloud":
+            out.append(MetricEvaluation(metric, None, MetricStatus.NOT_EVALUATED, reason=f"`{spec.name}` {CLOUD}"))
+            continue
+        result = (graded or {}).get(spec.name) or {"error_message": "not graded"}
+        score = result.get("score")
+        details = {key: result[key] for key in ("explanation", "where", "traceback") if result.get(key)}
+        if result.get("error_message") or not isinstance(score, (int, float)):
+            reason = result.get("error_message") or f"no score ({score!r})"
+            if result.get("where"):
+                reason = f"{result['where']}: {reason}"
+            out.append(MetricEvaluation(metric, None, MetricStatus.NOT_EVALUATED, (InvocationScore(None, MetricStatus.NOT_EVALUATED),) * turns,
+                                        reason=reason, details=details or None))
+            continue
+        status = MetricStatus.INFORMATIONAL if spec.threshold is None else (
+            MetricStatus.PASSED if score >= spec.threshold else MetricStatus.FAILED)
+        out.append(MetricEvaluation(metric, float(score), status, (InvocationScore(float(score), status),) * turns, details=details or None))
+    return tuple(out)
+
+
+def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], grades: Sequence[Optional[dict[str, Any]]] = ()) -> CaseRun:
+    """The outputs of a dataset case's repeats, graded and diffed against its baseline."""
+    message = sent_message(ref.written)
+    messages = [Message(content=message)]
+    rules = rules_of(outputs)
+    baseline = load_baseline(ref)
+    expected = None
+    config: EvalConfig = EvalConfig(criteria={})
+    if ref.baseline is not None:
+        accepted = baseline_output(message, accepted_events(ref), ())
+        expected = invocations_from_output(accepted, messages, rules)
+        config = default_eval_config()
+    gating = eval_metrics(config, rules)
+    views = [run_view(out, message) for out in outputs]
+    runs = []
+    for i, out in enumerate(outputs):
+        record = score_output(out, messages, expected or [], gating, rules)
+        if record.error is None:
+            extra = agents_cli_metrics(ref, grades[i] if i < len(grades) else None, len(record.actual))
+            metrics = record.metrics + extra
+            record = dataclasses.replace(record, expected=tuple(expected) if expected else None, metrics=metrics,
+                                         status=final_status(m.status for m in metrics))
+        runs.append(record)
+    results = aggregate(runs)
+    status, reason = case_verdict(runs, results)
+    shown = shown_index(runs)
+    trace = trace_from_output(views[shown], messages)
+    diff = None
+    if status is not CaseStatus.ERROR:
+        diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
+        if ref.baseline is None:  # what the run did is shown; nothing was expected, so nothing diverges
+            layers = tuple(dataclasses.replace(layer, summary="new: nothing accepted yet") if layer.status == "changed" else layer
+                           for layer in diff.layers)
+            diff = dataclasses.replace(diff, divergences=(), layers=layers, notes=(*diff.notes, NEW))
+            if status not in (CaseStatus.FAILED, CaseStatus.FLAKY):
+                status, reason = CaseStatus.NEW, NEW
+        else:
+            diff = explain_scored(diff, results, runs[shown])
+    layers = layer_summaries(diff) if ref.baseline is not None else ()
+    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=tuple(runs), layers=layers,
+                         scored_as=None if status is CaseStatus.ERROR else rules.label, usage=case_usage(outputs))
+    return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
+
+
+def accepted_events(ref: DatasetCaseRef) -> list[dict[str, Any]]:
+    """The baseline's events after the user's message it answered (a continuation's earlier events,
+    the dataset's own, are not the baseline's)."""
+    if ref.baseline is None:
+        return []
+    events = [event.model_dump(mode="json", exclude_none=True) for event in ref.baseline.events()]
+    last_user = max((i for i, e in enumerate(events) if e.get("author") == "user"), default=-1)
+    return events[last_user + 1:]

@@ -1,0 +1,70 @@
+"""agents-cli trace events on both sides of a dataset case's diff.
+
+A trace keeps of each ADK event only its author, content, time and state delta (`formats.agents_cli.
+traces`). So that a run and its baseline differ only where the agent did, both are seen through that
+view: the run's events as its trace file would hold them, the baseline's as its file holds them,
+each turned back into the run output the rest of agentdiff reads (events with the user's message
+first, and the tool calls their function calls and responses make).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.formats.agents_cli.traces import trace_events
+from agentdiff.core.worker.jobs import ExchangeOut, RunOutput, ToolOut
+
+
+def generated_events(out: RunOutput) -> list[dict[str, Any]]:
+    """The trace events of a run: its events after the user's message it answered."""
+    events = list(out.events)
+    while events and events[0].get("author") == "user":
+        events.pop(0)
+    return trace_events(events)
+
+
+def run_view(out: RunOutput, message: dict[str, Any]) -> RunOutput:
+    """A run as its trace file would hold it (its LLM exchanges kept: the trace has none, the
+    baseline's are agentdiff's own)."""
+    return as_output(message, generated_events(out), out, out.exchanges)
+
+
+def baseline_output(message: dict[str, Any], events: Sequence[dict[str, Any]], exchanges: Sequence[dict[str, Any]] = ()) -> RunOutput:
+    """An accepted run, from the trace events its baseline file holds after the user's message."""
+    return as_output(message, events, None, [ExchangeOut.model_validate(x) for x in exchanges])
+
+
+def as_output(message: dict[str, Any], events: Sequence[dict[str, Any]], out: Optional[RunOutput],
+              exchanges: Sequence[ExchangeOut]) -> RunOutput:
+    adk_events = [{"author": "user", "content": message}]
+    tools: list[ToolOut] = []
+    pending: dict[str, ToolOut] = {}
+    for seq, event in enumerate(events, start=1):
+        shaped: dict[str, Any] = {"author": event.get("author", "")}
+        if event.get("content") is not None:
+            shaped["content"] = event["content"]
+        if event.get("state_delta"):
+            shaped["actions"] = {"state_delta": event["state_delta"]}
+        adk_events.append(shaped)
+        for part in (event.get("content") or {}).get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            call, response = part.get("function_call"), part.get("function_response")
+            if isinstance(call, dict):
+                tool = ToolOut(agent=str(event.get("author", "")), turn=0, seq=seq, name=str(call.get("name", "")),
+                               args=call.get("args") if isinstance(call.get("args"), dict) else None, id=call.get("id"))
+                tools.append(tool)
+                pending[str(call.get("id") or f"#{len(tools)}")] = tool
+            elif isinstance(response, dict):
+                key = str(response.get("id") or next((k for k, t in pending.items() if t.name == response.get("name")), ""))
+                tool = pending.pop(key, None)
+                if tool is not None:
+                    tool.response = response.get("response") if isinstance(response.get("response"), dict) else None
+                    tool.has_response = True
+    state: dict[str, Any] = {}  # what the events changed (a trace keeps no session: not its app, user or earlier state)
+    for event in events:
+        state.update(event.get("state_delta") or {})
+    update = {"events": adk_events, "tools": tools, "exchanges": list(exchanges), "app_name": "", "user_id": "", "state": state}
+    if out is None:
+        return RunOutput(**update)
+    return out.model_copy(update=update)

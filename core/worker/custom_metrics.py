@@ -1,0 +1,77 @@
+"""agents-cli's local custom metrics, run in the project's interpreter as agents-cli runs them.
+
+Each metric's source (`custom_function`, or the text of its `custom_function_file`) is executed in a
+fresh namespace and must define `evaluate(instance)`; what it returns is read as the agents-cli SDK
+reads it: a dict with a `score` (and an optional `explanation`), or a bare number (a bool counts).
+A metric that cannot load, raises or returns anything else is an error for that case, with the
+file and line where it happened; the other metrics still run. The calls run in a thread, so a
+slow one is stopped by the job's timeout like any run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import traceback
+from typing import Any, Optional
+
+
+async def grade(request: dict[str, Any]) -> dict[str, Any]:
+    """name → {score, explanation, error_message} for each metric of the request."""
+    results: dict[str, Any] = {}
+    for metric in request.get("metrics") or []:
+        results[metric["name"]] = await asyncio.to_thread(_one, metric, request.get("instance") or {})
+    return results
+
+
+def _one(metric: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
+    filename = metric.get("file") or f"<custom_function {metric['name']}>"
+    namespace: dict[str, Any] = {}
+    try:
+        exec(compile(metric.get("source") or "", filename, "exec"), namespace)  # noqa: S102 - the project's own metric
+    except BaseException as exc:  # a syntax error, or one at import
+        return _error(f"Failed to load custom_function for metric '{metric['name']}': {type(exc).__name__}: {exc}", exc, filename)
+    evaluate = namespace.get("evaluate")
+    if not callable(evaluate):
+        return _error(f"custom_function for metric '{metric['name']}' must define a callable named 'evaluate(instance)'")
+    try:
+        value = evaluate(instance)
+    except BaseException as exc:  # the metric's own failure
+        return _error(f"CustomFunctionError(evaluate): {exc}", exc, filename)
+    return _read(value, evaluate)
+
+
+def _read(value: Any, function: Any) -> dict[str, Any]:
+    if isinstance(value, dict) and "score" in value:
+        score, explanation = value["score"], value.get("explanation")
+    elif isinstance(value, (int, float)):
+        score, explanation = value, None
+    else:
+        return _error(f"CustomFunctionError({function!r}): Returned unexpected type {type(value)}")
+    if explanation is not None and not isinstance(explanation, str):
+        return _error(f"the explanation must be text, not {type(explanation).__name__}")
+    if score is None:
+        return {"score": None, "explanation": explanation, "error_message": None}
+    try:
+        number = float(score)
+    except (TypeError, ValueError):
+        return _error(f"the score must be a number, not {score!r}")
+    return {"score": number if math.isfinite(number) else str(number), "explanation": explanation, "error_message": None}
+
+
+def _error(message: str, exc: Optional[BaseException] = None, filename: Optional[str] = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"score": None, "explanation": None, "error_message": message}
+    if exc is not None and filename is not None:
+        where = _where(exc, filename)
+        if where is not None:
+            out["where"] = where
+            out["traceback"] = "".join(traceback.format_exception(exc)[-12:])
+    return out
+
+
+def _where(exc: BaseException, filename: str) -> Optional[str]:
+    """`file:line` of the innermost frame in the metric's own source."""
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        return f"{filename}:{exc.lineno}"
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == filename]
+    return f"{filename}:{frames[-1].lineno}" if frames else None

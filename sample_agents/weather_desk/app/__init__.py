@@ -1,0 +1,3 @@
+from .agent import app
+
+__all__ = ["app"]
