@@ -1,0 +1,164 @@
+"""agents-cli projects through the real commands and workers: their dataset cases found with no
+flags, run as `agents-cli eval generate` runs them (a prompt, or a continuation whose earlier events
+seed the session), graded by the eval config's local metrics, *new* until a run is accepted, then
+diffed against the accepted run; accept and undo touch only the accepted bytes of a hand-formatted
+dataset; `--report agents-cli` writes a trace file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from agentdiff.core.formats.agents_cli.dataset import load_dataset
+from conftest import ROOT
+from test_cli import run
+
+SAMPLES = ROOT / "sample_agents"
+DATASET = "tests/eval/datasets/basic-dataset.json"
+
+# A team's hand-maintained dataset: 4-space indent, CRLF line endings, camelCase keys in places.
+HAND_FORMATTED = (
+    '{\r\n'
+    '    "eval_cases": [\r\n'
+    '        {\r\n'
+    '            "eval_case_id": "paris_weather",\r\n'
+    '            "prompt": {"role": "user", "parts": [{"text": "What is the weather in Paris?"}]}\r\n'
+    '        },\r\n'
+    '        {\r\n'
+    '            "evalCaseId": "tokyo_time",\r\n'
+    '            "agentData": {"turns": [{"turnIndex": 0, "events": [\r\n'
+    '                {"author": "user", "content": {"role": "user", "parts": [{"text": "Weather in Tokyo?"}]}},\r\n'
+    '                {"author": "model", "content": {"role": "model", "parts": [{"text": "Humid."}]}},\r\n'
+    '                {"author": "user", "content": {"role": "user", "parts": [{"text": "What time is it in Tokyo?"}]}}\r\n'
+    '            ]}]}\r\n'
+    '        }\r\n'
+    '    ]\r\n'
+    '}'
+)
+
+METRICS = """\
+metrics_to_run: [mentions_city, what_it_was_given, breaks, response_quality]
+custom_metrics:
+  - name: mentions_city
+    custom_function_file: mentions_city.py
+    threshold: 1
+  - name: what_it_was_given
+    custom_function: |
+      import json
+      def evaluate(instance):
+          turns = instance["agent_data"]["turns"]
+          return {"score": len(turns[-1]["events"]), "explanation": json.dumps(sorted(instance))}
+  - name: breaks
+    custom_function_file: breaks.py
+  - name: response_quality
+    prompt_template: "Rate {response}"
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """The weather_desk sample (an agents-cli project) with its dataset hand-formatted and no baselines."""
+    shutil.copy(SAMPLES / "demo_model.py", tmp_path / "demo_model.py")
+    root = tmp_path / "weather_desk"
+    shutil.copytree(SAMPLES / "weather_desk", root, ignore=shutil.ignore_patterns("__pycache__", "baselines"))
+    (root / DATASET).write_bytes(HAND_FORMATTED.encode())
+    (root / "tests/eval/eval_config.yaml").write_text(METRICS)
+    (root / "tests/eval/breaks.py").write_text("def evaluate(instance):\n    return {'score': instance['no_such_key']}\n")
+    monkeypatch.chdir(root)
+    return root
+
+
+def _cases(out: str) -> dict:
+    return {case["eval_id"]: case for case in json.loads(out)["cases"]}
+
+
+def test_an_agents_cli_project_lists_its_dataset_cases_with_the_manifests_agent(project, monkeypatch):
+    code, out, err = run("list", "--json", "--agents")
+    assert code == 0, err
+    cases = json.loads(out)["cases"]
+    assert [c["id"] for c in cases] == [f"{DATASET}::paris_weather", f"{DATASET}::tokyo_time"]
+    assert {c["kind"] for c in cases} == {"agents_cli"} and [c["shape"] for c in cases] == ["prompt", "continuation"]
+    assert cases[0]["agent"] == "app" and cases[0]["agent_reason"] == "agent_directory of agents-cli-manifest.yaml"
+    assert cases[0]["metrics"] == {"mentions_city": "local", "what_it_was_given": "local", "breaks": "local", "response_quality": "cloud"}
+    monkeypatch.chdir(project / "tests" / "eval")  # any folder of the project
+    code, out, _ = run("list", "--json")
+    assert code == 0 and [c["id"] for c in json.loads(out)["cases"]] == ["datasets/basic-dataset.json::paris_weather",
+                                                                        "datasets/basic-dataset.json::tokyo_time"]
+
+
+def test_json_under_datasets_elsewhere_is_not_a_case_and_a_bad_dataset_is_a_located_error(tmp_path, monkeypatch):
+    (tmp_path / "data" / "datasets").mkdir(parents=True)
+    (tmp_path / "data" / "datasets" / "numbers.json").write_text('{"rows": [1, 2]}')  # no eval config, no manifest
+    monkeypatch.chdir(tmp_path)
+    assert run("list") == (0, "0 cases, 0 load errors\n", "")
+    (tmp_path / "data" / "eval_config.yaml").write_text("metrics_to_run: [m]\n")
+    code, out, err = run("list")
+    assert code == 2 and "data/datasets/numbers.json:1:" in err and "rows" in err
+
+
+def test_the_loop_new_accept_pass_edit_fail_undo(project):
+    original = (project / DATASET).read_bytes()
+    code, out, err = run("run", "--json")
+    assert code == 1, err  # new cases have not passed yet
+    cases = _cases(out)
+    assert {c["status"] for c in cases.values()} == {"new"}
+    assert "accept this run" in cases["paris_weather"]["error"]
+    metrics = {m["name"]: m for m in cases["tokyo_time"]["metrics"]}
+    assert metrics["mentions_city"]["score"] == 1.0 and metrics["mentions_city"]["status"] == "passed"
+    # a continuation's instance: the seeded turn with the new events appended, no prompt (as the SDK builds it)
+    given = metrics["what_it_was_given"]
+    assert given["score"] == 6.0 and json.loads(given["details"]["explanation"]) == ["agent_data", "eval_case_id", "response"]
+    assert given["status"] == "informational"
+    assert metrics["breaks"]["status"] == "not_evaluated" and "breaks.py:2: CustomFunctionError(evaluate): 'no_such_key'" in metrics["breaks"]["reason"]
+    assert "cloud eval service" in metrics["response_quality"]["reason"]
+
+    code, out, err = run("accept", "tokyo_time", "--yes")
+    assert code == 0, err
+    after = (project / DATASET).read_bytes()
+    reference = after.replace(original[:-len(b"\r\n        }\r\n    ]\r\n}")], b"")
+    assert after.startswith(original[:-len(b"\r\n        }\r\n    ]\r\n}")])  # everything before the new key as it was
+    assert b'"reference"' in reference and b"It is 01:00 in Tokyo." in reference and b"\r\n" in reference
+    assert b"\n" not in after.replace(b"\r\n", b"")  # CRLF kept throughout
+    baseline = json.loads((project / "tests/eval/baselines/basic-dataset.json").read_text())
+    case = baseline["eval_cases"][0]
+    assert case["eval_case_id"] == "tokyo_time" and case["responses"][0]["response"]["parts"][0]["text"] == "It is 01:00 in Tokyo."
+    events = case["agent_data"]["turns"][0]["events"]
+    assert [e["author"] for e in events] == ["user", "weather_desk", "user", "weather_desk", "weather_desk", "weather_desk"]
+    assert events[3]["content"]["parts"][0]["function_call"]["name"] == "get_current_time"
+    assert case["agentdiff_llm_requests"][0]["request"]["config"]["system_instruction"]
+
+    code, out, _ = run("run", "tokyo_time", "--json")
+    assert code == 0 and _cases(out)["tokyo_time"]["status"] == "passed"
+    prompt = project / "app" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace('reply "It is <time> in <city>."', 'reply "<city>: <time>."'))
+    code, out, _ = run("run", "tokyo_time", "--json")
+    failed = _cases(out)["tokyo_time"]
+    assert code == 1 and failed["status"] == "failed"
+    layers = {layer["layer"]: layer for layer in failed["layers"]}
+    assert layers["request"]["status"] == "changed" and layers["response"]["status"] == "changed"
+    assert layers["tool_calls"]["status"] == "same"
+    code, out, _ = run("diff", "tokyo_time")
+    assert 'content.parts[0].text "It is 01:00 in Tokyo." → "Tokyo: 01:00."' in out and "turn 1 · response" in out
+
+    code, out, err = run("undo")
+    assert code == 0, err
+    assert (project / DATASET).read_bytes() == original
+    assert not (project / "tests/eval/baselines/basic-dataset.json").exists()
+
+
+def test_a_threshold_that_a_score_misses_fails_the_case_and_the_trace_report(project):
+    config = project / "tests/eval/eval_config.yaml"
+    config.write_text(METRICS.replace("metrics_to_run: [mentions_city, what_it_was_given, breaks, response_quality]",
+                                      "metrics_to_run: [mentions_city]").replace("threshold: 1", "threshold: 2"))
+    code, out, err = run("run", "--json", "--report", "agents-cli=artifacts/traces")
+    assert code == 1, err
+    assert {c["status"] for c in _cases(out).values()} == {"failed"}
+    (trace,) = (project / "artifacts" / "traces").glob("traces_*.json")
+    loaded, errors = load_dataset(trace, trace=True)
+    assert errors == [] and loaded.keys == ("paris_weather", "tokyo_time")
+    text = trace.read_text()
+    assert not text.endswith("\n") and '"event_time": "' in text and '"eval_case_id": "paris_weather"' in text
+    first = loaded.cases[0]
+    assert first.responses[0].response.text() == "It's 68 degrees and cloudy in Paris."
+    assert [e.author for e in first.events()] == ["weather_desk"] * 3  # the prompt is not an event, as in eval generate
