@@ -105,27 +105,30 @@ def worker_pool():
     pool.close()
 
 
-_making_env = None  # the background process making the oldest ADK's environment, if one was needed
+_making: list = []  # the background processes making the oracle environments the collected tests need
 
 
 def pytest_collection_finish(session):
     """When a collected test needs the oldest ADK's project environment, start making it at once
     (pip, mostly waiting on the network), so it is ready by the time that test runs."""
-    global _making_env
-    from adk_envs import OLDEST, ROOT
+    import subprocess
 
-    needed = any("oldest_adk_python" in getattr(item, "fixturenames", ()) for item in session.items)
-    if needed and not (ROOT / ".venv-adk" / OLDEST / "ready").exists():
-        import subprocess
+    from adk_envs import AGENTS_CLI, OLDEST, ROOT
 
-        _making_env = subprocess.Popen([sys.executable, str(TESTS / "adk_envs.py"), OLDEST],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wanted = {"oldest_adk_python": (ROOT / ".venv-adk" / OLDEST, OLDEST),
+              "agents_cli": (ROOT / ".venv-agents-cli" / AGENTS_CLI, "agents-cli")}
+    for fixture, (folder, argument) in wanted.items():
+        needed = any(fixture in getattr(item, "fixturenames", ()) for item in session.items)
+        if needed and not (folder / "ready").exists():
+            _making.append(subprocess.Popen([sys.executable, str(TESTS / "adk_envs.py"), argument],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if _making_env is not None and _making_env.poll() is None:  # never outlive the session
-        _making_env.terminate()
-        _making_env.wait()
+    for making in _making:
+        if making.poll() is None:  # never outlive the session
+            making.terminate()
+            making.wait()
 
 
 @pytest.fixture(scope="session")
@@ -133,6 +136,12 @@ def oldest_adk_python() -> Path:
     """The Python of a project environment with the oldest supported ADK (and nothing of agentdiff)."""
     from adk_envs import OLDEST, ensure_env
 
-    if _making_env is not None:
-        _making_env.wait()
-    return ensure_env(OLDEST)
+    return ensure_env(OLDEST)  # under the maker's lock: waits for the one started at collection
+
+
+@pytest.fixture(scope="session")
+def agents_cli() -> Path:
+    """The `agents-cli` command of Google's google-agents-cli, in an environment of its own."""
+    from adk_envs import agents_cli_bin
+
+    return agents_cli_bin()

@@ -59,10 +59,12 @@ def traced(ref: DatasetCaseRef, out: RunOutput) -> dict[str, Any]:
     return trace_case(written_case(ref), generated_events(out), app_agents(out.app_agents), out.root_agent or "root_agent")
 
 
-def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any]) -> Job:
+def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any], options: RunOptions) -> Job:
     assert ref.metrics is not None
     metrics = [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local]
-    return Job(case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[], grade={"metrics": metrics, "instance": graded})
+    cache = str(options.judge_cache) if options.judge_cache else None
+    return Job(case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[],
+               grade={"metrics": metrics, "instance": graded, "cache_dir": cache})
 
 
 def _metric_file(ref: DatasetCaseRef, relative: Optional[str]) -> Optional[str]:
@@ -95,7 +97,7 @@ async def _grade(ref: DatasetCaseRef, agent: AgentRef, out: RunOutput, pool, opt
     if graded is None:  # as the SDK: a case whose run gave no text has no response to grade
         message = f"No response found for candidate 0 in EvalCase {ref.written.eval_case_id}."
         return {m.name: {"score": None, "explanation": None, "error_message": message} for m in ref.metrics.local}
-    answer = await pool.run(grade_job(ref, agent, graded), options.timeout)
+    answer = await pool.run(grade_job(ref, agent, graded, options), options.timeout)
     if answer.judged is None:
         why = answer.error or "the metrics' process gave no answer"
         return {m.name: {"score": None, "explanation": None, "error_message": why} for m in ref.metrics.local}
@@ -113,7 +115,7 @@ def agents_cli_metrics(ref: DatasetCaseRef, graded: Optional[dict[str, Any]], tu
             continue
         result = (graded or {}).get(spec.name) or {"error_message": "not graded"}
         score = result.get("score")
-        details = {key: result[key] for key in ("explanation", "where", "traceback") if result.get(key)}
+        details = {key: result[key] for key in ("explanation", "where", "traceback", "judge_calls", "cache_hits") if result.get(key) is not None}
         if result.get("error_message") or not isinstance(score, (int, float)):
             reason = result.get("error_message") or f"no score ({score!r})"
             if result.get("where"):

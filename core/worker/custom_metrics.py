@@ -17,10 +17,16 @@ from typing import Any, Optional
 
 
 async def grade(request: dict[str, Any]) -> dict[str, Any]:
-    """name → {score, explanation, error_message} for each metric of the request."""
+    """name → {score, explanation, error_message} for each metric of the request (with how many
+    model calls it made through google-genai, and how many of them the judge cache answered)."""
+    from .genai_cache import cached_calls
+
     results: dict[str, Any] = {}
     for metric in request.get("metrics") or []:
-        results[metric["name"]] = await asyncio.to_thread(_one, metric, request.get("instance") or {})
+        with cached_calls(request.get("cache_dir")) as calls:
+            results[metric["name"]] = await asyncio.to_thread(_one, metric, request.get("instance") or {})
+        if calls.calls:
+            results[metric["name"]] |= {"judge_calls": len(calls.calls), "cache_hits": sum(c["cached"] for c in calls.calls)}
     return results
 
 
