@@ -185,6 +185,41 @@ def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str
     return checks
 
 
+def vertex_configured(environ: Optional[dict[str, str]] = None) -> bool:
+    """Whether Google Cloud is configured for Vertex AI's evaluation service: a project, a location,
+    and credentials (a key file, or gcloud's application-default login)."""
+    env = os.environ if environ is None else environ
+    if not (env.get("GOOGLE_CLOUD_PROJECT") and env.get("GOOGLE_CLOUD_LOCATION")):
+        return False
+    if env.get("GOOGLE_APPLICATION_CREDENTIALS"):
+        return True
+    config = env.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
+    return os.path.isfile(os.path.join(config, "application_default_credentials.json"))
+
+
+def metric_checks(cases: Sequence[object], environ: Optional[dict[str, str]] = None) -> list[Check]:
+    """agents-cli eval configs: which of their metrics run here (local custom functions, in the
+    project's interpreter) and which need Google's cloud eval service, and whether it is configured."""
+    from agentdiff.core.project.dataset_cases import DatasetCaseRef
+
+    configs = {ref.metrics.display: ref.metrics for ref in cases if isinstance(ref, DatasetCaseRef) and ref.metrics is not None}
+    checks = []
+    cloud_ready = vertex_configured(environ)
+    for shown, config in configs.items():
+        if config.local:
+            checks.append(Check("metrics", True, f"{shown}: {', '.join(m.name for m in config.local)} run here (local custom functions)"))
+        if config.cloud:
+            names = ", ".join(m.name for m in config.cloud)
+            if cloud_ready:
+                checks.append(Check("metrics", None, f"{shown}: {names} need Google's cloud eval service; Google Cloud is configured: "
+                                                     "`agents-cli eval grade` scores them (agentdiff reports them not evaluated)"))
+            else:
+                checks.append(Check("metrics", None, f"{shown}: {names} need Google's cloud eval service: not evaluated here",
+                                    "set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and credentials (`gcloud auth "
+                                    "application-default login`), then `agents-cli eval grade`"))
+    return checks
+
+
 def nearest_dotenv(folder: Path) -> Optional[Path]:
     """The `.env` ADK loads for an agent: the first found walking up from its folder."""
     for parent in [folder.resolve(), *folder.resolve().parents]:

@@ -6,12 +6,12 @@ request, so scoring an unchanged run again makes no judge call."""
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Optional, Sequence
 
 from agentdiff.core.formats import eval_config as names
 from agentdiff.core.formats.eval_config import BaseCriterion
 from agentdiff.core.project.discovery import EvalCaseRef
+from agentdiff.core.project.doctor import vertex_configured
 from agentdiff.core.run.jobs import messages_of
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
@@ -20,18 +20,6 @@ from agentdiff.core.worker.jobs import AgentRef, Job, RunOutput
 #: One run's judged metrics: metric name → the worker's result (see `core/worker/judge.py`), or
 #: `{"error": why}` when the judge could not run at all.
 Judged = Optional[dict[str, Any]]
-
-
-def vertex_configured(environ: Optional[dict[str, str]] = None) -> bool:
-    """Whether Google Cloud is configured for Vertex AI's evaluation service: a project, a location,
-    and credentials (a key file, or gcloud's application-default login)."""
-    env = os.environ if environ is None else environ
-    if not (env.get("GOOGLE_CLOUD_PROJECT") and env.get("GOOGLE_CLOUD_LOCATION")):
-        return False
-    if env.get("GOOGLE_APPLICATION_CREDENTIALS"):
-        return True
-    config = env.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
-    return os.path.isfile(os.path.join(config, "application_default_credentials.json"))
 
 
 def judged_criteria(ref: EvalCaseRef) -> dict[str, Any]:
