@@ -1028,6 +1028,16 @@ def rate_limit_benchmark() -> list[tuple[str, str, str]]:
         ("rate-limit: time with the quota / without", f"{limited / free:.2f}x", "close to 1: the quota is found, not fought"),
     ]
 
+@benchmark("agents-cli")
+def agents_cli_benchmark() -> list[tuple[str, str, str]]:
+    """100 agents-cli dataset cases (100 ms per model call) against `agents-cli eval generate`; save ->
+    verdicts on the weather_desk sample (benchmarks/agents_cli_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from agents_cli_bench import agents_cli_benchmark as measure
+
+    return measure()
+
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

@@ -162,3 +162,56 @@ def test_a_threshold_that_a_score_misses_fails_the_case_and_the_trace_report(pro
     first = loaded.cases[0]
     assert first.responses[0].response.text() == "It's 68 degrees and cloudy in Paris."
     assert [e.author for e in first.events()] == ["weather_desk"] * 3  # the prompt is not an event, as in eval generate
+
+
+# --- hostile inputs (no workers) ------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_text = st.text(max_size=20)
+_content = st.fixed_dictionaries({"parts": st.lists(st.fixed_dictionaries({"text": _text}), max_size=3)},
+                                 optional={"role": st.sampled_from(["user", "model", "x"])})
+_event = st.fixed_dictionaries({"author": st.sampled_from(["user", "model", "app", ""])},
+                               optional={"content": _content, "state_delta": st.dictionaries(_text, st.integers(), max_size=2),
+                                         "event_time": st.sampled_from(["2026-01-01T00:00:00Z", 1700000000.5])})
+_case = st.fixed_dictionaries({}, optional={
+    "eval_case_id": _text, "prompt": _content, "reference": st.fixed_dictionaries({"response": _content}),
+    "agent_data": st.fixed_dictionaries({"turns": st.lists(st.fixed_dictionaries({"turn_index": st.integers(0, 3), "events": st.lists(_event, max_size=4)}), max_size=2)}),
+    "extra_key": st.one_of(_text, st.integers(), st.none()),
+    "responses": st.lists(st.fixed_dictionaries({"response": _content}), max_size=2)})
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=_case, events=st.lists(_event, max_size=4))
+def test_any_case_agents_cli_loads_traces_and_grades_without_raising(case, events):
+    """Whatever case the SDK's types accept, its trace (as eval generate writes it) loads back as a
+    trace, and its instance is built or is None (no response to grade)."""
+    from agentdiff.core.formats.agents_cli.dataset import dataset_from_data
+    from agentdiff.core.formats.agents_cli.traces import instance, trace_case, trace_events
+    from agentdiff.core.formats.source_file import SourceText
+
+    source = SourceText(path=__import__("pathlib").Path("d.json"), display="d.json", text=json.dumps({"eval_cases": [case]}), sha256="")
+    loaded, errors = dataset_from_data(source, {"eval_cases": [case]}, trace=True)
+    if loaded is None:
+        assert errors
+        return
+    adk_events = [{"author": e["author"], "content": e.get("content"), "actions": {"state_delta": e.get("state_delta")}, "timestamp": 1.5} for e in events]
+    traced = trace_case(case, trace_events(adk_events), {}, "root")
+    again, errors = dataset_from_data(source, {"eval_cases": [traced]}, trace=True)
+    assert errors == [] and again is not None
+    given_instance = instance(traced)
+    assert given_instance is None or ("response" in given_instance and "responses" not in given_instance)
+
+
+def test_a_malformed_baseline_file_is_a_located_error_and_accept_writes_nothing(project):
+    baselines = project / "tests/eval/baselines"
+    baselines.mkdir()
+    (baselines / "basic-dataset.json").write_text('{"eval_cases": [\n  {"eval_case_id": "paris_weather", "prompt": 3}\n]}')
+    code, out, err = run("list")
+    assert code == 2 and "tests/eval/baselines/basic-dataset.json:2:" in err
+    before = (project / DATASET).read_bytes()
+    (baselines / "basic-dataset.json").write_text('{"eval_cases": [')  # not even JSON
+    code, out, err = run("accept", "paris_weather", "--yes")
+    assert code != 0 and "basic-dataset.json is not valid JSON" in out + err
+    assert (project / DATASET).read_bytes() == before and (baselines / "basic-dataset.json").read_text() == '{"eval_cases": ['

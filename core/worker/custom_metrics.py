@@ -1,19 +1,36 @@
 """agents-cli's local custom metrics, run in the project's interpreter as agents-cli runs them.
 
-Each metric's source (`custom_function`, or the text of its `custom_function_file`) is executed in a
-fresh namespace and must define `evaluate(instance)`; what it returns is read as the agents-cli SDK
-reads it: a dict with a `score` (and an optional `explanation`), or a bare number (a bool counts).
-A metric that cannot load, raises or returns anything else is an error for that case, with the
-file and line where it happened; the other metrics still run. The calls run in a thread, so a
-slow one is stopped by the job's timeout like any run.
+Each metric's source (`custom_function`, or the text of its `custom_function_file`) is executed once
+per worker process, in a fresh namespace, as agents-cli executes it once when it loads the config (so
+what it sets up at import, a client per thread say, serves every case), and must define
+`evaluate(instance)`; what it returns is read as the agents-cli SDK reads it: a dict with a `score`
+(and an optional `explanation`), or a bare number (a bool counts). A metric that cannot load, raises
+or returns anything else is an error for that case, with the file and line where it happened; the
+other metrics still run. The calls run on a pool of threads (as agents-cli's SDK runs them), so a slow
+one is stopped by the job's timeout like any run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
+import threading
 import traceback
-from typing import Any, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional, Union
+
+#: Each metric's `evaluate` (or the error loading it gave), by its name, file and source.
+_LOADED: dict[tuple[str, str, str], Union[Callable[[Any], Any], dict[str, Any]]] = {}
+_LOADING = threading.Lock()
+_THREADS: list[ThreadPoolExecutor] = []
+THREADS = 32  # calls graded at once in a worker (the SDK's own pool allows 100, at 15 a second)
+
+
+def _executor() -> ThreadPoolExecutor:
+    if not _THREADS:
+        _THREADS.append(ThreadPoolExecutor(THREADS, thread_name_prefix="agentdiff-metric"))
+    return _THREADS[0]
 
 
 async def grade(request: dict[str, Any]) -> dict[str, Any]:
@@ -24,22 +41,35 @@ async def grade(request: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for metric in request.get("metrics") or []:
         with cached_calls(request.get("cache_dir")) as calls:
-            results[metric["name"]] = await asyncio.to_thread(_one, metric, request.get("instance") or {})
+            context = contextvars.copy_context()  # the cache's, as to_thread carries it
+            results[metric["name"]] = await asyncio.get_running_loop().run_in_executor(
+                _executor(), context.run, _one, metric, request.get("instance") or {})
         if calls.calls:
             results[metric["name"]] |= {"judge_calls": len(calls.calls), "cache_hits": sum(c["cached"] for c in calls.calls)}
     return results
 
 
+def _load(metric: dict[str, Any], filename: str) -> Union[Callable[[Any], Any], dict[str, Any]]:
+    """The metric's `evaluate`, executed once per worker; or the error result its loading gave."""
+    key = (metric["name"], filename, metric.get("source") or "")
+    with _LOADING:
+        if key not in _LOADED:
+            namespace: dict[str, Any] = {}
+            try:
+                exec(compile(key[2], filename, "exec"), namespace)  # noqa: S102 - the project's own metric
+                evaluate = namespace.get("evaluate")
+                _LOADED[key] = evaluate if callable(evaluate) else _error(
+                    f"custom_function for metric '{metric['name']}' must define a callable named 'evaluate(instance)'")
+            except BaseException as exc:  # a syntax error, or one at import
+                _LOADED[key] = _error(f"Failed to load custom_function for metric '{metric['name']}': {type(exc).__name__}: {exc}", exc, filename)
+        return _LOADED[key]
+
+
 def _one(metric: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
     filename = metric.get("file") or f"<custom_function {metric['name']}>"
-    namespace: dict[str, Any] = {}
-    try:
-        exec(compile(metric.get("source") or "", filename, "exec"), namespace)  # noqa: S102 - the project's own metric
-    except BaseException as exc:  # a syntax error, or one at import
-        return _error(f"Failed to load custom_function for metric '{metric['name']}': {type(exc).__name__}: {exc}", exc, filename)
-    evaluate = namespace.get("evaluate")
-    if not callable(evaluate):
-        return _error(f"custom_function for metric '{metric['name']}' must define a callable named 'evaluate(instance)'")
+    evaluate = _load(metric, filename)
+    if isinstance(evaluate, dict):
+        return dict(evaluate)
     try:
         value = evaluate(instance)
     except BaseException as exc:  # the metric's own failure

@@ -1,0 +1,160 @@
+"""The agents-cli benchmark (registered in run.py as `agents-cli`).
+
+100 dataset cases of a project `agents-cli create` makes, its Gemini model answered by the fake Gemini
+server after 100 ms per call (a tool call, then the answer: two calls per case), run by agentdiff's
+worker pool and by `agents-cli eval generate` against ADK's API server on the same project (each with
+its own start paid separately); then save → verdicts of the affected cases in the TUI on the
+weather_desk sample (4 cases), with the real watcher and worker pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def _respond(call):
+    from fake_gemini import Reply
+
+    if any("functionResponse" in part for content in call.body.get("contents", []) for part in content.get("parts", [])):
+        return Reply(text="It's 60 degrees and foggy in San Francisco.", delay=0.1)
+    return Reply(function_calls=[{"name": "get_weather", "args": {"query": "San Francisco"}}], delay=0.1)
+
+
+def _project(agents_cli: Path, folder: Path, cases: int, url: str) -> Path:
+    subprocess.run([str(agents_cli), "create", "demo", "-y", "-d", "none"], cwd=folder, check=True, capture_output=True, timeout=300)
+    project = folder / "demo"
+    dataset = {"eval_cases": [{"eval_case_id": f"weather_{i}", "prompt": {"role": "user", "parts": [{"text": f"Weather in San Francisco, day {i}?"}]}}
+                              for i in range(cases)]}
+    (project / "tests" / "eval" / "datasets" / "basic-dataset.json").write_text(json.dumps(dataset, indent=2))
+    (project / ".env").write_text(f"GOOGLE_GEMINI_BASE_URL={url}\nGOOGLE_API_KEY=fake-key\nGOOGLE_GENAI_USE_VERTEXAI=0\nGOOGLE_GENAI_USE_ENTERPRISE=false\n")
+    return project
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def agents_cli_benchmark() -> list[tuple[str, str, str]]:
+    from adk_envs import agents_cli_bin
+    from fake_gemini import FakeGemini
+
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.runner import run_cases
+    from agentdiff.core.worker.pool import WorkerPool
+
+    agents_cli = agents_cli_bin()
+    cases, rows = 100, []
+    server = FakeGemini(_respond).start()
+    os.environ.update({**server.env, "GOOGLE_GENAI_USE_ENTERPRISE": "false"})
+    folder = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    try:
+        project = _project(agents_cli, folder, cases, server.url)
+        refs = discover([project], project).cases
+        assert len(refs) == cases, len(refs)
+        pool = WorkerPool(timeout=120)
+        start = time.perf_counter()
+        asyncio.run(pool.start())
+        pool_start = time.perf_counter() - start
+
+        async def ours() -> list:
+            return [run.result async for run in run_cases(refs, pool, RunOptions(), project)]
+
+        start = time.perf_counter()
+        results = asyncio.run(ours())
+        agentdiff_seconds = time.perf_counter() - start
+        pool.close()
+        new = sum(r.status.value == "new" for r in results)
+
+        port = _free_port()
+        api = subprocess.Popen([str(Path(sys.executable).parent / "adk"), "api_server", "--host", "127.0.0.1", "--port", str(port), "."],
+                               cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        start = time.perf_counter()
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/list-apps", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.1)
+        api_start = time.perf_counter() - start
+        calls_before = len(server.calls)
+        start = time.perf_counter()
+        done = subprocess.run([str(agents_cli), "eval", "generate", "--url", f"http://127.0.0.1:{port}", "--app-name", "app",
+                               "-o", str(folder / "generated") + "/"], cwd=project, capture_output=True, text=True, timeout=1800)
+        generate_seconds = time.perf_counter() - start
+        api.terminate()
+        api.wait(10)
+        generated = len(json.loads(next((folder / "generated").glob("*.json")).read_text())["eval_cases"]) if done.returncode == 0 else 0
+        rows += [
+            (f"agents-cli: agents-cli eval generate, {cases} cases, 100 ms per model call", f"{generate_seconds:.1f} s",
+             f"{generated}/{cases} generated, {len(server.calls) - calls_before} model calls; + {api_start:.1f} s API server start"),
+            (f"agents-cli: agentdiff run, the same cases", f"{agentdiff_seconds:.1f} s",
+             f"{new}/{cases} run (new: no baselines yet); + {pool_start:.1f} s worker server start"),
+            ("agents-cli: speed-up", f"{generate_seconds / agentdiff_seconds:.1f}x", "target >= 10x"),
+        ]
+    finally:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    rows.append(_save_to_verdicts())
+    return rows
+
+
+def _save_to_verdicts() -> tuple[str, str, str]:
+    """The weather_desk sample in the real app: its prompt saved, until the affected cases' new
+    verdicts are in (median of 8, alternating an edit that fails two cases and the original)."""
+    from agentdiff.core.worker.pool import WorkerPool
+    from agentdiff.tui.app import create_app
+
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+    shutil.copytree(ROOT / "sample_agents" / "weather_desk", root / "sample_agents" / "weather_desk", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "sample_agents" / "demo_model.py", root / "sample_agents" / "demo_model.py")
+    prompt = root / "sample_agents" / "weather_desk" / "app" / "prompt.md"
+    case = "sample_agents/weather_desk/tests/eval/datasets/basic-dataset.json::capital_lookup"
+    times: list[float] = []
+
+    async def go() -> None:
+        pool = WorkerPool(timeout=60)
+        await pool.start()
+        app = create_app(root, [root / "sample_agents"], pool=pool, project="bench")
+        async with app.run_test(size=(160, 48)) as pilot:
+            await app.workbench.wait()
+            await pilot.pause(0.5)
+            original = prompt.read_text()
+            for i in range(8):
+                expect_fail = i % 2 == 0
+                before = app.workbench.cases[case].run
+                prompt.write_text(original.replace('reply "The capital of France is Paris."', 'reply "Paris, of course."') if expect_fail else original)
+                tick = time.perf_counter()
+                while True:
+                    states = [app.workbench.cases[c] for c in app.workbench.cases]
+                    state = app.workbench.cases[case]
+                    if state.run is not before and not any(s.running for s in states) and (state.status.value == "failed") == expect_fail:
+                        break
+                    await asyncio.sleep(0.005)
+                await pilot.pause()
+                times.append(time.perf_counter() - tick)
+                await asyncio.sleep(0.3)
+        pool.close()
+
+    try:
+        asyncio.run(go())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return ("agents-cli: save -> verdicts of the affected cases, weather_desk sample (4 cases, median of 8)",
+            f"{statistics.median(times) * 1000:.0f} ms", "target <= 300 ms")
