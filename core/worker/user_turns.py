@@ -40,18 +40,26 @@ def _written_content(data: dict[str, Any]) -> Any:
     return types.Content.model_validate(data)
 
 
+_LISTED: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
 async def app_agents(agent: Any) -> dict[str, Any]:
     """name → {description, instruction, tools, sub_agents}: ADK's own listing (`get_agents_dict`,
-    what `app-info` answers), or {} where this ADK has none or cannot list this agent."""
+    what `app-info` answers, once per agent for the jobs of a batch, which share it), or {} where
+    this ADK has none or cannot list this agent."""
+    known = _LISTED.get(id(agent))
+    if known is not None and known[0] is agent:
+        return known[1]
     try:
         from google.adk.utils.agent_info import get_agents_dict
     except ImportError:
         return {}
     try:
-        listed = await get_agents_dict(agent)
+        listed = {name: info.model_dump(mode="json", exclude_none=True) for name, info in (await get_agents_dict(agent)).items()}
     except Exception:  # noqa: BLE001 - app-info fails for it too; agents-cli then writes no agents
-        return {}
-    return {name: info.model_dump(mode="json", exclude_none=True) for name, info in listed.items()}
+        listed = {}
+    _LISTED[id(agent)] = (agent, listed)
+    return listed
 
 
 async def user_turns(job: Job, seen: list[Any], out: RunOutput) -> AsyncGenerator[tuple[int, Any, Any], None]:
