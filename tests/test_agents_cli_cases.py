@@ -215,3 +215,18 @@ def test_a_malformed_baseline_file_is_a_located_error_and_accept_writes_nothing(
     code, out, err = run("accept", "paris_weather", "--yes")
     assert code != 0 and "basic-dataset.json is not valid JSON" in out + err
     assert (project / DATASET).read_bytes() == before and (baselines / "basic-dataset.json").read_text() == '{"eval_cases": ['
+
+
+def test_score_grades_a_trace_file_and_diffs_it_against_the_baselines_with_no_agent_call(project):
+    code, out, err = run("run", "--report", "agents-cli=artifacts/traces")
+    (trace,) = (project / "artifacts" / "traces").glob("traces_*.json")
+    assert run("accept", "paris_weather", "--yes")[0] == 0
+    prompt = project / "app" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace("get_weather(query=<city>)", "get_current_time(city=<city>)"))  # no agent runs in score
+    code, out, err = run("score", str(trace), "--json")
+    assert code == 1, err
+    cases = _cases(out)
+    assert cases["paris_weather"]["status"] == "passed" and cases["paris_weather"]["mode"] == "score"
+    assert {layer["layer"] for layer in cases["paris_weather"]["layers"]} == {"tool_calls", "response", "session"}  # a trace keeps no requests
+    assert cases["tokyo_time"]["status"] == "new"
+    assert {m["name"]: m["score"] for m in cases["tokyo_time"]["metrics"]}["what_it_was_given"] == 6.0  # graded from the trace

@@ -37,3 +37,12 @@ def test_two_results_files_compare_case_by_case_with_the_scores_that_moved(tmp_p
     assert weather["metrics"]["custom_response_quality"] == {"base": 5.0, "head": 2.0}
     code, out, _ = run("gate", "--baseline", "results_a.json", "results_b.json")
     assert code == 1 and "critical id:*" in out  # no rule configured: no case may regress, and one newly errs
+
+
+def test_score_shows_a_results_files_stored_scores(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results_a.json").write_text(json.dumps(_results({"greeting": 4.0, "capital_lookup": "CustomFunctionError(evaluate): boom"})))
+    code, out, err = run("score", "results_a.json")
+    assert code == 1, err
+    assert "? not_evaluated greeting        custom_response_quality 4.0" in out
+    assert "! error         capital_lookup" in out and "CustomFunctionError(evaluate): boom" in out

@@ -136,6 +136,13 @@ def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetC
     return cases, errors
 
 
+def bare_refs(loaded: LoadedDataset) -> list[DatasetCaseRef]:
+    """The cases of a loaded file with nothing around them (no metrics, manifest or baseline)."""
+    eval_set = _as_eval_set(loaded)
+    return [DatasetCaseRef(eval_set=eval_set, case=eval_set.eval_set.eval_cases[i], config=_NO_ADK_CONFIG, key=key, dataset=loaded, index=i)
+            for i, key in enumerate(loaded.keys)]
+
+
 _NO_ADK_CONFIG = LoadedConfig(config=EvalConfig(criteria={}), file=None)
 
 
@@ -161,8 +168,10 @@ def _baselines(path: Path, display: str) -> tuple[dict[str, tuple[int, DatasetCa
 def sent_message(case: DatasetCase) -> dict[str, Any]:
     """The user message a case sends, as `eval generate` sends it: its prompt, or the content of a
     continuation's trailing user event."""
-    content = case.prompt if case.prompt is not None else case.events()[-1].content
-    assert content is not None  # `case_problem` refused a case without one
+    events = case.events()
+    content = case.prompt if case.prompt is not None else (events[-1].content if events else None)
+    if content is None:  # only in a trace (`case_problem` refuses such a case to run)
+        return {"role": "user", "parts": []}
     return {"role": "user", **content.model_dump(mode="json", exclude_none=True)}
 
 

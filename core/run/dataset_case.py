@@ -93,7 +93,13 @@ async def _grade(ref: DatasetCaseRef, agent: AgentRef, out: RunOutput, pool, opt
     """The local metrics' results for one run (None when it failed or there are none)."""
     if out.error is not None or ref.metrics is None or not ref.metrics.local:
         return None
-    graded = instance(traced(ref, out))
+    return await grade_instance(ref, agent, instance(traced(ref, out)), pool, options)
+
+
+async def grade_instance(ref: DatasetCaseRef, agent: AgentRef, graded: Optional[dict[str, Any]], pool, options: RunOptions) -> Optional[dict[str, Any]]:
+    """The local metrics' results for one `instance` (None: the case has no local metrics)."""
+    if ref.metrics is None or not ref.metrics.local:
+        return None
     if graded is None:  # as the SDK: a case whose run gave no text has no response to grade
         message = f"No response found for candidate 0 in EvalCase {ref.written.eval_case_id}."
         return {m.name: {"score": None, "explanation": None, "error_message": message} for m in ref.metrics.local}
@@ -135,6 +141,9 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
     messages = [Message(content=message)]
     rules = rules_of(outputs)
     baseline = load_baseline(ref)
+    if not any(out.exchanges for out in outputs):  # a run from a trace file, which keeps no requests: no request layer
+        turns = tuple(turn.model_copy(update={"llm": ()}) for turn in baseline.trace.turns)
+        baseline = dataclasses.replace(baseline, trace=baseline.trace.model_copy(update={"turns": turns}))
     expected = None
     config: EvalConfig = EvalConfig(criteria={})
     if ref.baseline is not None:

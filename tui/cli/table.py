@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from agentdiff.core.diff.clusters import clusters
+from agentdiff.core.formats.eval_config import EFFICIENCY_METRICS
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import format_score, usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
@@ -31,6 +32,9 @@ def _metric_cell(case: CaseResult) -> str:
     cells = []
     checks = [m for m in case.metrics if m.name.startswith(CHECK)]
     for metric in case.metrics:
+        if metric.status is MetricStatus.INFORMATIONAL and metric.name not in EFFICIENCY_METRICS and metric.score is not None:
+            cells.append(f"{metric.name} {format_score(metric.score)}")  # a score that decides nothing (agents-cli's)
+            continue
         if metric.status is MetricStatus.INFORMATIONAL or (metric.name.startswith(CHECK) and metric.status is MetricStatus.PASSED):
             continue
         if metric.status is MetricStatus.NOT_EVALUATED:

@@ -8,6 +8,7 @@ from typing import Optional
 
 from agentdiff.core.baselines.journal import BaselineWriteError
 from agentdiff.core.diff.source_index import SourceIndex
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.traces.model import Origin
 from agentdiff.core.workbench.triage import TriageUnreadable
@@ -24,7 +25,8 @@ def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
     """Where the case's eval_id is written in its eval set file (a legacy file: its first row)."""
     cases = ref.eval_set.eval_set.eval_cases
     index = next((i for i, case in enumerate(cases) if case is ref.case), 0)
-    path = ("eval_cases", index, "eval_id") if isinstance(ref.eval_set.raw, dict) else (0,)
+    key = "eval_case_id" if isinstance(ref, DatasetCaseRef) else "eval_id"  # an agents-cli case: its eval_case_id
+    path = ("eval_cases", index, key) if isinstance(ref.eval_set.raw, dict) else (0,)
     found = SourceIndex([ref.eval_set.source]).locate(Origin(file=ref.eval_set.source.display, path=path))
     return found.line, found.column
 
