@@ -230,3 +230,19 @@ def test_score_grades_a_trace_file_and_diffs_it_against_the_baselines_with_no_ag
     assert {layer["layer"] for layer in cases["paris_weather"]["layers"]} == {"tool_calls", "response", "session"}  # a trace keeps no requests
     assert cases["tokyo_time"]["status"] == "new"
     assert {m["name"]: m["score"] for m in cases["tokyo_time"]["metrics"]}["what_it_was_given"] == 6.0  # graded from the trace
+
+
+def test_replay_answers_from_the_baselines_recorded_calls_and_fails_on_a_changed_request(project):
+    code, out, _ = run("run", "tokyo_time", "--mode", "replay", "--json")
+    assert code == 1 and "replay needs recorded model calls" in _cases(out)["tokyo_time"]["error"]
+    assert run("accept", "tokyo_time", "--yes")[0] == 0
+    code, out, err = run("run", "tokyo_time", "--mode", "replay", "--json")
+    assert code == 0, err
+    assert _cases(out)["tokyo_time"]["mode"] == "replay" and _cases(out)["tokyo_time"]["status"] == "passed"
+    prompt = project / "app" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace('reply "It is <time> in <city>."', 'reply "<city>: <time>."'))
+    code, out, _ = run("run", "tokyo_time", "--mode", "replay", "--json")
+    case = _cases(out)["tokyo_time"]
+    assert code == 1 and case["status"] == "failed" and case["error"].startswith("replay: turn 1 · request")
+    layers = {layer["layer"]: layer["status"] for layer in case["layers"]}
+    assert layers["response"] == "same"  # the answer is the recorded one: the model was not asked

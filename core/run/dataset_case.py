@@ -22,8 +22,9 @@ from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.explain import explain_scored
 from agentdiff.core.formats.agents_cli.traces import app_agents, instance, trace_case
 from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, default_eval_config, eval_metrics
-from agentdiff.core.project.dataset_cases import DatasetCaseRef, history, sent_message
+from agentdiff.core.project.dataset_cases import REQUESTS_KEY, DatasetCaseRef, history, sent_message
 from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index, unrun
+from agentdiff.core.run.conformance import replay_failed
 from agentdiff.core.run.expected import load_baseline
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.scored import rules_of, score_output
@@ -36,7 +37,8 @@ from agentdiff.core.traces.from_run import invocations_from_output, trace_from_o
 from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
 
 NEW = "new: nothing accepted yet — accept this run (`a` in the TUI, `agentdiff accept ID`) to make it the baseline"
-NO_RECORDINGS = "replay needs recorded model calls: an agents-cli case has none; run it live (--mode live)"
+NO_RECORDINGS = ("replay needs recorded model calls, which an accepted baseline holds and this case has none of: "
+                 "run it live (--mode live) and accept the run")
 CLOUD = ("is run by Google's cloud eval service: set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and Google Cloud "
          "credentials, and run `agents-cli eval grade` (agentdiff runs local custom metrics only)")
 
@@ -76,12 +78,15 @@ def _metric_file(ref: DatasetCaseRef, relative: Optional[str]) -> Optional[str]:
 async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: RunOptions) -> CaseRun:
     if ref.metrics_errors:
         return unrun(ref, agent, "live", CaseStatus.ERROR, "its eval config did not load: " + "; ".join(map(str, ref.metrics_errors)))
-    if options.mode == "replay":
-        return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
     job = dataset_job(ref, agent)
+    if options.mode == "replay":  # the model answered from the baseline's recorded calls, the tools from its events
+        recordings = baseline_recordings(ref)
+        if not recordings:
+            return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
+        job = job.model_copy(update={"mode": "replay", "recordings": recordings})
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(max(1, options.num_runs))))
     grades = await grade_outputs(ref, agent, outputs, pool, options)
-    return await asyncio.to_thread(score_dataset_case, ref, agent, outputs, grades)
+    return await asyncio.to_thread(score_dataset_case, ref, agent, outputs, grades, job.mode)
 
 
 async def grade_outputs(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], pool, options: RunOptions) -> list[Optional[dict[str, Any]]]:
@@ -135,8 +140,11 @@ def agents_cli_metrics(ref: DatasetCaseRef, graded: Optional[dict[str, Any]], tu
     return tuple(out)
 
 
-def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], grades: Sequence[Optional[dict[str, Any]]] = ()) -> CaseRun:
-    """The outputs of a dataset case's repeats, graded and diffed against its baseline."""
+def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], grades: Sequence[Optional[dict[str, Any]]] = (),
+                       mode: str = "live") -> CaseRun:
+    """The outputs of a dataset case's repeats, graded and diffed against its baseline. A replay also
+    fails, as ADK's replay does, on any request, tool-call or session divergence, or a run past the
+    recording."""
     message = sent_message(ref.written)
     messages = [Message(content=message)]
     rules = rules_of(outputs)
@@ -176,10 +184,32 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
                 status, reason = CaseStatus.NEW, NEW
         else:
             diff = explain_scored(diff, results, runs[shown])
+            if mode == "replay" and status is CaseStatus.PASSED and replay_failed(diff):
+                first = diff.first_divergence
+                status, reason = CaseStatus.FAILED, f"replay: {first.summary if first else 'the run differs from its baseline'}"
     layers = layer_summaries(diff) if ref.baseline is not None else ()
-    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=tuple(runs), layers=layers,
+    result = case_result(ref, agent, mode, status, metrics=results, error=reason, runs=tuple(runs), layers=layers,
                          scored_as=None if status is CaseStatus.ERROR else rules.label, usage=case_usage(outputs))
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
+
+
+def baseline_recordings(ref: DatasetCaseRef) -> list[dict[str, Any]]:
+    """The accepted run's model calls (from `agentdiff_llm_requests`) and tool calls (from its events)
+    as the recordings a replay is answered from; none when it has no model calls recorded."""
+    exchanges = (ref.baseline.model_extra or {}).get(REQUESTS_KEY) if ref.baseline is not None else None
+    if not isinstance(exchanges, list) or not exchanges:
+        return []
+    recordings = [{"user_message_index": 0, "agent_name": x.get("agent", ""),
+                   "llm_recording": {"llm_request": x.get("request") or {}, "llm_responses": x.get("responses") or []}}
+                  for x in exchanges if isinstance(x, dict) and x.get("responses")]
+    for event in accepted_events(ref):
+        for part in (event.get("content") or {}).get("parts") or []:
+            response = part.get("function_response") if isinstance(part, dict) else None
+            if isinstance(response, dict):
+                call = {key: response[key] for key in ("id", "name") if response.get(key) is not None}
+                recordings.append({"user_message_index": 0, "agent_name": event.get("author", ""),
+                                   "tool_recording": {"tool_call": call, "tool_response": response}})
+    return recordings
 
 
 def accepted_events(ref: DatasetCaseRef) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ def _rescored(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequ
         raise ValueError("no cached run to re-score")
     agent, outputs = previous.agent, previous.outputs
     if isinstance(ref, DatasetCaseRef):
-        return score_dataset_case(ref, agent, outputs, judged)  # type: ignore[arg-type]
+        return score_dataset_case(ref, agent, outputs, judged, previous.result.mode)  # type: ignore[arg-type]
     if isinstance(ref, EvalCaseRef):
         return score_eval_case(ref, agent, outputs, judged)  # type: ignore[arg-type]
     if previous.result.mode == "live":
