@@ -70,8 +70,11 @@ def run(args: list[str]) -> int:
 
 
 def test(args: list[str]) -> int:
+    """The suite on every CPU (pytest-xdist; a test takes the next free worker), unless the arguments
+    choose otherwise (`-n 0` runs it in one process)."""
     ensure_venv("adk,test")
-    return _run(PYTHON, "-m", "pytest", *args)
+    spread = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses", "--dist")) for a in args) else ["-n", "auto", "--dist", "worksteal"]
+    return _run(PYTHON, "-m", "pytest", *spread, *args)
 
 
 def main() -> int:

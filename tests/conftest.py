@@ -125,8 +125,14 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    import os
+
     for making in _making:
-        if making.poll() is None:  # never outlive the session
+        if making.poll() is not None:
+            continue
+        if os.environ.get("PYTEST_XDIST_WORKER") and exitstatus != pytest.ExitCode.INTERRUPTED:
+            making.wait()  # another worker may be waiting on it (under its lock): let it finish
+        else:  # never outlive the session
             making.terminate()
             making.wait()
 

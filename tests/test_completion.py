@@ -81,7 +81,7 @@ def test_bash_never_expands_a_case_id_and_what_it_inserts_reads_back_as_the_id(t
 
 
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", "-L", "agentdiff-completion", "-f", "/dev/null", *args], capture_output=True, text=True).stdout
+    return subprocess.run(["tmux", "-L", f"agentdiff-completion-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", "-f", "/dev/null", *args], capture_output=True, text=True).stdout
 
 
 def _pane_until(text: str, timeout: float = 20) -> str:

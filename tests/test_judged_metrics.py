@@ -184,16 +184,17 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
         rationales = {r["rubric_id"]: r["rationale"] for r in rubric["details"]["per_invocation"][0]["rubric_scores"]}
         assert rationales == {"names_city": "checked names_city.", "short": "checked short."}  # a case rubric without a type is dropped, as in ADK
 
-        script.asked.clear()
-        filled = _agentdiff_run(project)  # fills the judge cache (cases that ask the judge the same share one answer)
-        server.calls.clear()
-        again = _agentdiff_run(project)
-        assert _judge_prompts(server.calls) == []  # the judge cache answered every judge call
-        def judged_scores(run: dict) -> dict:
-            return {k: [m["score"] for m in c["metrics"] if m["name"] in _criteria(samples)] for k, c in run.items()}
+        if samples == 1:  # the judge cache (how many samples a judge takes does not change how it caches)
+            script.asked.clear()
+            filled = _agentdiff_run(project)  # fills the judge cache (cases that ask the judge the same share one answer)
+            server.calls.clear()
+            again = _agentdiff_run(project)
+            assert _judge_prompts(server.calls) == []  # the judge cache answered every judge call
+            def judged_scores(run: dict) -> dict:
+                return {k: [m["score"] for m in c["metrics"] if m["name"] in _criteria(samples)] for k, c in run.items()}
 
-        assert judged_scores(again) == judged_scores(filled) == judged_scores(ours)
-        if samples == 1:  # entries truncated, garbled, of another shape or empty are misses: asked again and replaced
+            assert judged_scores(again) == judged_scores(filled) == judged_scores(ours)
+            # entries truncated, garbled, of another shape or empty are misses: asked again and replaced
             entries = sorted((project / ".agentdiff" / "judge-cache").glob("*/*.json"))
             for n, entry in enumerate(entries):
                 entry.write_text(["", entry.read_text()[:40], "\x00garbage", "[]", '{"content": null}'][n % 5], encoding="utf-8")

@@ -4,6 +4,7 @@ and triage every failure of the samples at 80×24 with `n`, the editor opened at
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ AGENTDIFF = Path(sys.executable).with_name("agentdiff")
 
 
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", "-L", "agentdiff-test", "-f", "/dev/null", *args], capture_output=True, text=True, check=False).stdout
+    return subprocess.run(["tmux", "-L", f"agentdiff-test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", "-f", "/dev/null", *args], capture_output=True, text=True, check=False).stdout
 
 
 def pane() -> str:
