@@ -246,3 +246,37 @@ def test_replay_answers_from_the_baselines_recorded_calls_and_fails_on_a_changed
     assert code == 1 and case["status"] == "failed" and case["error"].startswith("replay: turn 1 · request")
     layers = {layer["layer"]: layer["status"] for layer in case["layers"]}
     assert layers["response"] == "same"  # the answer is the recorded one: the model was not asked
+
+
+def test_a_scenario_case_is_played_by_adks_user_simulator_as_synthesize_plays_it(project, monkeypatch):
+    """The weather agent is offline; the user simulator (ADK's, on Gemini) reaches the fake server."""
+    from fake_gemini import FakeGemini, Reply
+
+    def respond(call) -> Reply:
+        said = call.prompt.count("in Tokyo.")  # the agent's answers so far
+        return Reply(text="What time is it in Tokyo?" if said < 2 else "Thanks! </finished>")
+
+    server = FakeGemini(respond).start()
+    for key, value in server.env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        data = json.loads((project / DATASET).read_bytes())
+        data["eval_cases"].append({"eval_case_id": "chat", "user_scenario": {
+            "starting_prompt": "What is the weather in Tokyo?", "conversation_plan": "Ask about the weather, then the time, then finish."}})
+        (project / DATASET).write_text(json.dumps(data, indent=2))
+        config = project / "tests/eval/eval_config.yaml"
+        config.write_text(METRICS.replace("[mentions_city, what_it_was_given, breaks, response_quality]", "[what_it_was_given]"))
+        code, out, err = run("run", "chat", "--json")
+        case = _cases(out)["chat"]
+        assert case["status"] == "new", (case, err)
+        given = {m["name"]: m for m in case["metrics"]}["what_it_was_given"]
+        assert json.loads(given["details"]["explanation"]) == ["agent_data", "eval_case_id", "prompt", "response", "user_scenario"]
+        assert run("accept", "chat", "--yes")[0] == 0
+        baseline = json.loads((project / "tests/eval/baselines/basic-dataset.json").read_text())["eval_cases"][0]
+        turns = baseline["agent_data"]["turns"]
+        assert [[e["author"] for e in turn["events"]] for turn in turns][0][:1] == ["user"] and turns[0]["events"][-1]["author"] == "agent"
+        assert [t["events"][0]["content"]["parts"][0]["text"] for t in turns] == ["What is the weather in Tokyo?", "What time is it in Tokyo?"]
+        assert baseline["responses"][0]["response"]["parts"][0]["text"] == "It is 01:00 in Tokyo."
+        assert set(baseline) >= {"eval_case_id", "user_scenario", "agent_data", "responses"}
+    finally:
+        server.close()

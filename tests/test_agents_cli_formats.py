@@ -45,7 +45,7 @@ def test_cases_agents_cli_would_not_run_are_located_errors(tmp_path):
         {"eval_case_id": "both", "prompt": {"parts": [{"text": "x"}]}, "agent_data": {"turns": [{"turn_index": 0, "events": [user]}]}},
         {"eval_case_id": "neither"},
         {"eval_case_id": "ends_with_the_agent", "agent_data": {"turns": [{"turn_index": 0, "events": [user, agent]}]}},
-        {"eval_case_id": "scenario", "user_scenario": {"starting_prompt": "hi", "conversation_plan": "ask"}},
+        {"eval_case_id": "scenario", "user_scenario": {"starting_prompt": "hi"}},  # a scenario needs its plan too
         {"eval_case_id": "fine", "agent_data": {"turns": [{"turn_index": 0, "events": [user, agent]}, {"turn_index": 1, "events": [user]}]}},
         {"eval_case_id": "fine"},
     ]
@@ -56,7 +56,7 @@ def test_cases_agents_cli_would_not_run_are_located_errors(tmp_path):
     assert set(said) == {f"eval_cases[{i}]" for i in (0, 1, 2, 3, 5)}
     assert "both a `prompt` and `agent_data.turns`" in said["eval_cases[0]"]
     assert "last event must be the user's message" in said["eval_cases[2]"]
-    assert "a scenario alone" in said["eval_cases[3]"] and "duplicate eval_case_id 'fine'" in said["eval_cases[5]"]
+    assert "needs a `starting_prompt` and a `conversation_plan`" in said["eval_cases[3]"] and "duplicate eval_case_id 'fine'" in said["eval_cases[5]"]
     assert all(e.line for e in errors)
 
 

@@ -165,6 +165,15 @@ def _baselines(path: Path, display: str) -> tuple[dict[str, tuple[int, DatasetCa
     return {key: (index, case) for index, (case, key) in enumerate(zip(loaded.cases, loaded.keys))}, []
 
 
+#: The turns ADK's user simulator may play, as `agents-cli eval dataset synthesize` defaults `--max-turns`.
+SCENARIO_TURNS = 5
+
+
+def is_scenario(case: DatasetCase) -> bool:
+    """A case the user simulator plays: a `user_scenario` with neither a prompt nor turns."""
+    return case.user_scenario is not None and case.prompt is None and not case.turns
+
+
 def sent_message(case: DatasetCase) -> dict[str, Any]:
     """The user message a case sends, as `eval generate` sends it: its prompt, or the content of a
     continuation's trailing user event."""
@@ -197,6 +206,11 @@ def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
     final response): what ids, filters and reports read."""
     cases = []
     for written, key in zip(loaded.cases, loaded.keys):
+        if is_scenario(written):
+            assert written.user_scenario is not None
+            scenario = {"starting_prompt": written.user_scenario.starting_prompt, "conversation_plan": written.user_scenario.conversation_plan}
+            cases.append(EvalCase.model_validate({"eval_id": key, "conversation_scenario": scenario}))
+            continue
         reference = written.reference.response if written.reference is not None else None
         invocation = Invocation.model_validate({
             "user_content": sent_message(written),
@@ -223,5 +237,7 @@ def case_kind(ref: object) -> str:
 
 
 def dataset_shape(ref: DatasetCaseRef) -> str:
-    """`prompt` or `continuation`: what the case sends."""
+    """`prompt`, `continuation` or `scenario`: what the case sends."""
+    if is_scenario(ref.written):
+        return "scenario"
     return "prompt" if ref.written.prompt is not None else "continuation"

@@ -20,20 +20,20 @@ from typing import Any, Optional, Sequence
 
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.explain import explain_scored
-from agentdiff.core.formats.agents_cli.traces import app_agents, instance, trace_case
+from agentdiff.core.formats.agents_cli.traces import app_agents, instance, scenario_case, trace_case
 from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, default_eval_config, eval_metrics
-from agentdiff.core.project.dataset_cases import REQUESTS_KEY, DatasetCaseRef, history, sent_message
+from agentdiff.core.project.dataset_cases import SCENARIO_TURNS, REQUESTS_KEY, DatasetCaseRef, history, is_scenario, sent_message
 from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index, unrun
 from agentdiff.core.run.conformance import replay_failed
 from agentdiff.core.run.expected import load_baseline
 from agentdiff.core.run.options import RunOptions
-from agentdiff.core.run.scored import rules_of, score_output
+from agentdiff.core.run.scored import SIMULATED, rules_of, score_output
 from agentdiff.core.run.usage import case_usage
 from agentdiff.core.scoring.metrics import InvocationScore, MetricEvaluation, MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.scoring.verdicts import aggregate, case_verdict, final_status
 from agentdiff.core.traces.agents_cli import baseline_output, generated_events, run_view
-from agentdiff.core.traces.from_run import invocations_from_output, trace_from_output
+from agentdiff.core.traces.from_run import invocations_from_output, split_turns, trace_from_output
 from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
 
 NEW = "new: nothing accepted yet — accept this run (`a` in the TUI, `agentdiff accept ID`) to make it the baseline"
@@ -44,8 +44,20 @@ CLOUD = ("is run by Google's cloud eval service: set GOOGLE_CLOUD_PROJECT and GO
 
 
 def dataset_job(ref: DatasetCaseRef, agent: AgentRef, mode: str = "live") -> Job:
+    if is_scenario(ref.written):  # ADK's user simulator plays it, as `eval dataset synthesize` does
+        scenario = {"eval_case": ref.case.model_dump(mode="json", exclude_none=True),
+                    "user_simulator_config": {"max_allowed_invocations": SCENARIO_TURNS}}
+        return Job(case_id=ref.id, agent=agent, mode=mode, app_name="user_simulation_app",  # type: ignore[arg-type]
+                   user_id="user_simulation_default_user", messages=[], scenario=scenario, app_info=True)
     return Job(case_id=ref.id, agent=agent, mode=mode, app_name=agent.name, user_id="eval-cli-user",  # type: ignore[arg-type]
                messages=[Message(content=sent_message(ref.written))], history=history(ref.written, "model"), app_info=True)
+
+
+def messages_of(ref: DatasetCaseRef, out: RunOutput) -> list[Message]:
+    """The user messages of one run: the case's, or those the user simulator wrote in it."""
+    if is_scenario(ref.written):
+        return [Message(content=content) for content in out.user_messages]
+    return [Message(content=sent_message(ref.written))]
 
 
 def written_case(ref: DatasetCaseRef) -> dict[str, Any]:
@@ -57,7 +69,18 @@ def written_case(ref: DatasetCaseRef) -> dict[str, Any]:
 
 
 def traced(ref: DatasetCaseRef, out: RunOutput) -> dict[str, Any]:
-    """The case as `eval generate` would write it after this run."""
+    """The case as `eval generate` would write it after this run (a scenario: as `eval dataset
+    synthesize` writes it)."""
+    if is_scenario(ref.written):
+        turns = []
+        events_by_turn = split_turns(out.events)
+        for index, invocation in enumerate(invocations_from_output(out, messages_of(ref, out), rules_of([out]))):
+            stamps = [e.get("timestamp") for e in (events_by_turn[index] if index < len(events_by_turn) else []) if e.get("timestamp")]
+            dump = invocation.model_dump(mode="json", exclude_none=True)
+            turns.append({"invocation_id": dump.get("invocation_id"), "time": stamps[0] if stamps else None,
+                          "user_content": dump.get("user_content"), "final_response": dump.get("final_response"),
+                          "events": [e for e in (dump.get("intermediate_data") or {}).get("invocation_events") or [] if e.get("content")]})
+        return scenario_case(written_case(ref), turns)
     return trace_case(written_case(ref), generated_events(out), app_agents(out.app_agents), out.root_agent or "root_agent")
 
 
@@ -80,7 +103,7 @@ async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: 
         return unrun(ref, agent, "live", CaseStatus.ERROR, "its eval config did not load: " + "; ".join(map(str, ref.metrics_errors)))
     job = dataset_job(ref, agent)
     if options.mode == "replay":  # the model answered from the baseline's recorded calls, the tools from its events
-        recordings = baseline_recordings(ref)
+        recordings = baseline_recordings(ref) if not is_scenario(ref.written) else []
         if not recordings:
             return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
         job = job.model_copy(update={"mode": "replay", "recordings": recordings})
@@ -148,6 +171,8 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
     message = sent_message(ref.written)
     messages = [Message(content=message)]
     rules = rules_of(outputs)
+    if is_scenario(ref.written):
+        return _score_scenario(ref, agent, outputs, grades, rules)
     baseline = load_baseline(ref)
     if not any(out.exchanges for out in outputs):  # a run from a trace file, which keeps no requests: no request layer
         turns = tuple(turn.model_copy(update={"llm": ()}) for turn in baseline.trace.turns)
@@ -189,6 +214,33 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
                 status, reason = CaseStatus.FAILED, f"replay: {first.summary if first else 'the run differs from its baseline'}"
     layers = layer_summaries(diff) if ref.baseline is not None else ()
     result = case_result(ref, agent, mode, status, metrics=results, error=reason, runs=tuple(runs), layers=layers,
+                         scored_as=None if status is CaseStatus.ERROR else rules.label, usage=case_usage(outputs))
+    return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
+
+
+def _score_scenario(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], grades: Sequence[Optional[dict[str, Any]]],
+                    rules) -> CaseRun:
+    """A played scenario: its turns are the simulator's, so nothing in them was expected and nothing
+    diverges; the eval config's metrics with a threshold decide, and with no baseline it is new."""
+    runs = []
+    for i, out in enumerate(outputs):
+        record = score_output(out, messages_of(ref, out), None, eval_metrics(EvalConfig(criteria={}), rules), rules)
+        if record.error is None:
+            metrics = record.metrics + agents_cli_metrics(ref, grades[i] if i < len(grades) else None, len(record.actual))
+            record = dataclasses.replace(record, metrics=metrics, status=final_status(m.status for m in metrics))
+        runs.append(record)
+    results = aggregate(runs)
+    status, reason = case_verdict(runs, results)
+    shown = shown_index(runs)
+    trace = trace_from_output(outputs[shown], messages_of(ref, outputs[shown]))
+    baseline = load_baseline(ref)
+    diff = None
+    if status is not CaseStatus.ERROR:
+        diff = diff_case(baseline.trace.model_copy(update={"turns": ()}), trace, baseline.criteria, ref.id, baseline.sources)
+        diff = dataclasses.replace(diff, divergences=(), notes=(*diff.notes, SIMULATED))
+        if ref.baseline is None and status not in (CaseStatus.FAILED, CaseStatus.FLAKY):
+            status, reason = CaseStatus.NEW, NEW
+    result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=tuple(runs),
                          scored_as=None if status is CaseStatus.ERROR else rules.label, usage=case_usage(outputs))
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
 

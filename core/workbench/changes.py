@@ -134,7 +134,8 @@ class CaseContent:
 
 def case_content(ref: CaseRef) -> CaseContent:
     if isinstance(ref, DatasetCaseRef):  # what it sends, and what it is graded and diffed against
-        given = (json.dumps(sent_message(ref.written), sort_keys=True), json.dumps(history(ref.written, "model"), sort_keys=True, default=str))
+        scenario = ref.written.user_scenario.model_dump_json() if ref.written.user_scenario is not None else None
+        given = (json.dumps(sent_message(ref.written), sort_keys=True), json.dumps(history(ref.written, "model"), sort_keys=True, default=str), scenario)
         metrics = tuple((m.name, m.where, m.source, m.threshold) for m in ref.metrics.metrics) if ref.metrics else None
         baseline = ref.baseline.model_dump_json() if ref.baseline is not None else None
         return CaseContent(given, (ref.written.model_dump_json(), baseline, metrics, checks_digest(ref.checks)))

@@ -4,7 +4,8 @@ cases carry `responses` and the run's `agent_data`.
 
 The file is validated as the SDK validates it (`models`), and each case is checked the way `eval
 generate` checks it before it runs one (`case_problem`): a prompt, or a continuation whose last event
-is the user's; never both. A case that fails is a located error of its own; the others still load.
+is the user's; never both; or a scenario alone (`user_scenario`, which `eval dataset synthesize`
+plays with ADK's user simulator). A case that fails is a located error of its own; the others still load.
 """
 
 from __future__ import annotations
@@ -75,9 +76,11 @@ def case_problem(case: DatasetCase) -> Optional[str]:
     if case.prompt is not None and turns:
         return "the case has both a `prompt` and `agent_data.turns`: give one (a prompt, or a continuation)"
     if case.prompt is None and not turns:
-        if case.user_scenario is not None:
-            return ("a scenario alone (`user_scenario`) is not run by agents-cli's `eval generate`: add a `prompt`, "
-                    "or play it with `agents-cli eval dataset synthesize`")
+        scenario = case.user_scenario
+        if scenario is not None:  # played by ADK's user simulator, as `agents-cli eval dataset synthesize` plays it
+            if not (scenario.starting_prompt or "").strip() or not (scenario.conversation_plan or "").strip():
+                return "a scenario (`user_scenario`) needs a `starting_prompt` and a `conversation_plan`"
+            return None
         return "the case has neither a `prompt` nor `agent_data.turns`"
     if case.prompt is None:
         events = case.events()

@@ -100,6 +100,36 @@ def normalized(case: dict[str, Any]) -> dict[str, Any]:
     return DatasetCase.model_validate(case).model_dump(mode="json", exclude_none=True)
 
 
+def scenario_case(written: dict[str, Any], turns: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A scenario case as `eval dataset synthesize` writes it after playing it: its id and scenario,
+    one turn per invocation `{turn_index, turn_id, events}` whose events are the user's message
+    (`author: user`), the invocation's events and its final response (`author: agent`), all at the
+    invocation's time; `responses` the last final response with text. `turns` are the invocations:
+    `{invocation_id, time, user_content, events: [{author, content}], final_response}`."""
+    scenario = snake_case(written).get("user_scenario") or {}
+    out_turns, last_text = [], None
+    for index, turn in enumerate(turns):
+        when = event_time(turn["time"]) if turn.get("time") is not None else None
+        events = [{"author": "user", "content": turn["user_content"]}] if turn.get("user_content") else []
+        events += [{"author": e.get("author", ""), "content": e.get("content")} for e in turn.get("events") or []]
+        final = turn.get("final_response")
+        if final:
+            events.append({"author": "agent", "content": final})
+            texts = [p.get("text") for p in final.get("parts") or [] if isinstance(p, dict) and p.get("text")]
+            if texts:
+                last_text = {"response": {"parts": [{"text": "".join(texts)}], "role": final.get("role") or "model"}}
+        for event in events:
+            if when is not None:
+                event["event_time"] = when
+        out_turns.append({"turn_index": index, "turn_id": turn.get("invocation_id") or f"turn_{index}", "events": events})
+    case: dict[str, Any] = {"eval_case_id": snake_case(written).get("eval_case_id"),
+                            "user_scenario": {key: scenario.get(key) for key in ("starting_prompt", "conversation_plan")},
+                            "agent_data": {"turns": out_turns}}
+    if last_text is not None:
+        case["responses"] = [last_text]
+    return normalized(case)
+
+
 def app_agents(listed: dict[str, Any]) -> dict[str, Any]:
     """ADK's `app-info` agents (name → description, instruction, tools, sub_agents) as the trace's
     `agent_data.agents`: AgentConfigs, agent_type `LlmAgent` as agents-cli writes it."""
