@@ -184,11 +184,15 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
         rationales = {r["rubric_id"]: r["rationale"] for r in rubric["details"]["per_invocation"][0]["rubric_scores"]}
         assert rationales == {"names_city": "checked names_city.", "short": "checked short."}  # a case rubric without a type is dropped, as in ADK
 
-        if samples == 1:  # the judge cache (how many samples a judge takes does not change how it caches)
+        if samples == 1:  # the judge cache (how many samples a judge takes does not change how it caches), on one pool
+            from agentdiff.core.worker.pool import WorkerPool
+
+            pool = WorkerPool(jobs=4, timeout=60)
+            run_again = _runs_on(pool, project)
             script.asked.clear()
-            filled = _agentdiff_run(project)  # fills the judge cache (cases that ask the judge the same share one answer)
+            filled = run_again()  # fills the judge cache (cases that ask the judge the same share one answer)
             server.calls.clear()
-            again = _agentdiff_run(project)
+            again = run_again()
             assert _judge_prompts(server.calls) == []  # the judge cache answered every judge call
             def judged_scores(run: dict) -> dict:
                 return {k: [m["score"] for m in c["metrics"] if m["name"] in _criteria(samples)] for k, c in run.items()}
@@ -200,11 +204,13 @@ def test_judged_metrics_score_as_adk_scores_them(tmp_path, monkeypatch, samples)
                 entry.write_text(["", entry.read_text()[:40], "\x00garbage", "[]", '{"content": null}'][n % 5], encoding="utf-8")
             script.asked.clear()
             server.calls.clear()
-            mended = _agentdiff_run(project)
+            mended = run_again()
             assert judged_scores(mended) == judged_scores(ours) and _judge_prompts(server.calls)
             server.calls.clear()
-            assert judged_scores(_agentdiff_run(project)) == judged_scores(ours) and _judge_prompts(server.calls) == []
+            assert judged_scores(run_again()) == judged_scores(ours) and _judge_prompts(server.calls) == []
+            pool.close()
         if samples == 3:  # `diff` shows the judge's verdicts and reasons turn by turn, samples split
+            script.asked.clear()  # the judge's samples cycle as for the first run
             done = subprocess.run([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "diff", "rome", "--run"],
                                   cwd=project, capture_output=True, text=True, timeout=120, env=os.environ.copy())
             assert "\njudge:\n" in done.stdout, (done.stdout, done.stderr)
@@ -225,6 +231,28 @@ def _first_difference(theirs: list[str], ours: list[str]) -> str:
     else:
         said += (only_theirs or only_ours or [""])[0]
     return said[:4000]
+
+
+def _runs_on(pool, project: Path):
+    """Runs of every case on `pool` (warm: ADK's evaluators imported once), with the judge cache `run`
+    uses, each giving the cases as `run --json` does."""
+    import asyncio
+
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.reports.json_report import render_json
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.runner import run_cases
+
+    def run_again() -> dict:
+        refs = discover([project], project).cases
+        options = RunOptions(timeout=60, judge_cache=project / ".agentdiff" / "judge-cache")
+
+        async def every() -> list:
+            return [run.result async for run in run_cases(refs, pool, options, project)]
+
+        return {case["eval_id"]: case for case in json.loads(render_json(asyncio.run(every())))["cases"]}
+
+    return run_again
 
 
 def _agentdiff_run(project: Path, *flags: str) -> dict:

@@ -66,13 +66,22 @@ class DatasetCaseRef(EvalCaseRef):
         return self.dataset.cases[self.index]
 
 
-def is_dataset_file(path: Path, root: Path) -> bool:
-    """Whether a `.json` file is an agents-cli dataset by where it lies."""
+def is_dataset_file(path: Path, root: Path, known: Optional[dict[Path, bool]] = None) -> bool:
+    """Whether a `.json` file is an agents-cli dataset by where it lies (`known`: what was decided
+    for each eval folder already, so a folder of many files is looked at once)."""
     if path.suffix != ".json" or path.name.endswith(EVAL_SET_SUFFIXES):
         return False
     eval_dir = _eval_dir(path)
     if eval_dir is None:
         return False
+    if known is None:
+        return _is_eval_dir(eval_dir, root)
+    if eval_dir not in known:
+        known[eval_dir] = _is_eval_dir(eval_dir, root)
+    return known[eval_dir]
+
+
+def _is_eval_dir(eval_dir: Path, root: Path) -> bool:
     if any((eval_dir / name).is_file() for name in CONFIG_NAMES):
         return True
     manifest, _ = find_manifest(eval_dir, root if resolved(root) in (resolved(eval_dir), *map(resolved, eval_dir.parents)) else None)

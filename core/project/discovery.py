@@ -247,9 +247,10 @@ def _is_dataset(path: Path, root: Path) -> bool:
 
 def _dataset_cases(files: list[Path], root: Path, errors: list[LoadError]) -> list[CaseRef]:
     """The agents-cli dataset cases of the candidate files that lie in its layout."""
-    from agentdiff.core.project.dataset_cases import find_dataset_cases
+    from agentdiff.core.project.dataset_cases import find_dataset_cases, is_dataset_file
 
-    chosen = [file for file in _unique(files) if _utf8_name(file) and _is_dataset(file, root)]
+    known: dict[Path, bool] = {}
+    chosen = [file for file in _unique(files) if _utf8_name(file) and is_dataset_file(file, root, known)]
     if not chosen:
         return []
     cases, problems = find_dataset_cases(chosen, root)
