@@ -1,8 +1,11 @@
 """Environments of other tools the tests use as oracles, made once with pip (nothing of agentdiff in
 them) and kept in the repo (ignored by git), so later runs reuse them:
 
-* another ADK version, for the tests across versions: `google-adk[eval]==VERSION` in `.venv-adk/VERSION/`;
-* Google's agents-cli: `google-agents-cli==AGENTS_CLI` in `.venv-agents-cli/AGENTS_CLI/`.
+* another ADK version, for the tests across versions: `google-adk[eval]==VERSION` in `adk/VERSION/`;
+* Google's agents-cli: `google-agents-cli==AGENTS_CLI` in `agents-cli/AGENTS_CLI/`,
+
+under `$AGENTDIFF_ORACLE_ENVS`, else `~/.cache/agentdiff/oracle-envs/` (outside the checkout, so a fresh
+clone on the same machine reuses them).
 
     .venv/bin/python tests/adk_envs.py 1.19.0        # make (or check) one ahead of the tests
     .venv/bin/python tests/adk_envs.py agents-cli
@@ -11,6 +14,7 @@ them) and kept in the repo (ignored by git), so later runs reuse them:
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -23,23 +27,26 @@ OLDEST = "1.19.0"
 AGENTS_CLI = "1.11.0"
 
 
+ENVS = Path(os.environ.get("AGENTDIFF_ORACLE_ENVS") or Path.home() / ".cache" / "agentdiff" / "oracle-envs")
+
+
 def env_python(version: str) -> Path:
-    return ROOT / ".venv-adk" / version / "bin" / "python"
+    return ENVS / "adk" / version / "bin" / "python"
 
 
 def ensure_env(version: str) -> Path:
     """The environment's Python, made first if needed (one maker at a time, under a file lock)."""
-    return _ensure(ROOT / ".venv-adk" / version, f"google-adk[eval]=={version}")
+    return _ensure(ENVS / "adk" / version, f"google-adk[eval]=={version}")
 
 
 def agents_cli_bin() -> Path:
     """The `agents-cli` command of its environment, made first if needed."""
-    return _ensure(ROOT / ".venv-agents-cli" / AGENTS_CLI, f"google-agents-cli=={AGENTS_CLI}").parent / "agents-cli"
+    return _ensure(ENVS / "agents-cli" / AGENTS_CLI, f"google-agents-cli=={AGENTS_CLI}").parent / "agents-cli"
 
 
 def _ensure(folder: Path, requirement: str) -> Path:
     version = folder.name
-    folder.parent.mkdir(exist_ok=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f"{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         ready = folder / "ready"

@@ -105,6 +105,21 @@ def worker_pool():
     pool.close()
 
 
+#: Tests that take a minute or more: started first, so none of them is left to run alone at the end
+#: when the suite is spread over CPUs (a worker that is done takes tests from the others' ends).
+#: Those that need an oracle's environment come after the others, by when its making (started at
+#: collection) is done.
+SLOW_FIRST = ("test_judged_metrics.py::test_judged_metrics_score_as_adk_scores_them", "test_pytest_plugin.py::test_k_x_and_lf",
+              "test_adk_reference.py", "test_tool_install.py", "test_adk_versions.py", "test_agents_cli_oracle.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item) -> int:
+        return next((i for i, slow in enumerate(SLOW_FIRST) if slow in item.nodeid), len(SLOW_FIRST))
+
+    items.sort(key=rank)  # stable: the rest keep their order
+
+
 _making: list = []  # the background processes making the oracle environments the collected tests need
 
 
@@ -113,10 +128,10 @@ def pytest_collection_finish(session):
     (pip, mostly waiting on the network), so it is ready by the time that test runs."""
     import subprocess
 
-    from adk_envs import AGENTS_CLI, OLDEST, ROOT
+    from adk_envs import AGENTS_CLI, ENVS, OLDEST
 
-    wanted = {"oldest_adk_python": (ROOT / ".venv-adk" / OLDEST, OLDEST),
-              "agents_cli": (ROOT / ".venv-agents-cli" / AGENTS_CLI, "agents-cli")}
+    wanted = {"oldest_adk_python": (ENVS / "adk" / OLDEST, OLDEST),
+              "agents_cli": (ENVS / "agents-cli" / AGENTS_CLI, "agents-cli")}
     for fixture, (folder, argument) in wanted.items():
         needed = any(fixture in getattr(item, "fixturenames", ()) for item in session.items)
         if needed and not (folder / "ready").exists():

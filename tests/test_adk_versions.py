@@ -1,6 +1,6 @@
 """Each supported ADK version scored as it scores itself: the rules that changed between 1.19 and
-2.13, one by one; then, on real project environments (the oldest supported ADK, made once under
-`.venv-adk/`, and the newest, agentdiff's own), ADK's own scores and replay verdicts against
+2.13, one by one; then, on real project environments (the oldest supported ADK, made once by
+`adk_envs.py`, and the newest, agentdiff's own), ADK's own scores and replay verdicts against
 agentdiff's running the agents on that environment's Python."""
 
 from __future__ import annotations

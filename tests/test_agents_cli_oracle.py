@@ -52,6 +52,8 @@ def created(agents_cli, tmp_path, monkeypatch):
     done = subprocess.run([str(agents_cli), "create", "demo", "-y", "-d", "none"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     project = tmp_path / "demo"
+    config = project / "tests" / "eval" / "eval_config.yaml"  # both of the scaffold's local metrics: its judge file and its inline function
+    config.write_text(config.read_text().replace("  - custom_response_quality\n", "  - custom_response_quality\n  - agent_turn_count\n", 1))
     server = FakeGemini(respond).start()
     env = {**server.env, "GOOGLE_GENAI_USE_ENTERPRISE": "false"}
     (project / ".env").write_text("".join(f"{key}={value}\n" for key, value in env.items()))
@@ -128,10 +130,11 @@ def test_agentdiff_writes_the_traces_agents_cli_writes_and_grades_them_as_it_doe
     graded = json.loads(next((tmp_path / "grades").glob("results_*.json")).read_text())
     for result in graded["eval_case_results"]:
         case_id = ours[result["eval_case_index"]]["eval_case_id"]
-        theirs_metric = result["response_candidate_results"][0]["metric_results"]["custom_response_quality"]
-        mine = scores[case_id]["custom_response_quality"]
-        assert theirs_metric["error_message"] is None
-        assert (mine["score"], mine["details"]["explanation"]) == (theirs_metric["score"], theirs_metric["explanation"]), case_id
+        for metric in ("custom_response_quality", "agent_turn_count"):
+            theirs_metric = result["response_candidate_results"][0]["metric_results"][metric]
+            mine = scores[case_id][metric]
+            assert theirs_metric["error_message"] is None
+            assert (mine["score"], (mine["details"] or {}).get("explanation")) == (theirs_metric["score"], theirs_metric["explanation"]), (case_id, metric)
     assert len(graded["eval_case_results"]) == 3
     judged = [call for call in fake.calls if JUDGE in call.prompt]
     assert len(judged) == 6  # three from agentdiff, three from agents-cli: the judge cache is not in between here
