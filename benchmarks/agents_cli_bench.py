@@ -66,21 +66,31 @@ def agents_cli_benchmark() -> list[tuple[str, str, str]]:
     folder = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
     try:
         project = _project(agents_cli, folder, cases, server.url)
-        refs = discover([project], project).cases
-        assert len(refs) == cases, len(refs)
-        pool = WorkerPool(timeout=120)
-        start = time.perf_counter()
-        asyncio.run(pool.start())
-        pool_start = time.perf_counter() - start
+        config = project / "tests" / "eval" / "eval_config.yaml"
+        scaffold_config = config.read_text()
 
-        async def ours() -> list:
-            return [run.result async for run in run_cases(refs, pool, RunOptions(), project)]
+        def ours(graded: bool) -> tuple[float, float, int]:
+            """(seconds, worker server start, cases run): the scaffold's metrics graded, or none."""
+            config.write_text(scaffold_config if graded else
+                              "metrics_to_run: [cloud_only]\ncustom_metrics:\n  - name: cloud_only\n    prompt_template: 'x {response}'\n")
+            refs = discover([project], project).cases
+            assert len(refs) == cases, len(refs)
+            pool = WorkerPool(timeout=120)
+            start = time.perf_counter()
+            asyncio.run(pool.start())
+            started = time.perf_counter() - start
 
-        start = time.perf_counter()
-        results = asyncio.run(ours())
-        agentdiff_seconds = time.perf_counter() - start
-        pool.close()
-        new = sum(r.status.value == "new" for r in results)
+            async def every() -> list:
+                return [run.result async for run in run_cases(refs, pool, RunOptions(), project)]
+
+            start = time.perf_counter()
+            results = asyncio.run(every())
+            seconds = time.perf_counter() - start
+            pool.close()
+            return seconds, started, sum(r.status.value == "new" for r in results)
+
+        agentdiff_seconds, pool_start, new = ours(graded=False)
+        graded_seconds, _, graded_new = ours(graded=True)
 
         port = _free_port()
         api = subprocess.Popen([str(Path(sys.executable).parent / "adk"), "api_server", "--host", "127.0.0.1", "--port", str(port), "."],
@@ -100,13 +110,25 @@ def agents_cli_benchmark() -> list[tuple[str, str, str]]:
         generate_seconds = time.perf_counter() - start
         api.terminate()
         api.wait(10)
-        generated = len(json.loads(next((folder / "generated").glob("*.json")).read_text())["eval_cases"]) if done.returncode == 0 else 0
+        trace = next((folder / "generated").glob("*.json")) if done.returncode == 0 else None
+        generated = len(json.loads(trace.read_text())["eval_cases"]) if trace else 0
+        adc = folder / "adc.json"  # eval grade builds Cloud clients even for local metrics: credentials never used
+        adc.write_text(json.dumps({"type": "authorized_user", "client_id": "x", "client_secret": "x", "refresh_token": "x"}))
+        start = time.perf_counter()
+        graded = subprocess.run([str(agents_cli), "eval", "grade", "--traces", str(trace), "--output", str(folder / "grades")], cwd=project,
+                                capture_output=True, text=True, timeout=1800,
+                                env={**os.environ, "GOOGLE_APPLICATION_CREDENTIALS": str(adc), "GOOGLE_CLOUD_PROJECT": "offline"})
+        grade_seconds = time.perf_counter() - start
         rows += [
             (f"agents-cli: agents-cli eval generate, {cases} cases, 100 ms per model call", f"{generate_seconds:.1f} s",
              f"{generated}/{cases} generated, {len(server.calls) - calls_before} model calls; + {api_start:.1f} s API server start"),
-            (f"agents-cli: agentdiff run, the same cases", f"{agentdiff_seconds:.1f} s",
+            ("agents-cli: agentdiff run, the same cases, inference only (no local metric)", f"{agentdiff_seconds:.1f} s",
              f"{new}/{cases} run (new: no baselines yet); + {pool_start:.1f} s worker server start"),
-            ("agents-cli: speed-up", f"{generate_seconds / agentdiff_seconds:.1f}x", "target >= 10x"),
+            ("agents-cli: speed-up, inference", f"{generate_seconds / agentdiff_seconds:.1f}x", "target >= 10x"),
+            ("agents-cli: agents-cli eval generate, then eval grade (the scaffold's judge metric)", f"{generate_seconds + grade_seconds:.1f} s",
+             f"grade {grade_seconds:.1f} s, exit {graded.returncode}"),
+            ("agents-cli: agentdiff run with the scaffold's judge metric graded", f"{graded_seconds:.1f} s", f"{graded_new}/{cases} run and graded"),
+            ("agents-cli: speed-up, inference and grading", f"{(generate_seconds + grade_seconds) / graded_seconds:.1f}x", ""),
         ]
     finally:
         server.close()
