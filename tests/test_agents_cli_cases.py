@@ -280,3 +280,13 @@ def test_a_scenario_case_is_played_by_adks_user_simulator_as_synthesize_plays_it
         assert set(baseline) >= {"eval_case_id", "user_scenario", "agent_data", "responses"}
     finally:
         server.close()
+
+
+def test_journey_checks_apply_to_dataset_cases(project):
+    (project / "tests" / "eval" / "agentdiff-checks.yaml").write_text(
+        "eval_sets:\n  basic-dataset.json: {forbidden: [get_current_time]}\ncases:\n  paris_weather: {max_tool_calls: 0}\n")
+    code, out, err = run("run", "--json")
+    cases = _cases(out)
+    assert cases["tokyo_time"]["status"] == "failed" and cases["paris_weather"]["status"] == "failed", err
+    names = {m["name"]: m["status"] for m in cases["paris_weather"]["metrics"] if m["name"].startswith("check: ")}
+    assert names == {"check: forbidden get_current_time": "passed", "check: max_tool_calls ≤ 0": "failed"}

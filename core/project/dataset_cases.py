@@ -23,12 +23,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from agentdiff.core.formats.agents_cli.dataset import LoadedDataset, load_dataset
 from agentdiff.core.formats.agents_cli.manifest import Manifest, find_manifest
 from agentdiff.core.formats.agents_cli.metrics_config import MetricsConfig, load_metrics_config
 from agentdiff.core.formats.agents_cli.models import DatasetCase
+from agentdiff.core.formats.checks_file import ChecksFile
 from agentdiff.core.formats.eval_config import EvalConfig
 from agentdiff.core.formats.eval_set import EvalCase, EvalSet, Invocation
 from agentdiff.core.formats.eval_set_files import LoadedConfig, LoadedEvalSet
@@ -105,6 +106,27 @@ def baseline_file(dataset: Path) -> Path:
         if folder.name == DATASETS_DIR:
             return folder.parent / BASELINES_DIR / dataset.relative_to(folder)
     return dataset.parent / BASELINES_DIR / dataset.name
+
+
+def dataset_cases_in(files: Sequence[Path], root: Path, errors: list[LoadError],
+                     checks_near: Callable[[Path], Optional[ChecksFile]]) -> list[DatasetCaseRef]:
+    """The cases of the candidate files that lie in agents-cli's layout (each eval folder looked at
+    once), with the journey checks of the nearest `agentdiff-checks.yaml` (`checks_near(folder)`),
+    keyed by the dataset's file name and the case's key or id."""
+    known: dict[Path, bool] = {}
+    chosen = [file for file in files if is_dataset_file(file, root, known)]
+    if not chosen:
+        return []
+    cases, problems = find_dataset_cases(chosen, root)
+    errors.extend(problems)
+    out = []
+    for ref in cases:
+        found = checks_near(ref.eval_set.source.path.parent)
+        if found is not None:
+            keys = (ref.eval_set.source.path.name, ref.eval_set.eval_set.eval_set_id)
+            ref = dataclasses.replace(ref, checks=found.for_case(keys, (ref.name, ref.id)))
+        out.append(ref)
+    return out
 
 
 def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetCaseRef], list[LoadError]]:

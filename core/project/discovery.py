@@ -231,7 +231,10 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             checks_file = checks.near(case_dir)
             specs = checks_file.for_case((case.category,), (case.name, case.display)) if checks_file is not None else ()
             found.cases.append(ConformanceCaseRef(case, specs))
-    found.cases.extend(_dataset_cases(datasets, root, found.errors))
+    if datasets:
+        from agentdiff.core.project.dataset_cases import dataset_cases_in
+
+        found.cases.extend(dataset_cases_in(_unique([f for f in datasets if _utf8_name(f)]), root, found.errors, checks.near))
     found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
     found.cases, clashes = _without_clashes(found.cases)
     found.errors.extend(clashes)
@@ -243,19 +246,6 @@ def _is_dataset(path: Path, root: Path) -> bool:
     from agentdiff.core.project.dataset_cases import is_dataset_file
 
     return is_dataset_file(path, root)
-
-
-def _dataset_cases(files: list[Path], root: Path, errors: list[LoadError]) -> list[CaseRef]:
-    """The agents-cli dataset cases of the candidate files that lie in its layout."""
-    from agentdiff.core.project.dataset_cases import find_dataset_cases, is_dataset_file
-
-    known: dict[Path, bool] = {}
-    chosen = [file for file in _unique(files) if _utf8_name(file) and is_dataset_file(file, root, known)]
-    if not chosen:
-        return []
-    cases, problems = find_dataset_cases(chosen, root)
-    errors.extend(problems)
-    return list(cases)
 
 
 def _bytes_shown(name: str) -> str:
