@@ -290,3 +290,25 @@ def test_journey_checks_apply_to_dataset_cases(project):
     assert cases["tokyo_time"]["status"] == "failed" and cases["paris_weather"]["status"] == "failed", err
     names = {m["name"]: m["status"] for m in cases["paris_weather"]["metrics"] if m["name"].startswith("check: ")}
     assert names == {"check: forbidden get_current_time": "passed", "check: max_tool_calls ≤ 0": "failed"}
+
+
+def test_a_re_recorded_agents_cli_baseline_is_listed_until_signed(project):
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=project, check=True, capture_output=True)
+
+    (project / ".gitignore").write_text(".agentdiff/\n")
+    git("init", "-q")
+    assert run("accept", "tokyo_time", "--yes")[0] == 0
+    git("add", "-A")
+    git("commit", "-qm", "baseline")
+    prompt = project / "app" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace('reply "It is <time> in <city>."', 'reply "<city>: <time>."'))
+    assert run("accept", "tokyo_time", "--yes")[0] == 0
+    code, out, _ = run("baselines")
+    assert "basic-dataset.json::tokyo_time  (✗ not signed off)" in out and "response: turn 1 · response" in out
+    assert "files: tests/eval/baselines/basic-dataset.json" in out
+    assert run("sign", "tokyo_time")[0] == 0
+    code, out, err = run("baselines")
+    assert "(✓ signed off)" in out and err == ""  # the sign-off's record beside the dataset is no dataset

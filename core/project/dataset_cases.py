@@ -41,6 +41,7 @@ DATASETS_DIR = "datasets"
 BASELINES_DIR = "baselines"
 CONFIG_NAMES = ("eval_config.yaml", "eval_config.yml", "eval_config.json")
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
+RECORD_SUFFIX = ".agentdiff-record.json"  # agentdiff's registration beside a dataset (sign-offs): not a dataset
 #: The extra key of a baseline case that holds the accepted run's LLM requests (agentdiff's: agents-cli
 #: keeps an extra key as it is, and its metrics are given it in `instance`).
 REQUESTS_KEY = "agentdiff_llm_requests"
@@ -70,7 +71,7 @@ class DatasetCaseRef(EvalCaseRef):
 def is_dataset_file(path: Path, root: Path, known: Optional[dict[Path, bool]] = None) -> bool:
     """Whether a `.json` file is an agents-cli dataset by where it lies (`known`: what was decided
     for each eval folder already, so a folder of many files is looked at once)."""
-    if path.suffix != ".json" or path.name.endswith(EVAL_SET_SUFFIXES):
+    if path.suffix != ".json" or path.name.endswith((*EVAL_SET_SUFFIXES, RECORD_SUFFIX)):
         return False
     eval_dir = _eval_dir(path)
     if eval_dir is None:

@@ -29,6 +29,7 @@ from agentdiff.core.formats.source_file import display_path, read_text_regular, 
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.reports.changed_since import GitRefError, changed_files, resolve_ref
+from agentdiff.core.reports.dataset_review import dataset_change
 from agentdiff.core.traces.from_files import trace_from_invocations, trace_from_recordings
 
 REVIEWED_KEYS = (("models", "model"), ("instruction_sha256", "prompt"), ("tool_source_sha256", "tool source"))
@@ -132,14 +133,26 @@ def changed_baselines(cases: Sequence[CaseRef], root: Path, since: str) -> list[
     found = []
     with tempfile.TemporaryDirectory(prefix="agentdiff-baselines-") as scratch:
         for ref in cases:
-            change = _conformance(ref, root, since, changed, Path(scratch)) if isinstance(ref, ConformanceCaseRef) \
-                else _eval(ref, root, since, changed, Path(scratch))
+            if isinstance(ref, DatasetCaseRef):
+                change = _dataset(ref, root, since, changed)
+            else:
+                change = _conformance(ref, root, since, changed, Path(scratch)) if isinstance(ref, ConformanceCaseRef) \
+                    else _eval(ref, root, since, changed, Path(scratch))
             if change is not None:
                 record = _records(read_text_regular(registration_path(ref)) if registration_path(ref).is_file() else None)
                 signed = (record.get(registration_key(ref)) or {}).get("signed_off")
                 change.signed = signed if signed and signed.get("baseline") == baseline_digest(ref) else None
                 found.append(change)
     return found
+
+
+def _dataset(ref: DatasetCaseRef, root: Path, since: str, changed: set[Path]) -> Optional[BaselineChange]:
+    found = dataset_change(ref, lambda path: _git_show(root, since, path), changed)
+    if found is None:
+        return None
+    change = BaselineChange(ref.id, [ref.baseline_display], None, ["an agents-cli baseline: the baseline file is its record"])
+    change.new, change.layers = found
+    return change
 
 
 def _conformance(ref: ConformanceCaseRef, root: Path, since: str, changed: set[Path], scratch: Path) -> Optional[BaselineChange]:
