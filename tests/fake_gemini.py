@@ -72,6 +72,11 @@ class Reply:
 _STATUS_NAMES = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # as many connections at once as a pool of runs opens (the default, 5, queues them by seconds)
+
+
 class FakeGemini:
     def __init__(self, respond: Callable[[Call], Reply]):
         self.respond = respond
@@ -79,8 +84,7 @@ class FakeGemini:
         self.in_flight = 0
         self.most_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, name="fake-gemini", daemon=True)
 
     @property
