@@ -103,7 +103,6 @@ def agents_cli_benchmark() -> list[tuple[str, str, str]]:
             except OSError:
                 time.sleep(0.1)
         api_start = time.perf_counter() - start
-        calls_before = len(server.calls)
         start = time.perf_counter()
         done = subprocess.run([str(agents_cli), "eval", "generate", "--url", f"http://127.0.0.1:{port}", "--app-name", "app",
                                "-o", str(folder / "generated") + "/"], cwd=project, capture_output=True, text=True, timeout=1800)
@@ -121,7 +120,7 @@ def agents_cli_benchmark() -> list[tuple[str, str, str]]:
         grade_seconds = time.perf_counter() - start
         rows += [
             (f"agents-cli: agents-cli eval generate, {cases} cases, 100 ms per model call", f"{generate_seconds:.1f} s",
-             f"{generated}/{cases} generated, {len(server.calls) - calls_before} model calls; + {api_start:.1f} s API server start"),
+             f"{generated}/{cases} generated; + {api_start:.1f} s API server start"),
             ("agents-cli: agentdiff run, the same cases, inference only (no local metric)", f"{agentdiff_seconds:.1f} s",
              f"{new}/{cases} run (new: no baselines yet); + {pool_start:.1f} s worker server start"),
             ("agents-cli: speed-up, inference", f"{generate_seconds / agentdiff_seconds:.1f}x", "target >= 10x"),
