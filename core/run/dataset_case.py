@@ -2,7 +2,9 @@
 its eval config's local metrics as `agents-cli eval grade` grades it, and diffed against its baseline.
 
 * The run: the case's prompt sent to a new session, or a continuation's last user message sent to a
-  session seeded with the events before it (`dataset_cases.history`), `num_runs` repeats at once.
+  session seeded with the events before it (`dataset_cases.history`), or a scenario played by ADK's
+  user simulator as `eval dataset synthesize` plays it; `num_runs` repeats at once. In replay, the
+  model is answered from the baseline's recorded calls.
 * Its metrics: each local custom function is run in a worker on the `instance` agents-cli builds
   from the run's trace; the score is reported, and it passes or fails the case only where the
   metric has a `threshold`. Cloud metrics are `not evaluated`, saying what they need.
