@@ -312,3 +312,31 @@ def test_a_re_recorded_agents_cli_baseline_is_listed_until_signed(project):
     assert run("sign", "tokyo_time")[0] == 0
     code, out, err = run("baselines")
     assert "(✓ signed off)" in out and err == ""  # the sign-off's record beside the dataset is no dataset
+
+
+def test_cases_without_ids_keep_their_own_baselines_and_an_identical_run_accepts_nothing(project):
+    cases = [{"prompt": {"role": "user", "parts": [{"text": f"What is the weather in {city}?"}]}} for city in ("Paris", "Tokyo", "New York")]
+    (project / DATASET).write_text(json.dumps({"eval_cases": cases}, indent=2))
+    assert run("accept", "case_3", "--yes")[0] == 0
+    baseline = json.loads((project / "tests/eval/baselines/basic-dataset.json").read_text())["eval_cases"][0]
+    assert baseline["agentdiff_case_key"] == "case_3" and baseline["reference"] == json.loads((project / DATASET).read_text())["eval_cases"][2]["reference"]
+    assert run("accept", "case_1", "--yes")[0] == 0
+    code, out, _ = run("run", "--json")
+    assert {key: case["status"] for key, case in _cases(out).items()} == {"case_1": "passed", "case_2": "new", "case_3": "passed"}
+    code, out, _ = run("accept", "case_3", "--yes")
+    assert code == 1 and out.startswith("nothing to accept")
+
+
+def test_a_run_whose_agent_returned_an_error_is_an_error_as_in_eval_generate(project):
+    from agentdiff.core.project.dataset_cases import DatasetCaseRef, history
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.dataset_case import score_dataset_case
+    from agentdiff.core.worker.jobs import RunOutput
+
+    ref = next(r for r in discover([project], project).cases if isinstance(r, DatasetCaseRef) and r.name == "paris_weather")
+    out = RunOutput(events=[{"author": "user", "content": {"role": "user", "parts": [{"text": "What is the weather in Paris?"}]}},
+                            {"author": "weather_desk", "error_code": "SAFETY", "error_message": "blocked"}])
+    run_ = score_dataset_case(ref, None, [out])
+    assert run_.result.status.value == "error" and run_.result.error == "Agent returned an error: SAFETY: blocked"
+    scenario = ref.written.model_copy(update={"prompt": None, "user_scenario": ref.written.user_scenario})
+    assert history(scenario, "model") == []  # a case with neither a prompt nor events seeds nothing

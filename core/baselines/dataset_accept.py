@@ -15,6 +15,7 @@ line endings stay. A case is accepted whole (it is one turn).
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -22,10 +23,11 @@ from typing import Any, Optional
 from agentdiff.core.baselines.file_writes import read_exact, text_sha
 from agentdiff.core.baselines.journal import FileWrite
 from agentdiff.core.baselines.documents import RecordError
-from agentdiff.core.formats.agents_cli.traces import dump_traces
+from agentdiff.core.formats.agents_cli.dataset import good_key
+from agentdiff.core.formats.agents_cli.traces import dump_traces, normalized
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
-from agentdiff.core.project.dataset_cases import REQUESTS_KEY, DatasetCaseRef
+from agentdiff.core.project.dataset_cases import KEY_EXTRA, REQUESTS_KEY, DatasetCaseRef
 from agentdiff.core.run.dataset_case import traced
 from agentdiff.core.worker.jobs import RunOutput
 
@@ -71,9 +73,13 @@ def accept_dataset_case(ref: DatasetCaseRef, out: RunOutput, files: dict[Path, D
     plan); whether anything changed."""
     assert ref.dataset is not None and ref.baseline_path is not None
     case = traced(ref, out)
-    case[REQUESTS_KEY] = [exchange.model_dump(mode="json", exclude_defaults=True) for exchange in out.exchanges]
-    changed = _into_baselines(files, ref, case)
     response = (case.get("responses") or [None])[-1]
+    if response is not None:  # the baseline holds the reference the dataset will hold
+        case = normalized({**case, "reference": {"response": response.get("response")}})
+    case[REQUESTS_KEY] = [exchange.model_dump(mode="json", exclude_defaults=True) for exchange in out.exchanges]
+    if ref.name != ref.written.eval_case_id:  # no usable eval_case_id: the entry names the case it is of
+        case[KEY_EXTRA] = ref.name
+    changed = _into_baselines(files, ref, case)
     if response is not None:
         changed |= _into_dataset(files, ref, response)
     return changed
@@ -101,7 +107,11 @@ def _into_baselines(files: dict[Path, DatasetFile], ref: DatasetCaseRef, case: d
 
 
 def _key_of(case: dict[str, Any], index: int) -> str:
-    return case.get("eval_case_id") or case.get("evalCaseId") or f"case_{index + 1}"
+    """An entry's case key, as discovery reads it (`dataset_cases.entry_key`)."""
+    if isinstance(case.get(KEY_EXTRA), str) and case[KEY_EXTRA]:
+        return case[KEY_EXTRA]
+    own = case.get("eval_case_id") or case.get("evalCaseId")
+    return own if isinstance(own, str) and good_key(own) else f"case_{index + 1}"
 
 
 def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -109,11 +119,18 @@ def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return _stable(old) == _stable(new)
 
 
+_DRAWN_ID = re.compile(r"^adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
 def _stable(value: Any) -> Any:
+    """A baseline entry without what differs on every run: event times, call order numbers, and the
+    ids ADK draws for function calls."""
     if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in ("event_time", "id", "seq")}
+        return {k: _stable(v) for k, v in value.items() if k not in ("event_time", "seq")}
     if isinstance(value, list):
         return [_stable(v) for v in value]
+    if isinstance(value, str) and _DRAWN_ID.match(value):
+        return "adk-<id>"
     return value
 
 

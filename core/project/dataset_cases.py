@@ -45,6 +45,9 @@ RECORD_SUFFIX = ".agentdiff-record.json"  # agentdiff's registration beside a da
 #: The extra key of a baseline case that holds the accepted run's LLM requests (agentdiff's: agents-cli
 #: keeps an extra key as it is, and its metrics are given it in `instance`).
 REQUESTS_KEY = "agentdiff_llm_requests"
+#: The extra key of a baseline entry naming its dataset case, for a case whose eval_case_id is missing
+#: or unusable in an id (its key is then `case_<n>`, its position in the dataset, not in the baseline file).
+KEY_EXTRA = "agentdiff_case_key"
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,14 @@ def _baselines(path: Path, display: str) -> tuple[dict[str, tuple[int, DatasetCa
     loaded, errors = load_dataset(path, display, trace=True)
     if loaded is None:
         return {}, errors
-    return {key: (index, case) for index, (case, key) in enumerate(zip(loaded.cases, loaded.keys))}, []
+    return {entry_key(case, key): (index, case) for index, (case, key) in enumerate(zip(loaded.cases, loaded.keys))}, []
+
+
+def entry_key(case: DatasetCase, key: str) -> str:
+    """The dataset case a baseline entry is of: the key it was accepted under (`agentdiff_case_key`,
+    written when the case has no usable eval_case_id), else its own key."""
+    recorded = (case.model_extra or {}).get(KEY_EXTRA)
+    return recorded if isinstance(recorded, str) and recorded else key
 
 
 #: The turns ADK's user simulator may play, as `agents-cli eval dataset synthesize` defaults `--max-turns`.
@@ -220,9 +230,9 @@ def history(case: DatasetCase, root_agent: str) -> list[dict[str, Any]]:
     """The events a continuation's session starts with, as `eval generate` seeds them: every event
     before the trailing user message (an author `model` written as the root agent), and that
     message's state delta, if any, without its content."""
-    if case.prompt is not None:
-        return []
     events = case.events()
+    if case.prompt is not None or not events:  # a prompt, or a scenario: no history
+        return []
     seeded = []
     for event in events[:-1]:
         seeded.append({"author": root_agent if event.author == "model" else (event.author or ""),

@@ -12,7 +12,8 @@ from typing import Callable, Optional
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.formats.agents_cli.models import DatasetCase
 from agentdiff.core.formats.source_file import resolved
-from agentdiff.core.project.dataset_cases import DatasetCaseRef, history, sent_message
+from agentdiff.core.formats.agents_cli.dataset import good_key
+from agentdiff.core.project.dataset_cases import KEY_EXTRA, DatasetCaseRef, history, sent_message
 from agentdiff.core.run.expected import dataset_baseline
 
 
@@ -51,7 +52,8 @@ def _case(text: Optional[str], key: str) -> Optional[DatasetCase]:
     for index, case in enumerate(cases or []):
         if not isinstance(case, dict):
             continue
-        name = case.get("eval_case_id") or case.get("evalCaseId") or f"case_{index + 1}"
+        own = case.get("eval_case_id") or case.get("evalCaseId")
+        name = case.get(KEY_EXTRA) or (own if isinstance(own, str) and good_key(own) else f"case_{index + 1}")
         if name == key:
             try:
                 return DatasetCase.model_validate(case)

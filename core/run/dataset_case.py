@@ -175,6 +175,7 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
     rules = rules_of(outputs)
     if is_scenario(ref.written):
         return _score_scenario(ref, agent, outputs, grades, rules)
+    outputs = [_agent_error(out) for out in outputs]
     baseline = load_baseline(ref)
     if not any(out.exchanges for out in outputs):  # a run from a trace file, which keeps no requests: no request layer
         turns = tuple(turn.model_copy(update={"llm": ()}) for turn in baseline.trace.turns)
@@ -218,6 +219,18 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
     result = case_result(ref, agent, mode, status, metrics=results, error=reason, runs=tuple(runs), layers=layers,
                          scored_as=None if status is CaseStatus.ERROR else rules.label, usage=case_usage(outputs))
     return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
+
+
+def _agent_error(out: RunOutput) -> RunOutput:
+    """A run one of whose events carries ADK's error (`error_code`, `error_message`: a model that
+    stopped for safety, say) failed, as `eval generate` fails it ("Agent returned an error: …")."""
+    if out.error is not None:
+        return out
+    for event in out.events:
+        if event.get("author") != "user" and (event.get("error_code") or event.get("error_message")):
+            said = ": ".join(str(event[key]) for key in ("error_code", "error_message") if event.get(key))
+            return out.model_copy(update={"error": f"Agent returned an error: {said}"})
+    return out
 
 
 def _score_scenario(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], grades: Sequence[Optional[dict[str, Any]]],

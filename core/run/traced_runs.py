@@ -31,15 +31,23 @@ def traced_events(written: DatasetCase, traced: DatasetCase) -> list[dict]:
 
 async def score_trace(trace: LoadedDataset, refs: Sequence[DatasetCaseRef], pool, options: RunOptions, root: Path) -> list[CaseRun]:
     """Each traced case scored against its dataset case (an unknown eval_case_id is an error)."""
-    by_key = {ref.name: ref for ref in refs}
+    by_key: dict[str, list[DatasetCaseRef]] = {}
+    for ref in refs:
+        if ref.written.eval_case_id == ref.name:  # a case matched by its eval_case_id only: positions shift in a trace
+            by_key.setdefault(ref.name, []).append(ref)
     memo = AgentMemo(root)
 
     async def one(traced: DatasetCase, key: str) -> CaseRun:
-        ref = by_key.get(key)
-        if ref is None:
-            placeholder = _placeholder(trace, key)
-            return unrun(placeholder, None, "score", CaseStatus.ERROR,
-                         f"{trace.source.display} holds a run of {key!r}, and no dataset here has a case of that eval_case_id")
+        found = by_key.get(key, []) if traced.eval_case_id == key else []
+        if len(found) != 1:
+            if traced.eval_case_id != key:
+                why = "has no usable eval_case_id, so it cannot be matched to its dataset's case"
+            elif found:
+                why = f"matches a case of {len(found)} datasets ({', '.join(r.source for r in found)}): give them distinct eval_case_ids"
+            else:
+                why = "has an eval_case_id no dataset here has"
+            return unrun(_placeholder(trace, key), None, "score", CaseStatus.ERROR, f"{trace.source.display}: its run of {key!r} {why}")
+        ref = found[0]
         resolution = memo.resolve(ref, options.agents_dirs, options.mapping)
         out = as_output(sent_message(ref.written), traced_events(ref.written, traced), None, [])
         graded = None

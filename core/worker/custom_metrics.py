@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import math
 import threading
 import traceback
@@ -43,7 +44,7 @@ async def grade(request: dict[str, Any]) -> dict[str, Any]:
         with cached_calls(request.get("cache_dir")) as calls:
             context = contextvars.copy_context()  # the cache's, as to_thread carries it
             results[metric["name"]] = await asyncio.get_running_loop().run_in_executor(
-                _executor(), context.run, _one, metric, request.get("instance") or {})
+                _executor(), context.run, _one, metric, copy.deepcopy(request.get("instance") or {}))  # each call its own, as the SDK
         if calls.calls:
             results[metric["name"]] |= {"judge_calls": len(calls.calls), "cache_hits": sum(c["cached"] for c in calls.calls)}
     return results

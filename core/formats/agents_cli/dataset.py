@@ -55,6 +55,8 @@ def dataset_from_data(source: SourceText, data: Any, trace: bool = False) -> tup
     except ValidationError as exc:
         return None, validation_errors(source.display, source.text, data, exc, "json")
     errors: list[LoadError] = []
+    if not trace and not dataset.eval_cases:  # as `eval generate`: nothing to run is an error, not no cases
+        return None, [LoadError(file=source.display, line=1, column=1, message="a dataset must hold a non-empty `eval_cases` list")]
     for index, case in enumerate(dataset.eval_cases or [] if not trace else []):
         problem = case_problem(case)
         if problem is not None:
@@ -93,11 +95,11 @@ def case_problem(case: DatasetCase) -> Optional[str]:
 
 def case_keys(dataset: EvaluationDataset) -> list[str]:
     """Each case's key: its eval_case_id, else `case_<n>` (1-based position), as ids stay readable."""
-    return [case.eval_case_id if _good_key(case.eval_case_id) else f"{INDEX_PREFIX}{n}"
+    return [case.eval_case_id if good_key(case.eval_case_id) else f"{INDEX_PREFIX}{n}"
             for n, case in enumerate(dataset.eval_cases or [], start=1)]
 
 
-def _good_key(key: Optional[str]) -> bool:
+def good_key(key: Optional[str]) -> bool:
     return bool(key) and key == key.strip() and "::" not in key and "/" not in key and "\\" not in key \
         and not any(ord(ch) < 32 or 0x7f <= ord(ch) <= 0x9f for ch in key)
 
