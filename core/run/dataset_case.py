@@ -207,7 +207,8 @@ def score_dataset_case(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[R
         if ref.baseline is None:  # what the run did is shown; nothing was expected, so nothing diverges
             layers = tuple(dataclasses.replace(layer, summary="new: nothing accepted yet") if layer.status == "changed" else layer
                            for layer in diff.layers)
-            diff = dataclasses.replace(diff, divergences=(), layers=layers, notes=(*diff.notes, NEW))
+            turns = tuple(dataclasses.replace(turn, trajectory_matches=None) for turn in diff.turns)  # nothing to match yet
+            diff = dataclasses.replace(diff, divergences=(), layers=layers, turns=turns, notes=(*diff.notes, NEW))
             if status not in (CaseStatus.FAILED, CaseStatus.FLAKY):
                 status, reason = CaseStatus.NEW, NEW
         else:
