@@ -24,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _respond(call):
@@ -138,44 +139,10 @@ def agents_cli_benchmark() -> list[tuple[str, str, str]]:
 
 def _save_to_verdicts() -> tuple[str, str, str]:
     """The weather_desk sample in the real app: its prompt saved, until the affected cases' new
-    verdicts are in (median of 8, alternating an edit that fails two cases and the original)."""
-    from agentdiff.core.worker.pool import WorkerPool
-    from agentdiff.tui.app import create_app
+    verdicts are in (median of 8, alternating an edit that fails a case and the original)."""
+    from save_to_verdict import save_to_verdict_times
 
-    root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
-    shutil.copytree(ROOT / "sample_agents" / "weather_desk", root / "sample_agents" / "weather_desk", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "sample_agents" / "demo_model.py", root / "sample_agents" / "demo_model.py")
-    prompt = root / "sample_agents" / "weather_desk" / "app" / "prompt.md"
-    case = "sample_agents/weather_desk/tests/eval/datasets/basic-dataset.json::capital_lookup"
-    times: list[float] = []
-
-    async def go() -> None:
-        pool = WorkerPool(timeout=60)
-        await pool.start()
-        app = create_app(root, [root / "sample_agents"], pool=pool, project="bench")
-        async with app.run_test(size=(160, 48)) as pilot:
-            await app.workbench.wait()
-            await pilot.pause(0.5)
-            original = prompt.read_text()
-            for i in range(8):
-                expect_fail = i % 2 == 0
-                before = app.workbench.cases[case].run
-                prompt.write_text(original.replace('reply "The capital of France is Paris."', 'reply "Paris, of course."') if expect_fail else original)
-                tick = time.perf_counter()
-                while True:
-                    states = [app.workbench.cases[c] for c in app.workbench.cases]
-                    state = app.workbench.cases[case]
-                    if state.run is not before and not any(s.running for s in states) and (state.status.value == "failed") == expect_fail:
-                        break
-                    await asyncio.sleep(0.005)
-                await pilot.pause()
-                times.append(time.perf_counter() - tick)
-                await asyncio.sleep(0.3)
-        pool.close()
-
-    try:
-        asyncio.run(go())
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    times = save_to_verdict_times("weather_desk", "app/prompt.md", "sample_agents/weather_desk/tests/eval/datasets/basic-dataset.json::capital_lookup",
+                                  'reply "The capital of France is Paris."', 'reply "Paris, of course."', every_case=True)
     return ("agents-cli: save -> verdicts of the affected cases, weather_desk sample (4 cases, median of 8)",
             f"{statistics.median(times) * 1000:.0f} ms", "target <= 300 ms")
