@@ -34,7 +34,7 @@ from agentdiff.core.formats.eval_config import EvalConfig
 from agentdiff.core.formats.eval_set import EvalCase, EvalSet, Invocation
 from agentdiff.core.formats.eval_set_files import LoadedConfig, LoadedEvalSet
 from agentdiff.core.formats.load_error import LoadError
-from agentdiff.core.formats.source_file import display_path, resolved
+from agentdiff.core.formats.source_file import SourceText, display_path, resolved
 from agentdiff.core.project.discovery import EvalCaseRef
 
 DATASETS_DIR = "datasets"
@@ -62,6 +62,7 @@ class DatasetCaseRef(EvalCaseRef):
     baseline_path: Optional[Path] = None  # the trace file its baseline lives in (which may not exist yet)
     baseline_display: str = ""
     baseline: Optional[DatasetCase] = None  # its accepted run, from that file (None: new)
+    baseline_source: Optional[SourceText] = None  # that file as read (to locate values in it)
     baseline_index: Optional[int] = None  # its position in the baseline file
 
     @property
@@ -157,7 +158,7 @@ def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetC
         metrics, metric_errors = configs[eval_dir]
         baseline_path = baseline_file(file)
         baseline_display = display_path(baseline_path, root)
-        accepted, baseline_errors = _baselines(baseline_path, baseline_display)
+        accepted, baseline_source, baseline_errors = _baselines(baseline_path, baseline_display)
         errors.extend(baseline_errors)
         eval_set = _as_eval_set(loaded)
         for index, (written, key) in enumerate(zip(loaded.cases, loaded.keys)):
@@ -165,7 +166,7 @@ def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetC
             cases.append(DatasetCaseRef(
                 eval_set=eval_set, case=eval_set.eval_set.eval_cases[index], config=_NO_ADK_CONFIG, key=key,
                 dataset=loaded, index=index, metrics=metrics, metrics_errors=metric_errors, manifest=manifest,
-                baseline_path=baseline_path, baseline_display=baseline_display,
+                baseline_path=baseline_path, baseline_display=baseline_display, baseline_source=baseline_source,
                 baseline=found[1] if found else None, baseline_index=found[0] if found else None,
             ))
     return cases, errors
@@ -190,14 +191,15 @@ def _metrics_for(eval_dir: Path, root: Path) -> tuple[Optional[MetricsConfig], t
     return None, ()
 
 
-def _baselines(path: Path, display: str) -> tuple[dict[str, tuple[int, DatasetCase]], list[LoadError]]:
-    """The accepted runs in a baseline file, by case key (none when there is no file yet)."""
+def _baselines(path: Path, display: str) -> tuple[dict[str, tuple[int, DatasetCase]], Optional[SourceText], list[LoadError]]:
+    """The accepted runs in a baseline file, by case key, and the file as read (none when there is no
+    file yet)."""
     if not path.is_file():
-        return {}, []
+        return {}, None, []
     loaded, errors = load_dataset(path, display, trace=True)
     if loaded is None:
-        return {}, errors
-    return {entry_key(case, key): (index, case) for index, (case, key) in enumerate(zip(loaded.cases, loaded.keys))}, []
+        return {}, None, errors
+    return {entry_key(case, key): (index, case) for index, (case, key) in enumerate(zip(loaded.cases, loaded.keys))}, loaded.source, []
 
 
 def entry_key(case: DatasetCase, key: str) -> str:
@@ -261,14 +263,6 @@ def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
         cases.append(EvalCase(eval_id=key, conversation=[invocation]))
     name = loaded.source.path.name.removesuffix(".json")
     return LoadedEvalSet(source=loaded.source, eval_set=EvalSet(eval_set_id=name, eval_cases=cases), raw=loaded.raw)
-
-
-def with_baseline(ref: DatasetCaseRef, root: Path) -> DatasetCaseRef:
-    """The ref with its baseline file read again (after an accept or an undo wrote it)."""
-    assert ref.baseline_path is not None
-    accepted, _ = _baselines(ref.baseline_path, ref.baseline_display)
-    found = accepted.get(ref.name)
-    return dataclasses.replace(ref, baseline=found[1] if found else None, baseline_index=found[0] if found else None)
 
 
 def case_kind(ref: object) -> str:

@@ -59,7 +59,6 @@ def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baselin
 def dataset_baseline(ref: DatasetCaseRef) -> Baseline:
     """An agents-cli case's accepted run, from its baseline file (new: the message alone), located in
     that file (its events' paths) for `e`."""
-    from agentdiff.core.formats.source_file import read_source
     from agentdiff.core.run.dataset_case import accepted_events
     from agentdiff.core.traces.agents_cli import baseline_output
     from agentdiff.core.traces.from_run import trace_from_output
@@ -69,12 +68,7 @@ def dataset_baseline(ref: DatasetCaseRef) -> Baseline:
     exchanges = (ref.baseline.model_extra or {}).get(REQUESTS_KEY) if ref.baseline is not None else None
     accepted = baseline_output(message, accepted_events(ref), exchanges if isinstance(exchanges, list) else ())
     trace = trace_from_output(accepted, [Message(content=message)])
-    sources = [ref.eval_set.source]
-    if ref.baseline is not None and ref.baseline_path is not None:
-        try:
-            sources.append(read_source(ref.baseline_path, ref.baseline_display))
-        except Exception:  # noqa: BLE001 - changed since it was read: located by the dataset only
-            pass
+    sources = [ref.eval_set.source, *([ref.baseline_source] if ref.baseline is not None and ref.baseline_source else [])]
     return Baseline(ref.id, trace, DATASET_CRITERIA, SourceIndex(sources))
 
 
