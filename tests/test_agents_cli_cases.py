@@ -340,3 +340,65 @@ def test_a_run_whose_agent_returned_an_error_is_an_error_as_in_eval_generate(pro
     assert run_.result.status.value == "error" and run_.result.error == "Agent returned an error: SAFETY: blocked"
     scenario = ref.written.model_copy(update={"prompt": None, "user_scenario": ref.written.user_scenario})
     assert history(scenario, "model") == []  # a case with neither a prompt nor events seeds nothing
+
+
+def test_cloud_metrics_go_through_googles_eval_sdk_when_a_project_and_credentials_are_set(project, monkeypatch, tmp_path):
+    from fake_vertex import FakeVertex, score_of
+
+    (project / "tests/eval/eval_config.yaml").write_text(METRICS.replace(
+        "metrics_to_run: [mentions_city, what_it_was_given, breaks, response_quality]",
+        "metrics_to_run: [response_quality, final_response_quality]").replace('prompt_template: "Rate {response}"',
+                                                                              'prompt_template: "Rate {response}"\n    threshold: 3'))
+    fake = FakeVertex().start()
+    try:
+        for key, value in fake.env(tmp_path).items():
+            monkeypatch.setenv(key, value)
+        code, out, err = run("run", "--json")
+    finally:
+        fake.close()
+    assert code == 1, err
+    assert {(c["project"], c["location"], c["authorization"]) for c in fake.calls} == {("fake-project", "global", "Bearer fake-token")}
+    assert len(fake.calls) == 4  # two metrics for each of the two cases, each answered from its own request
+    given = {}
+    for call in fake.calls:
+        (spec,) = call["body"]["metrics"]
+        given.setdefault(json.dumps(spec, sort_keys=True), set()).add(score_of(call["body"]))
+    specs = {"response_quality": {"llm_based_metric_spec": {"metric_prompt_template": "Rate {response}"}},
+             "final_response_quality": {"predefined_metric_spec": {"metric_spec_name": "final_response_quality_v1", "metric_spec_parameters": None}}}
+    for name, spec in specs.items():
+        scored = {(m["score"], m["details"]["explanation"]) for case in _cases(out).values() for m in case["metrics"] if m["name"] == name}
+        assert scored == given[json.dumps(spec, sort_keys=True)] and len(scored) == 2, name
+    for case in _cases(out).values():
+        metrics = {m["name"]: m for m in case["metrics"]}
+        assert metrics["response_quality"]["status"] == ("passed" if metrics["response_quality"]["score"] >= 3 else "failed")
+        assert metrics["final_response_quality"]["status"] == "informational"
+
+
+def test_a_cloud_metric_without_a_project_or_the_sdk_says_what_to_set_and_sends_nothing(monkeypatch, tmp_path):
+    import sys
+
+    from agentdiff.core.worker.cloud_metrics import grade_cloud
+
+    request = {"cloud": [{"name": "helpfulness", "entry": {"name": "helpfulness", "prompt_template": "Rate {response}"}}],
+               "case": {"eval_case_id": "c", "prompt": {"parts": [{"text": "hi"}]}}}
+    for key in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))  # no application-default login either
+    (reason,) = (r["error_message"] for r in grade_cloud(request).values())
+    assert "set GOOGLE_CLOUD_PROJECT" in reason and "application-default login" in reason
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    monkeypatch.setitem(sys.modules, "agentplatform", None)  # the project's environment lacks the eval SDK
+    (reason,) = (r["error_message"] for r in grade_cloud(request).values())
+    assert "google-cloud-aiplatform[evaluation]" in reason and "uv sync --extra eval" in reason
+
+
+def test_doctor_says_which_metrics_run_here_and_whether_the_cloud_ones_can(project, monkeypatch, tmp_path):
+    for key in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))
+    _, out, _ = run("doctor")
+    assert "mentions_city, what_it_was_given, breaks run here" in out
+    assert "response_quality need Google's cloud eval service: not evaluated here" in out and "set GOOGLE_CLOUD_PROJECT" in out
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    _, out, _ = run("doctor")
+    assert "response_quality run through Google's cloud eval service (Google Cloud is configured" in out

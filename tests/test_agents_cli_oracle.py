@@ -7,7 +7,10 @@ model reached through the fake Gemini server (the project's `.env` pointed there
 * `agents-cli eval grade` grades agentdiff's traces with the scaffold's own local judge metric
   (`response_quality.py`, through google-genai) and scores each case as agentdiff scored it. The fake
   judge's score is a digest of the judge prompt, which holds the whole `instance`: equal scores mean
-  agentdiff gave the metric the very instance agents-cli gives it.
+  agentdiff gave the metric the very instance agents-cli gives it;
+* a `prompt_template` metric and a built-in one, sent to a fake of Google's cloud eval service, get
+  the same scores from agentdiff (through the eval SDK in its worker) and from agents-cli: both sent
+  the same requests.
 """
 
 from __future__ import annotations
@@ -25,11 +28,35 @@ from pathlib import Path
 
 import pytest
 from fake_gemini import FakeGemini, Reply
+from fake_vertex import FakeVertex
 from test_cli import run
 
 pytestmark = pytest.mark.adk
 
 JUDGE = "expert QA evaluator"  # the scaffold's judge prompt (tests/eval/response_quality.py)
+CLOUD_METRIC = """\
+  - name: helpfulness
+    prompt_template: "Score 1-5 how helpful {response} is as an answer to {prompt}."
+"""
+# agents-cli's eval client (agentplatform) takes no endpoint from the environment: this points the
+# oracle's one at the fake eval service, as GOOGLE_VERTEX_BASE_URL points google-genai's.
+ORACLE_ENDPOINT = """\
+import os
+from google.genai import client as _client
+
+_made = _client.Client._get_api_client
+
+
+def _get_api_client(**kwargs):
+    if kwargs.get("vertexai"):
+        options = kwargs.get("http_options") or _client.HttpOptions()
+        options.base_url = options.base_url or os.environ["GOOGLE_VERTEX_BASE_URL"]
+        kwargs["http_options"] = options
+    return _made(**kwargs)
+
+
+_client.Client._get_api_client = staticmethod(_get_api_client)
+"""
 
 
 def respond(call) -> Reply:
@@ -53,16 +80,20 @@ def created(agents_cli, tmp_path, monkeypatch):
     assert done.returncode == 0, done.stdout + done.stderr
     project = tmp_path / "demo"
     config = project / "tests" / "eval" / "eval_config.yaml"  # both of the scaffold's local metrics: its judge file and its inline function
-    config.write_text(config.read_text().replace("  - custom_response_quality\n", "  - custom_response_quality\n  - agent_turn_count\n", 1))
+    config.write_text(config.read_text().replace("  - custom_response_quality\n", "  - custom_response_quality\n  - agent_turn_count\n"
+                                                 "  - helpfulness\n  - final_response_quality\n", 1) + CLOUD_METRIC)
     server = FakeGemini(respond).start()
-    env = {**server.env, "GOOGLE_GENAI_USE_ENTERPRISE": "false"}
+    vertex = FakeVertex().start()
+    (tmp_path / "gcloud").mkdir()
+    env = {**server.env, **vertex.env(tmp_path / "gcloud"), "GOOGLE_GENAI_USE_ENTERPRISE": "false"}
     (project / ".env").write_text("".join(f"{key}={value}\n" for key, value in env.items()))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
     monkeypatch.chdir(project)
-    yield project, server
+    yield project, server, vertex
     server.close()
+    vertex.close()
 
 
 def _free_port() -> int:
@@ -98,7 +129,7 @@ def _normal(case: dict) -> dict:
 
 
 def test_agentdiff_writes_the_traces_agents_cli_writes_and_grades_them_as_it_does(created, agents_cli, tmp_path):
-    project, fake = created
+    project, fake, vertex = created
     code, out, err = run("run", "--json", "--report", "agents-cli=artifacts/traces")
     assert code == 1, err  # every case is new
     ours_file = next((project / "artifacts" / "traces").glob("traces_*.json"))
@@ -121,20 +152,24 @@ def test_agentdiff_writes_the_traces_agents_cli_writes_and_grades_them_as_it_doe
     calls = [p["function_call"] for e in ours[1]["agent_data"]["turns"][0]["events"] for p in e["content"]["parts"] if "function_call" in p]
     assert [(c["name"], c["args"]) for c in calls] == [("get_weather", {"query": "San Francisco"})]
 
-    adc = tmp_path / "adc.json"  # agents-cli builds Cloud clients even for local metrics: credentials that are never used
-    adc.write_text(json.dumps({"type": "authorized_user", "client_id": "x", "client_secret": "x", "refresh_token": "x"}))
-    env = {**os.environ, "GOOGLE_APPLICATION_CREDENTIALS": str(adc), "GOOGLE_CLOUD_PROJECT": "offline-test"}
+    (tmp_path / "oracle_site").mkdir()
+    (tmp_path / "oracle_site" / "sitecustomize.py").write_text(ORACLE_ENDPOINT)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "oracle_site")}
+    ours_sent = len(vertex.calls)
     done = subprocess.run([str(agents_cli), "eval", "grade", "--traces", str(ours_file), "--output", str(tmp_path / "grades")],
                           cwd=project, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     graded = json.loads(next((tmp_path / "grades").glob("results_*.json")).read_text())
     for result in graded["eval_case_results"]:
         case_id = ours[result["eval_case_index"]]["eval_case_id"]
-        for metric in ("custom_response_quality", "agent_turn_count"):
-            theirs_metric = result["response_candidate_results"][0]["metric_results"][metric]
+        for metric in ("custom_response_quality", "agent_turn_count", "helpfulness", "final_response_quality"):
+            named = result["response_candidate_results"][0]["metric_results"]
+            theirs_metric = named.get(metric) or named[f"{metric}_v1"]  # a built-in is keyed by its version
             mine = scores[case_id][metric]
             assert theirs_metric["error_message"] is None
             assert (mine["score"], (mine["details"] or {}).get("explanation")) == (theirs_metric["score"], theirs_metric["explanation"]), (case_id, metric)
     assert len(graded["eval_case_results"]) == 3
+    assert ours_sent == 6 and len(vertex.calls) == 12  # the cloud metrics of three cases from each: the fake scored the same requests
+    assert sorted(json.dumps(c["body"], sort_keys=True) for c in vertex.calls[:6]) == sorted(json.dumps(c["body"], sort_keys=True) for c in vertex.calls[6:])
     judged = [call for call in fake.calls if JUDGE in call.prompt]
     assert len(judged) == 6  # three from agentdiff, three from agents-cli: the judge cache is not in between here

@@ -25,6 +25,7 @@ from agentdiff.core.formats.adk_rules import parse_version, support_note
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.discovery import ConformanceCaseRef, Discovery
 from agentdiff.core.project.interpreter import OWN_PYTHON, Interpreter
+from agentdiff.core.worker.cloud_metrics import credentials_file
 from agentdiff.core.worker.jobs import AgentRef
 from agentdiff.core.worker.pool import WORKER_PACKAGE, copy_worker_package
 from agentdiff.core.formats.source_file import read_text_regular
@@ -204,19 +205,20 @@ def metric_checks(cases: Sequence[object], environ: Optional[dict[str, str]] = N
 
     configs = {ref.metrics.display: ref.metrics for ref in cases if isinstance(ref, DatasetCaseRef) and ref.metrics is not None}
     checks = []
-    cloud_ready = vertex_configured(environ)
+    env = os.environ if environ is None else environ
+    cloud_ready = bool(env.get("GOOGLE_CLOUD_PROJECT") or credentials_file(env))  # as the workers decide (cloud_metrics)
     for shown, config in configs.items():
         if config.local:
             checks.append(Check("metrics", True, f"{shown}: {', '.join(m.name for m in config.local)} run here (local custom functions)"))
         if config.cloud:
             names = ", ".join(m.name for m in config.cloud)
             if cloud_ready:
-                checks.append(Check("metrics", None, f"{shown}: {names} need Google's cloud eval service; Google Cloud is configured: "
-                                                     "`agents-cli eval grade` scores them (agentdiff reports them not evaluated)"))
+                checks.append(Check("metrics", True, f"{shown}: {names} run through Google's cloud eval service (Google Cloud is "
+                                                     "configured; the project's environment needs google-cloud-aiplatform[evaluation])"))
             else:
                 checks.append(Check("metrics", None, f"{shown}: {names} need Google's cloud eval service: not evaluated here",
-                                    "set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and credentials (`gcloud auth "
-                                    "application-default login`), then `agents-cli eval grade`"))
+                                    "set GOOGLE_CLOUD_PROJECT and credentials (`gcloud auth application-default login`), with "
+                                    "google-cloud-aiplatform[evaluation] in the project's environment"))
     return checks
 
 

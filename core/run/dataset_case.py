@@ -7,7 +7,9 @@ its eval config's local metrics as `agents-cli eval grade` grades it, and diffed
   model is answered from the baseline's recorded calls.
 * Its metrics: each local custom function is run in a worker on the `instance` agents-cli builds
   from the run's trace; the score is reported, and it passes or fails the case only where the
-  metric has a `threshold`. Cloud metrics are `not evaluated`, saying what they need.
+  metric has a `threshold`. Cloud metrics go through Google's eval SDK in the worker on the traced
+  case, as `agents-cli eval grade` sends them; without a project or credentials they are `not
+  evaluated`, saying what they need.
 * Its baseline, once a run was accepted: the run is scored against it as an EvalSet case is against
   its expected turn, by ADK's default criteria (the tool calls exactly, `tool_trajectory_avg_score`
   1.0, and the answer's ROUGE-1 `response_match_score` ≥ 0.8), and diffed per layer. Without one the
@@ -41,8 +43,8 @@ from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
 NEW = "new: nothing accepted yet — accept this run (`a` in the TUI, `agentdiff accept ID`) to make it the baseline"
 NO_RECORDINGS = ("replay needs recorded model calls, which an accepted baseline holds and this case has none of: "
                  "run it live (--mode live) and accept the run")
-CLOUD = ("is run by Google's cloud eval service: set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and Google Cloud "
-         "credentials, and run `agents-cli eval grade` (agentdiff runs local custom metrics only)")
+CLOUD = ("is run by Google's cloud eval service, through Google's eval SDK (`google-cloud-aiplatform[evaluation]`) in "
+         "the project's environment: set GOOGLE_CLOUD_PROJECT and Google Cloud credentials")
 
 
 def dataset_job(ref: DatasetCaseRef, agent: AgentRef, mode: str = "live") -> Job:
@@ -86,12 +88,16 @@ def traced(ref: DatasetCaseRef, out: RunOutput) -> dict[str, Any]:
     return trace_case(written_case(ref), generated_events(out), app_agents(out.app_agents), out.root_agent or "root_agent")
 
 
-def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any], options: RunOptions) -> Job:
+def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any], options: RunOptions,
+              case: Optional[dict[str, Any]] = None) -> Job:
+    """The job that grades one run: its local metrics on the `instance`, its cloud metrics (through
+    Google's eval SDK, in the worker) on the traced `case`."""
     assert ref.metrics is not None
     metrics = [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local]
+    cloud = [{"name": m.name, "entry": m.entry, "source": m.source} for m in ref.metrics.cloud] if case is not None else []
     cache = str(options.judge_cache) if options.judge_cache else None
     return Job(case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[],
-               grade={"metrics": metrics, "instance": graded, "cache_dir": cache})
+               grade={"metrics": metrics, "instance": graded, "cache_dir": cache, "cloud": cloud, "case": case})
 
 
 def _metric_file(ref: DatasetCaseRef, relative: Optional[str]) -> Optional[str]:
@@ -120,23 +126,27 @@ async def grade_outputs(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[
 
 
 async def _grade(ref: DatasetCaseRef, agent: AgentRef, out: RunOutput, pool, options: RunOptions) -> Optional[dict[str, Any]]:
-    """The local metrics' results for one run (None when it failed or there are none)."""
-    if out.error is not None or ref.metrics is None or not ref.metrics.local:
+    """The metrics' results for one run (None when it failed or there are none)."""
+    if out.error is not None or ref.metrics is None or not ref.metrics.metrics:
         return None
-    return await grade_instance(ref, agent, instance(traced(ref, out)), pool, options)
+    case = traced(ref, out)
+    return await grade_instance(ref, agent, instance(case), pool, options, case)
 
 
-async def grade_instance(ref: DatasetCaseRef, agent: AgentRef, graded: Optional[dict[str, Any]], pool, options: RunOptions) -> Optional[dict[str, Any]]:
-    """The local metrics' results for one `instance` (None: the case has no local metrics)."""
-    if ref.metrics is None or not ref.metrics.local:
+async def grade_instance(ref: DatasetCaseRef, agent: AgentRef, graded: Optional[dict[str, Any]], pool, options: RunOptions,
+                         case: Optional[dict[str, Any]] = None) -> Optional[dict[str, Any]]:
+    """The metrics' results for one `instance` (the cloud ones too when the traced `case` is given;
+    None: the case has no metrics to grade)."""
+    wanted = (ref.metrics.local + (ref.metrics.cloud if case is not None else ())) if ref.metrics else ()
+    if not wanted:
         return None
     if graded is None:  # as the SDK: a case whose run gave no text has no response to grade
         message = f"No response found for candidate 0 in EvalCase {ref.written.eval_case_id}."
-        return {m.name: {"score": None, "explanation": None, "error_message": message} for m in ref.metrics.local}
-    answer = await pool.run(grade_job(ref, agent, graded, options), options.timeout)
+        return {m.name: {"score": None, "explanation": None, "error_message": message} for m in wanted}
+    answer = await pool.run(grade_job(ref, agent, graded, options, case), options.timeout)
     if answer.judged is None:
         why = answer.error or "the metrics' process gave no answer"
-        return {m.name: {"score": None, "explanation": None, "error_message": why} for m in ref.metrics.local}
+        return {m.name: {"score": None, "explanation": None, "error_message": why} for m in wanted}
     return answer.judged
 
 
@@ -146,12 +156,13 @@ def agents_cli_metrics(ref: DatasetCaseRef, graded: Optional[dict[str, Any]], tu
     for spec in ref.metrics.metrics if ref.metrics else ():
         metric = EvalMetric(metric_name=spec.name, threshold=spec.threshold,
                             criterion={"threshold": spec.threshold} if spec.threshold is not None else None)
-        if spec.where == "cloud":
+        result = (graded or {}).get(spec.name)
+        if result is None and spec.where == "cloud":
             out.append(MetricEvaluation(metric, None, MetricStatus.NOT_EVALUATED, reason=f"`{spec.name}` {CLOUD}"))
             continue
-        result = (graded or {}).get(spec.name) or {"error_message": "not graded"}
+        result = result or {"error_message": "not graded"}
         score = result.get("score")
-        details = {key: result[key] for key in ("explanation", "where", "traceback", "judge_calls", "cache_hits") if result.get(key) is not None}
+        details = {key: result[key] for key in ("explanation", "where", "traceback", "judge_calls", "cache_hits", "rubric_verdicts") if result.get(key) is not None}
         if result.get("error_message") or not isinstance(score, (int, float)):
             reason = result.get("error_message") or f"no score ({score!r})"
             if result.get("where"):

@@ -52,7 +52,8 @@ async def score_trace(trace: LoadedDataset, refs: Sequence[DatasetCaseRef], pool
         out = as_output(sent_message(ref.written), traced_events(ref.written, traced), None, [])
         graded = None
         if resolution.agent is not None:
-            graded = await grade_instance(ref, resolution.agent, instance(normalized(traced.model_dump(mode="json", exclude_none=True))), pool, options)
+            case = normalized(traced.model_dump(mode="json", exclude_none=True))
+            graded = await grade_instance(ref, resolution.agent, instance(case), pool, options, case)
         run = await asyncio.to_thread(score_dataset_case, ref, resolution.agent, [out], [graded])  # type: ignore[arg-type]
         return dataclasses.replace(run, result=dataclasses.replace(run.result, mode="score"))
 

@@ -36,9 +36,12 @@ def _executor() -> ThreadPoolExecutor:
 
 async def grade(request: dict[str, Any]) -> dict[str, Any]:
     """name → {score, explanation, error_message} for each metric of the request (with how many
-    model calls it made through google-genai, and how many of them the judge cache answered)."""
+    model calls it made through google-genai, and how many of them the judge cache answered); its
+    cloud metrics are sent to Google's eval service meanwhile (`cloud_metrics`)."""
+    from .cloud_metrics import grade_cloud
     from .genai_cache import cached_calls
 
+    cloud = asyncio.get_running_loop().run_in_executor(_executor(), grade_cloud, request)  # beside the local ones
     results: dict[str, Any] = {}
     for metric in request.get("metrics") or []:
         with cached_calls(request.get("cache_dir")) as calls:
@@ -47,7 +50,7 @@ async def grade(request: dict[str, Any]) -> dict[str, Any]:
                 _executor(), context.run, _one, metric, copy.deepcopy(request.get("instance") or {}))  # each call its own, as the SDK
         if calls.calls:
             results[metric["name"]] |= {"judge_calls": len(calls.calls), "cache_hits": sum(c["cached"] for c in calls.calls)}
-    return results
+    return results | await cloud
 
 
 def _load(metric: dict[str, Any], filename: str) -> Union[Callable[[Any], Any], dict[str, Any]]:

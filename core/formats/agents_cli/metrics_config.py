@@ -155,4 +155,6 @@ def _spec(name: str, entry: dict[str, Any], config_path: Path, where: list, erro
     elif not any(entry.get(key) is not None for key in BODY_KEYS) and not entry.get("metric_spec_parameters") \
             and not entry.get("metric_resource_name"):
         return None, error(where, f"the metric {name!r} needs a `custom_function`, `custom_function_file` or `prompt_template`")
-    return MetricSpec(name.lower(), "cloud", None, None, threshold, dict(entry), line), None
+    remote = entry.get("custom_function_file") is not None
+    return MetricSpec(name.lower(), "cloud", code if remote else entry.get("custom_function"), entry.get("custom_function_file"),
+                      threshold, dict(entry), line), None
