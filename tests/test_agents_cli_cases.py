@@ -186,10 +186,12 @@ _case = st.fixed_dictionaries({}, optional={
 @given(case=_case, events=st.lists(_event, max_size=4))
 def test_any_case_agents_cli_loads_traces_and_grades_without_raising(case, events):
     """Whatever case the SDK's types accept, its trace (as eval generate writes it) loads back as a
-    trace, and its instance is built or is None (no response to grade)."""
+    trace, and its instance is built or is None (no response to grade); the trace a worker builds
+    (and grades) is the one the SDK's types give."""
     from agentdiff.core.formats.agents_cli.dataset import dataset_from_data
-    from agentdiff.core.formats.agents_cli.traces import instance, trace_case, trace_events
+    from agentdiff.core.formats.agents_cli.traces import normalized, snake_case
     from agentdiff.core.formats.source_file import SourceText
+    from agentdiff.core.worker.agents_cli_trace import instance, trace_case, trace_events
 
     source = SourceText(path=__import__("pathlib").Path("d.json"), display="d.json", text=json.dumps({"eval_cases": [case]}), sha256="")
     loaded, errors = dataset_from_data(source, {"eval_cases": [case]}, trace=True)
@@ -197,7 +199,9 @@ def test_any_case_agents_cli_loads_traces_and_grades_without_raising(case, event
         assert errors
         return
     adk_events = [{"author": e["author"], "content": e.get("content"), "actions": {"state_delta": e.get("state_delta")}, "timestamp": 1.5} for e in events]
-    traced = trace_case(case, trace_events(adk_events), {}, "root")
+    in_worker = trace_case(normalized(snake_case(case)), trace_events(adk_events), {}, "root")
+    traced = normalized(in_worker)
+    assert traced == in_worker and instance(traced) == instance(in_worker)
     again, errors = dataset_from_data(source, {"eval_cases": [traced]}, trace=True)
     assert errors == [] and again is not None
     given_instance = instance(traced)

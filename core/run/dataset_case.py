@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.explain import explain_scored
-from agentdiff.core.formats.agents_cli.traces import app_agents, instance, scenario_case, trace_case
+from agentdiff.core.formats.agents_cli.traces import normalized, snake_case
 from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, default_eval_config, eval_metrics
 from agentdiff.core.project.dataset_cases import SCENARIO_TURNS, REQUESTS_KEY, DatasetCaseRef, history, is_scenario, sent_message
 from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index, unrun
@@ -36,8 +36,9 @@ from agentdiff.core.run.usage import case_usage
 from agentdiff.core.scoring.metrics import InvocationScore, MetricEvaluation, MetricStatus
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.scoring.verdicts import aggregate, case_verdict, final_status
-from agentdiff.core.traces.agents_cli import baseline_output, generated_events, run_view
+from agentdiff.core.traces.agents_cli import baseline_output, run_view, scenario_case
 from agentdiff.core.traces.from_run import invocations_from_output, split_turns, trace_from_output
+from agentdiff.core.worker.agents_cli_trace import app_agents, generated_events, instance, trace_case
 from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
 
 NEW = "new: nothing accepted yet — accept this run (`a` in the TUI, `agentdiff accept ID`) to make it the baseline"
@@ -85,19 +86,27 @@ def traced(ref: DatasetCaseRef, out: RunOutput) -> dict[str, Any]:
                           "user_content": dump.get("user_content"), "final_response": dump.get("final_response"),
                           "events": [e for e in (dump.get("intermediate_data") or {}).get("invocation_events") or [] if e.get("content")]})
         return scenario_case(written_case(ref), turns)
-    return trace_case(written_case(ref), generated_events(out), app_agents(out.app_agents), out.root_agent or "root_agent")
+    return normalized(trace_case(dumped_case(ref), generated_events(out.events), app_agents(out.app_agents), out.root_agent or "root_agent"))
+
+
+def dumped_case(ref: DatasetCaseRef) -> dict[str, Any]:
+    """The case as the SDK dumps it, before a run adds to it."""
+    return normalized(snake_case(written_case(ref)))
 
 
 def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any], options: RunOptions,
               case: Optional[dict[str, Any]] = None) -> Job:
     """The job that grades one run: its local metrics on the `instance`, its cloud metrics (through
     Google's eval SDK, in the worker) on the traced `case`."""
-    assert ref.metrics is not None
-    metrics = [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local]
-    cloud = [{"name": m.name, "entry": m.entry, "source": m.source} for m in ref.metrics.cloud] if case is not None else []
-    cache = str(options.judge_cache) if options.judge_cache else None
     return Job(case_id=ref.id, agent=agent, mode="live", app_name=agent.name, messages=[],
-               grade={"metrics": metrics, "instance": graded, "cache_dir": cache, "cloud": cloud, "case": case})
+               grade={**_grading(ref, options, cloud=case is not None), "instance": graded, "case": case})
+
+
+def _grading(ref: DatasetCaseRef, options: RunOptions, cloud: bool = True) -> dict[str, Any]:
+    assert ref.metrics is not None
+    return {"metrics": [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local],
+            "cloud": [{"name": m.name, "entry": m.entry, "source": m.source} for m in ref.metrics.cloud] if cloud else [],
+            "cache_dir": str(options.judge_cache) if options.judge_cache else None}
 
 
 def _metric_file(ref: DatasetCaseRef, relative: Optional[str]) -> Optional[str]:
@@ -110,6 +119,8 @@ async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: 
     if ref.metrics_errors:
         return unrun(ref, agent, "live", CaseStatus.ERROR, "its eval config did not load: " + "; ".join(map(str, ref.metrics_errors)))
     job = dataset_job(ref, agent)
+    if ref.metrics is not None and ref.metrics.metrics and not is_scenario(ref.written):  # graded where it ran
+        job = job.model_copy(update={"then_grade": {**_grading(ref, options), "case": dumped_case(ref)}})
     if options.mode == "replay":  # the model answered from the baseline's recorded calls, the tools from its events
         recordings = baseline_recordings(ref) if not is_scenario(ref.written) else []
         if not recordings:
@@ -120,15 +131,19 @@ async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: 
     return await asyncio.to_thread(score_dataset_case, ref, agent, outputs, grades, job.mode)
 
 
-async def grade_outputs(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], pool, options: RunOptions) -> list[Optional[dict[str, Any]]]:
-    """Each run's local metric results, graded against the case and the eval config as loaded now."""
-    return list(await asyncio.gather(*(_grade(ref, agent, out, pool, options) for out in outputs)))
+async def grade_outputs(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], pool, options: RunOptions,
+                        again: bool = False) -> list[Optional[dict[str, Any]]]:
+    """Each run's metric results: as its worker graded it, or (`again`, or where it did not) graded
+    now against the case and the eval config as loaded now."""
+    return list(await asyncio.gather(*(_grade(ref, agent, out, pool, options, again) for out in outputs)))
 
 
-async def _grade(ref: DatasetCaseRef, agent: AgentRef, out: RunOutput, pool, options: RunOptions) -> Optional[dict[str, Any]]:
+async def _grade(ref: DatasetCaseRef, agent: AgentRef, out: RunOutput, pool, options: RunOptions, again: bool) -> Optional[dict[str, Any]]:
     """The metrics' results for one run (None when it failed or there are none)."""
     if out.error is not None or ref.metrics is None or not ref.metrics.metrics:
         return None
+    if out.judged is not None and not again:
+        return out.judged
     case = traced(ref, out)
     return await grade_instance(ref, agent, instance(case), pool, options, case)
 

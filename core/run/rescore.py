@@ -46,7 +46,7 @@ async def judge_again(ref: CaseRef, previous: CaseRun, pool, options: RunOptions
     """The judged metrics of a case's cached runs, against the case as loaded now (from the judge
     cache when nothing the judge sees changed); a dataset case's, its eval config's local metrics."""
     if isinstance(ref, DatasetCaseRef) and previous.outputs and previous.agent is not None:
-        return await grade_outputs(ref, previous.agent, previous.outputs, pool, options)
+        return await grade_outputs(ref, previous.agent, previous.outputs, pool, options, again=True)
     if not isinstance(ref, EvalCaseRef) or not previous.outputs:
         return []
     return await judge_outputs(ref, previous.agent, previous.outputs, pool, options)

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from agentdiff.core.formats.agents_cli.dataset import LoadedDataset
 from agentdiff.core.formats.agents_cli.models import DatasetCase
-from agentdiff.core.formats.agents_cli.traces import instance, normalized
+from agentdiff.core.formats.agents_cli.traces import normalized
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.dataset_cases import DatasetCaseRef, bare_refs, sent_message
 from agentdiff.core.run.case_run import CaseRun, unrun
@@ -21,6 +21,7 @@ from agentdiff.core.run.dataset_case import grade_instance, score_dataset_case
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.traces.agents_cli import as_output
+from agentdiff.core.worker.agents_cli_trace import instance
 
 
 def traced_events(written: DatasetCase, traced: DatasetCase) -> list[dict]:

@@ -1,7 +1,7 @@
-"""agents-cli trace events on both sides of a dataset case's diff.
+"""agents-cli trace events on both sides of a dataset case's diff, and a played scenario's trace.
 
-A trace keeps of each ADK event only its author, content, time and state delta (`formats.agents_cli.
-traces`). So that a run and its baseline differ only where the agent did, both are seen through that
+A trace keeps of each ADK event only its author, content, time and state delta (`worker.
+agents_cli_trace`). So that a run and its baseline differ only where the agent did, both are seen through that
 view: the run's events as its trace file would hold them, the baseline's as its file holds them,
 each turned back into the run output the rest of agentdiff reads (events with the user's message
 first, and the tool calls their function calls and responses make).
@@ -11,22 +11,15 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from agentdiff.core.formats.agents_cli.traces import trace_events
+from agentdiff.core.formats.agents_cli.traces import normalized, snake_case
+from agentdiff.core.worker.agents_cli_trace import event_time, generated_events
 from agentdiff.core.worker.jobs import ExchangeOut, RunOutput, ToolOut
-
-
-def generated_events(out: RunOutput) -> list[dict[str, Any]]:
-    """The trace events of a run: its events after the user's message it answered."""
-    events = list(out.events)
-    while events and events[0].get("author") == "user":
-        events.pop(0)
-    return trace_events(events)
 
 
 def run_view(out: RunOutput, message: dict[str, Any]) -> RunOutput:
     """A run as its trace file would hold it (its LLM exchanges kept: the trace has none, the
     baseline's are agentdiff's own)."""
-    return as_output(message, generated_events(out), out, out.exchanges)
+    return as_output(message, generated_events(out.events), out, out.exchanges)
 
 
 def baseline_output(message: dict[str, Any], events: Sequence[dict[str, Any]], exchanges: Sequence[dict[str, Any]] = ()) -> RunOutput:
@@ -68,3 +61,33 @@ def as_output(message: dict[str, Any], events: Sequence[dict[str, Any]], out: Op
     if out is None:
         return RunOutput(**update)
     return out.model_copy(update=update)
+
+
+def scenario_case(written: dict[str, Any], turns: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A scenario case as `eval dataset synthesize` writes it after playing it: its id and scenario,
+    one turn per invocation `{turn_index, turn_id, events}` whose events are the user's message
+    (`author: user`), the invocation's events and its final response (`author: agent`), all at the
+    invocation's time; `responses` the last final response with text. `turns` are the invocations:
+    `{invocation_id, time, user_content, events: [{author, content}], final_response}`."""
+    scenario = snake_case(written).get("user_scenario") or {}
+    out_turns, last_text = [], None
+    for index, turn in enumerate(turns):
+        when = event_time(turn["time"]) if turn.get("time") is not None else None
+        events = [{"author": "user", "content": turn["user_content"]}] if turn.get("user_content") else []
+        events += [{"author": e.get("author", ""), "content": e.get("content")} for e in turn.get("events") or []]
+        final = turn.get("final_response")
+        if final:
+            events.append({"author": "agent", "content": final})
+            texts = [p.get("text") for p in final.get("parts") or [] if isinstance(p, dict) and p.get("text")]
+            if texts:
+                last_text = {"response": {"parts": [{"text": "".join(texts)}], "role": final.get("role") or "model"}}
+        for event in events:
+            if when is not None:
+                event["event_time"] = when
+        out_turns.append({"turn_index": index, "turn_id": turn.get("invocation_id") or f"turn_{index}", "events": events})
+    case: dict[str, Any] = {"eval_case_id": snake_case(written).get("eval_case_id"),
+                            "user_scenario": {key: scenario.get(key) for key in ("starting_prompt", "conversation_plan")},
+                            "agent_data": {"turns": out_turns}}
+    if last_text is not None:
+        case["responses"] = [last_text]
+    return normalized(case)

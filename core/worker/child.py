@@ -62,7 +62,23 @@ async def run_job(job: Job) -> RunOutput:
         return await run_native(job)
     from .adk_adapter import run_adk
 
-    return await run_adk(job)
+    out = await run_adk(job)
+    if job.then_grade is not None and out.error is None:
+        out.judged = await _graded(job.then_grade, out)
+    return out
+
+
+async def _graded(spec: dict[str, Any], out: RunOutput) -> Optional[dict[str, Any]]:
+    """An agents-cli run's metric results, graded on its trace as `eval grade` grades it (None: the
+    run gave no response to grade)."""
+    from .agents_cli_trace import app_agents, generated_events, instance, trace_case
+    from .custom_metrics import grade
+
+    case = trace_case(spec["case"], generated_events(out.events), app_agents(out.app_agents), out.root_agent or "root_agent")
+    graded = instance(case)
+    if graded is None:
+        return None
+    return await grade({**spec, "instance": graded, "case": case})
 
 
 async def _one(job: Job, timeout: Optional[float]) -> RunOutput:

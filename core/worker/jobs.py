@@ -59,6 +59,10 @@ class Job(_Model):
     # `metrics` [{name, source, file}] and the `instance` each `evaluate` is given; the answer is
     # `RunOutput.judged` (name → {score, explanation, error_message}).
     grade: Optional[dict[str, Any]] = None
+    # A run an agents-cli case's metrics grade as soon as it ends, in its own process: `case` (the
+    # dataset case as the SDK dumps it), `metrics`, `cloud` and `cache_dir` as for `grade`. The
+    # answer is `RunOutput.judged`, left None when the run gave nothing to grade.
+    then_grade: Optional[dict[str, Any]] = None
 
 
 class ExchangeOut(_Model):

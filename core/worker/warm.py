@@ -36,9 +36,13 @@ def _warm_up() -> None:
         asyncio.run(once())
     except Exception:  # warming is an optimisation; a failure here must not stop the server
         pass
+    try:  # what every run imports next: the loader of the agent's `.env` (python-dotenv with it)
+        import google.adk.cli.utils.envs  # noqa: F401
+    except ImportError:  # an ADK without it: runs load no `.env`
+        pass
 
 
 _warm_up()
 
 # agentdiff's own worker modules, so a forked worker has nothing left to import but the agent
-from . import adk_adapter, child, harness, jobs, native_adapter  # noqa: E402,F401
+from . import adk_adapter, child, cloud_metrics, custom_metrics, genai_cache, harness, jobs, judge, native_adapter, user_turns  # noqa: E402,F401

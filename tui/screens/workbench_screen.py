@@ -38,6 +38,7 @@ from ..versus import Versus
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.filter_bar import FilterBar
+from ..widgets import steady
 from ..widgets.header_bar import HeaderBar
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
@@ -294,9 +295,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         errors = self.workbench.errors
         status_line = self.query_one("#status-line", Static)
         if self.filter_problem:
-            status_line.update(Text(self.filter_problem, style="bold red"))
+            steady.update(status_line, Text(self.filter_problem, style="bold red"))
         else:
-            status_line.update(Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
+            steady.update(status_line, Text("  ".join(str(e) for e in errors[:2]), style="red") if errors else "")
         status_line.display = bool(errors or self.filter_problem)
 
     # --- the detail -------------------------------------------------------------------------------

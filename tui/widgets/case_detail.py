@@ -30,6 +30,7 @@ from ..diff_render import LayerView, layer_views
 from ..glyphs import GLYPH, STYLE, glyph, sparkline
 from ..safe_text import shown
 from ..versus import Versus
+from . import steady
 from .plots import CasePlots
 
 STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
@@ -51,20 +52,23 @@ class LayerSection(Vertical):
         title = Text(view.title, style="bold" if view.status == "changed" else "dim")
         if folded:
             title.append(f" · {'same' if view.status == 'same' else view.expected.plain.strip() or 'absent'}", style="dim")
-        self.query_one(".layer-title", Static).update(shown(title))
+        steady.update(self.query_one(".layer-title", Static), shown(title))
         body = self.query_one(".layer-body", Static)
         body.display = not folded
         if folded:
             pass
         elif stacked:
-            body.update(shown(stacked_rows(view.rows)))
+            steady.update(body, shown(stacked_rows(view.rows)))
         else:
-            table = Table.grid(expand=True, padding=(0, 1, 0, 0))
-            table.add_column(ratio=1, overflow="fold")
-            table.add_column(ratio=1, overflow="fold")
-            for left, right in view.rows:
-                table.add_row(shown(left), shown(right))
-            body.update(table)
+            rows = [(shown(left), shown(right)) for left, right in view.rows]
+            key = ("side by side", tuple((steady.fingerprint(left), steady.fingerprint(right)) for left, right in rows))
+            if getattr(body, "_agentdiff_shown", None) != key:
+                table = Table.grid(expand=True, padding=(0, 1, 0, 0))
+                table.add_column(ratio=1, overflow="fold")
+                table.add_column(ratio=1, overflow="fold")
+                for left, right in rows:
+                    table.add_row(left, right)
+                steady.update(body, table, key)
         self.set_class(view.status == "changed", "changed")
         self.set_class(view.status == "absent", "absent")
 
@@ -278,7 +282,7 @@ class CaseDetail(Vertical):
             header.append_text(self.extra)
             if short:
                 header.append("  i: details", style="dim")
-        self.query_one("#detail-header", Static).update(shown(header))
+        steady.update(self.query_one("#detail-header", Static), shown(header))
 
     def _spent(self, state: CaseState) -> Text:
         """`tokens: 296 agent · 2 tool calls · 1.3 s a run`: what the case's run took."""
@@ -318,7 +322,7 @@ class CaseDetail(Vertical):
         sections = list(self.query(LayerSection))
         self.query_one("#side-titles").display = not self.stacked and diff is not None
         versus = self.versus is not None and self.state is not None and diff is not None and diff is not self.state.run.diff
-        self.query_one("#expected-title", Static).update(Text(f"Run {self.versus.name}" if versus else "Expected", style="bold"))
+        steady.update(self.query_one("#expected-title", Static), Text(f"Run {self.versus.name}" if versus else "Expected", style="bold"))
         self.query_one("#layers").display = self.state is not None
         if diff is None:
             for section in sections:

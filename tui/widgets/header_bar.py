@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from ..glyphs import GLYPH, NOT_RUN, RUNNING, STALE
 from ..safe_text import shown
+from . import steady
 
 SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAKY, CaseStatus.NOT_EVALUATED, CaseStatus.NEW)
 
@@ -76,4 +77,4 @@ class HeaderBar(Static):
         text.append(shown_mode)
         text.append("  ")
         text.append_text(tail)
-        self.update(shown(text))
+        steady.update(self, shown(text), layout=False)  # one line, always: nothing to lay out again
