@@ -43,3 +43,32 @@ async def test_a_new_agents_cli_case_is_accepted_from_the_tui_and_undone(tmp_pat
         await settle(app, pilot, timeout=30)
         assert (dataset.read_bytes(), baselines.read_bytes()) == before
         assert cases[NEW].status is CaseStatus.NEW
+
+
+async def test_b_lists_the_projects_grade_results_and_shows_their_scores_beside_the_current_ones(tmp_path, worker_pool):
+    import json
+
+    from textual.widgets import OptionList
+    from test_agents_cli_compare import _results
+
+    samples = copy_samples(tmp_path, agents=("weather_desk",))
+    graded = samples / "weather_desk" / "artifacts" / "grade_results" / "results_20260101_120000.json"
+    graded.parent.mkdir(parents=True)
+    graded.write_text(json.dumps(_results({"greeting": 3.0, "no_such_case": 1.0})).replace("custom_response_quality", "answer_length"))
+    app = make_app(tmp_path, worker_pool, ScriptedChanges())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot, timeout=30)
+        now = next(m.score for m in app.workbench.cases[PASSING].run.result.metrics if m.name == "answer_length")
+        app.main.tree.select_case(PASSING)
+        await pilot.press("B")
+        await until(pilot, lambda: type(app.screen).__name__ == "ComparePicker")
+        options = app.screen.query_one(OptionList)
+        ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert str(graded) in ids
+        options.highlighted = ids.index(str(graded))
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ != "ComparePicker")
+        await pilot.pause(0.1)
+        assert app.main.versus.scores_only and list(app.main.versus.cases) == [PASSING]  # named by eval_case_id: found by it
+        screen = app.export_screenshot().replace("&#160;", " ")
+        assert f"vs results_20260101_120000.json: answer_length 3 → {now:g}" in screen

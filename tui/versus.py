@@ -1,5 +1,6 @@
 """A kept run the workbench is compared with (`B`): each case's verdict then, and its actual then on
-the expected side of the layers, against the actual now."""
+the expected side of the layers, against the actual now. Or agents-cli's grade results: each case's
+metric scores then, beside its scores now."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Optional
 
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.model import CaseDiff
+from agentdiff.core.reports.agents_cli_runs import is_grade_report, rekeyed
 from agentdiff.core.reports.kept_runs import KeptRun, load_traces, read_run
 from agentdiff.core.traces.model import Trace
 from agentdiff.core.workbench.events import CaseState
@@ -17,19 +19,30 @@ class Versus:
     """A kept run the workbench is compared with (`B`): its cases' verdicts, and its actual traces,
     read when a case is shown."""
 
-    def __init__(self, run: KeptRun) -> None:
-        self.run, self.name, self.folder = run, run.name, run.path.parent
-        self.cases = run.cases
+    def __init__(self, run: KeptRun, ids_by_eval_id: Optional[dict[str, list[str]]] = None) -> None:
+        self.run, self.name = run, run.name
+        #: agents-cli grade results: their scores are shown beside the current ones; they have no verdicts
+        self.scores_only = is_grade_report(run.report)
+        self.folder = run.path if self.scores_only else run.path.parent  # what the picker names it by
+        self.cases = rekeyed(run.cases, ids_by_eval_id or {}) if self.scores_only else run.cases
         self._traces: Optional[dict[str, Any]] = None
         self._diffs: dict[str, tuple[Any, Optional[CaseDiff]]] = {}  # case id → (the run diffed, its diff)
 
     @classmethod
-    def load(cls, folder: str) -> "Versus":
-        return cls(read_run(Path(folder)))
+    def load(cls, folder: str, ids_by_eval_id: Optional[dict[str, list[str]]] = None) -> "Versus":
+        """A kept run's folder, or an agents-cli grade results file (its cases named by eval_case_id,
+        found under the ids of `ids_by_eval_id`)."""
+        path = Path(folder)
+        return cls(read_run(path, path.name if path.is_file() else None), ids_by_eval_id)
+
+    @property
+    def verdicts(self) -> Optional[dict[str, dict[str, Any]]]:
+        """The cases whose verdicts then the tree compares with now (none for grade results)."""
+        return None if self.scores_only else self.cases
 
     def diff(self, state: CaseState) -> Optional[CaseDiff]:
         """The run's actual (expected side) against the current actual; None when it did not keep one."""
-        if state.run is None or state.run.trace is None:
+        if state.run is None or state.run.trace is None or self.scores_only:
             return None
         cached = self._diffs.get(state.ref.id)
         if cached is None or cached[0] is not state.run:  # a new run of the case: diffed anew

@@ -1,11 +1,13 @@
 """The run picker of `B`: compare the workbench with a kept run (its regressions marked in the tree,
-its actual beside the current one in the detail), or with the baselines again."""
+its actual beside the current one in the detail), with agents-cli's grade results of the project
+(their scores beside the current ones), or with the baselines again."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
+from agentdiff.core.reports.agents_cli_runs import grade_result_files
 from agentdiff.core.reports.kept_runs import kept_runs
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,9 +24,9 @@ class ComparePicker(ModalScreen[Optional[str]]):
 
     BINDINGS = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close"), ("j", "down", "Down"), ("k", "up", "Up")]
 
-    def __init__(self, root: Path, current: Optional[str]) -> None:
+    def __init__(self, root: Path, current: Optional[str], agents_cli_roots: Sequence[Path] = ()) -> None:
         super().__init__()
-        self.root, self.current = root, current
+        self.root, self.current, self.agents_cli_roots = root, current, agents_cli_roots
 
     def compose(self) -> ComposeResult:
         options = [Option(Text("the baselines (expected | actual)", style="bold" if self.current is None else ""), id=BASELINES)]
@@ -36,10 +38,14 @@ class ComparePicker(ModalScreen[Optional[str]]):
             label = Text(f"{run.name}  {run.meta.get('source', '?'):<4} {where}  ✓ {summary.get('passed', 0)} ✗ {summary.get('failed', 0)}"
                          f" ! {summary.get('error', 0)} of {summary.get('total', 0)}", style="bold" if str(folder) == self.current else "")
             options.append(Option(label, id=str(folder)))
+        for path in grade_result_files(self.agents_cli_roots):  # agents-cli's: scores, no verdicts
+            shown_path = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+            options.append(Option(Text(f"{shown_path}  agents-cli eval grade: its scores beside the current ones",
+                                       style="bold" if str(path) == self.current else ""), id=str(path)))
         with Vertical(id="prompt-dialog"):
             yield Static("Compare with a kept run (B)", classes="prompt-question")
             yield OptionList(*options, id="runs")
-            yield Static("enter chooses · esc closes · runs are kept by agentdiff run and each TUI session", classes="prompt-hint")
+            yield Static("enter chooses · esc closes · runs are kept by agentdiff run and each TUI session; grade results are agents-cli's", classes="prompt-hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

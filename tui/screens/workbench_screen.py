@@ -182,7 +182,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     def _row(self, state: CaseState) -> CaseRow:
         files = self.workbench.index.get(state.ref.id)
-        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.cases if self.versus else None,
+        return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.verdicts if self.versus else None,
                         files.agent_label if files is not None else None, self.alikes.notes.get(state.ref.id))
 
     def action_compare_with(self) -> None:
@@ -194,18 +194,39 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             if folder is None:
                 return
             try:
-                self.versus = None if folder == BASELINES else Versus.load(folder)
+                self.versus = None if folder == BASELINES else Versus.load(folder, self._ids_by_eval_id())
             except RunNotFound as exc:  # pruned meanwhile, by a run elsewhere
                 self.notify(f"cannot compare: {exc}", severity="error")
                 return
             self.detail.versus = self.versus
             self._rebuild_tree()
             self._show_selected()
-            if self.versus is not None:
+            if self.versus is not None and self.versus.scores_only:
+                self.notify(f"{self.versus.name}: agents-cli's scores of {len(self.versus.cases)} case(s) shown beside the current ones "
+                            "(grade results hold no verdicts or traces); B again to change", timeout=4)
+            elif self.versus is not None:
                 regressed = sum(1 for state in self.workbench.cases.values() if self._row(state).since in ("regressed", "newly erroring"))
                 self.notify(f"compared with {self.versus.name}: {regressed} case(s) regressed since; B again to change", timeout=4)
 
-        self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None), chosen)
+        self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None, self._agents_cli_roots()), chosen)
+
+    def _agents_cli_roots(self) -> list:
+        """The agents-cli projects the workbench holds cases of (where their grade results are)."""
+        from agentdiff.core.project.dataset_cases import DatasetCaseRef
+
+        roots = {self.workbench.root: None}
+        roots.update((s.ref.manifest.root, None) for s in self.workbench.cases.values() if isinstance(s.ref, DatasetCaseRef) and s.ref.manifest)
+        return list(roots)
+
+    def _ids_by_eval_id(self) -> dict[str, list[str]]:
+        """The dataset cases by eval_case_id (what agents-cli's grade results name them by)."""
+        from agentdiff.core.project.dataset_cases import DatasetCaseRef
+
+        out: dict[str, list[str]] = {}
+        for state in self.workbench.cases.values():
+            if isinstance(state.ref, DatasetCaseRef):
+                out.setdefault(state.ref.case.eval_id, []).append(state.ref.id)
+        return out
 
     def action_clusters(self) -> None:
         self.by_cluster = not self.by_cluster

@@ -9,6 +9,7 @@ from typing import NamedTuple, Optional
 
 from agentdiff.core.diff.model import CaseDiff, Divergence
 from agentdiff.core.project.discovery import ConformanceCaseRef
+from agentdiff.core.reports.agents_cli_runs import score_changes
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
@@ -189,7 +190,12 @@ class CaseDetail(Vertical):
                     if self.short_header and source.line and line_width > self.size.width - 2:
                         where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}"
                     self.extra.append(f"  (e: {where})", style="dim")
-            if self.versus is not None:
+            if self.versus is not None and self.versus.scores_only:
+                now_scores = [(m.name, m.score) for m in state.run.result.metrics] if state.run else []
+                changes = score_changes(self.versus.cases.get(state.ref.id), now_scores)
+                self.extra.append(f"\nvs {self.versus.name}: " + (" · ".join(changes) if changes else
+                                  "not in it" if state.ref.id not in self.versus.cases else "no score both graded"), style="cyan")
+            elif self.versus is not None:
                 before = (self.versus.cases.get(state.ref.id) or {}).get("status")
                 now = state.status.value if state.status else None
                 kept_trace = self.versus.diff(state) is not None
