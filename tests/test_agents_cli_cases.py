@@ -406,3 +406,30 @@ def test_doctor_says_which_metrics_run_here_and_whether_the_cloud_ones_can(proje
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
     _, out, _ = run("doctor")
     assert "response_quality run through Google's cloud eval service (Google Cloud is configured" in out
+
+
+def test_a_transient_metric_failure_is_tried_again_as_agents_cli_tries_it(project):
+    (project / "tests/eval/eval_config.yaml").write_text("""\
+metrics_to_run: [flaky_judge, broken]
+custom_metrics:
+  - name: flaky_judge
+    custom_function: |
+      tries = {}
+      def evaluate(instance):
+          key = instance["response"]["parts"][0]["text"]
+          tries[key] = tries.get(key, 0) + 1
+          if tries[key] < 3:
+              raise ConnectionError("connection reset by peer")
+          return {"score": tries[key]}
+  - name: broken
+    custom_function: |
+      def evaluate(instance):
+          raise ValueError("not transient")
+""")
+    code, out, err = run("run", "--json")
+    assert code == 1, err
+    for case in _cases(out).values():
+        metrics = {m["name"]: m for m in case["metrics"]}
+        assert metrics["flaky_judge"]["score"] == 3.0 and metrics["flaky_judge"]["details"]["retried"] == 2
+        assert metrics["broken"]["status"] == "not_evaluated" and "not transient" in metrics["broken"]["reason"]
+        assert "retried" not in (metrics["broken"]["details"] or {})

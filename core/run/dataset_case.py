@@ -177,7 +177,7 @@ def agents_cli_metrics(ref: DatasetCaseRef, graded: Optional[dict[str, Any]], tu
             continue
         result = result or {"error_message": "not graded"}
         score = result.get("score")
-        details = {key: result[key] for key in ("explanation", "where", "traceback", "judge_calls", "cache_hits", "rubric_verdicts") if result.get(key) is not None}
+        details = {key: result[key] for key in ("explanation", "where", "traceback", "judge_calls", "cache_hits", "rubric_verdicts", "retried") if result.get(key) is not None}
         if result.get("error_message") or not isinstance(score, (int, float)):
             reason = result.get("error_message") or f"no score ({score!r})"
             if result.get("where"):

@@ -6,7 +6,8 @@ what it sets up at import, a client per thread say, serves every case), and must
 `evaluate(instance)`; what it returns is read as the agents-cli SDK reads it: a dict with a `score`
 (and an optional `explanation`), or a bare number (a bool counts). A metric that cannot load, raises
 or returns anything else is an error for that case, with the file and line where it happened; the
-other metrics still run. The calls run on a pool of threads (as agents-cli's SDK runs them), so a slow
+other metrics still run. A transient failure (a connection error, a timeout, HTTP 408, 429 or 5xx) is
+tried again as agents-cli tries it. The calls run on a pool of threads (as agents-cli's SDK runs them), so a slow
 one is stopped by the job's timeout like any run.
 """
 
@@ -16,7 +17,9 @@ import asyncio
 import contextvars
 import copy
 import math
+import random
 import threading
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, Union
@@ -26,6 +29,9 @@ _LOADED: dict[tuple[str, str, str], Union[Callable[[Any], Any], dict[str, Any]]]
 _LOADING = threading.Lock()
 _THREADS: list[ThreadPoolExecutor] = []
 THREADS = 32  # calls graded at once in a worker (the SDK's own pool allows 100, at 15 a second)
+# agents-cli's retry of a transient failure: at most 5 tries within 120 s, waits of up to 8 s between
+TRIES, MAX_SECONDS, MAX_WAIT = 5, 120.0, 8.0
+RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -74,11 +80,34 @@ def _one(metric: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
     evaluate = _load(metric, filename)
     if isinstance(evaluate, dict):
         return dict(evaluate)
-    try:
-        value = evaluate(instance)
-    except BaseException as exc:  # the metric's own failure
-        return _error(f"CustomFunctionError(evaluate): {exc}", exc, filename)
-    return _read(value, evaluate)
+    started, attempt = time.monotonic(), 1
+    while True:
+        try:
+            value = evaluate(copy.deepcopy(instance) if attempt > 1 else instance)
+            break
+        except Exception as exc:  # the metric's own failure: a transient one is tried again, as agents-cli does
+            if not _transient(exc) or attempt >= TRIES or time.monotonic() - started > MAX_SECONDS:
+                return _error(f"CustomFunctionError(evaluate): {exc}", exc, filename) | ({"retried": attempt - 1} if attempt > 1 else {})
+            time.sleep(random.uniform(0, min(MAX_WAIT, 2.0 ** (attempt - 1))))  # full jitter: every worker calls one endpoint
+            attempt += 1
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt from the metric: never tried again
+            return _error(f"CustomFunctionError(evaluate): {exc}", exc, filename)
+    return _read(value, evaluate) | ({"retried": attempt - 1} if attempt > 1 else {})
+
+
+def _transient(exc: Optional[BaseException]) -> bool:
+    """A failure agents-cli tries again (`with_transient_retry`): a connection error or a timeout, or
+    an HTTP status of 408, 429 or 5xx that is retried, anywhere in the exception's chain."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return True
+        code = getattr(exc, "code", None) or getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+        if isinstance(code, int) and code in RETRIED_STATUSES:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _read(value: Any, function: Any) -> dict[str, Any]:
