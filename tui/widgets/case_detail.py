@@ -53,7 +53,7 @@ class LayerSection(Vertical):
         title = Text(view.title, style="bold" if view.status == "changed" else "dim")
         if folded:
             title.append(f" · {'same' if view.status == 'same' else view.expected.plain.strip() or 'absent'}", style="dim")
-        steady.update(self.query_one(".layer-title", Static), shown(title))
+        steady.update(self.query_one(".layer-title", Static), shown(title), layout="height")
         body = self.query_one(".layer-body", Static)
         body.display = not folded
         if folded:
@@ -288,7 +288,7 @@ class CaseDetail(Vertical):
             header.append_text(self.extra)
             if short:
                 header.append("  i: details", style="dim")
-        steady.update(self.query_one("#detail-header", Static), shown(header))
+        steady.update(self.query_one("#detail-header", Static), shown(header), layout="height")
 
     def _spent(self, state: CaseState) -> Text:
         """`tokens: 296 agent · 2 tool calls · 1.3 s a run`: what the case's run took."""

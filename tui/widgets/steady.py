@@ -4,7 +4,7 @@ layers, most of them as they were: unchanged ones are left alone."""
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Optional
+from typing import Any, Hashable, Optional, Union
 
 from rich.text import Text
 from textual.widgets import Static
@@ -19,13 +19,20 @@ def fingerprint(text: Text) -> Hashable:
     return (text.plain, tuple(text.spans), str(text.style), text.justify, text.overflow, text.no_wrap, text.end)
 
 
-def update(static: Static, content: Any, key: Optional[Hashable] = None, layout: bool = True) -> bool:
+def update(static: Static, content: Any, key: Optional[Hashable] = None, layout: Union[bool, str] = True) -> bool:
     """Show `content` unless `static` shows it already (`key`: what identifies it; by default a
-    `Text`'s fingerprint, or a string itself). True when it was updated."""
+    `Text`'s fingerprint, or a string itself). True when it was updated. `layout="height"`: lay the
+    screen out again only when the new content's height differs (measured as the layout measures it)."""
     if key is None:
         key = fingerprint(content) if isinstance(content, Text) else content
     if getattr(static, _KEY, _NOTHING) == key:
         return False
     setattr(static, _KEY, key)
-    static.update(content, layout=layout)
+    if layout != "height":
+        static.update(content, layout=bool(layout))
+        return True
+    before, width = static.size.height, static.size.width
+    static.update(content, layout=False)
+    if not (static.display and width and before) or static.get_content_height(static.size, static.app.size, width) != before:
+        static.refresh(layout=True)
     return True
