@@ -408,10 +408,15 @@ def test_doctor_says_which_metrics_run_here_and_whether_the_cloud_ones_can(proje
     assert "response_quality run through Google's cloud eval service (Google Cloud is configured" in out
 
 
-def test_a_transient_metric_failure_is_tried_again_as_agents_cli_tries_it(project):
+def test_a_transient_metric_failure_is_tried_again_and_an_sdk_result_is_read_as_agents_cli_does(project):
     (project / "tests/eval/eval_config.yaml").write_text("""\
-metrics_to_run: [flaky_judge, broken]
+metrics_to_run: [flaky_judge, broken, sdk_result]
 custom_metrics:
+  - name: sdk_result
+    custom_function: |
+      from agentplatform import types
+      def evaluate(instance):
+          return types.EvalCaseMetricResult(metric_name="sdk_result", score=0.5, explanation="as the SDK's type")
   - name: flaky_judge
     custom_function: |
       tries = {}
@@ -433,3 +438,4 @@ custom_metrics:
         assert metrics["flaky_judge"]["score"] == 3.0 and metrics["flaky_judge"]["details"]["retried"] == 2
         assert metrics["broken"]["status"] == "not_evaluated" and "not transient" in metrics["broken"]["reason"]
         assert "retried" not in (metrics["broken"]["details"] or {})
+        assert (metrics["sdk_result"]["score"], metrics["sdk_result"]["details"]["explanation"]) == (0.5, "as the SDK's type")

@@ -4,7 +4,7 @@ Each metric's source (`custom_function`, or the text of its `custom_function_fil
 per worker process, in a fresh namespace, as agents-cli executes it once when it loads the config (so
 what it sets up at import, a client per thread say, serves every case), and must define
 `evaluate(instance)`; what it returns is read as the agents-cli SDK reads it: a dict with a `score`
-(and an optional `explanation`), or a bare number (a bool counts). A metric that cannot load, raises
+(and an optional `explanation`), a bare number (a bool counts), or the SDK's `EvalCaseMetricResult`. A metric that cannot load, raises
 or returns anything else is an error for that case, with the file and line where it happened; the
 other metrics still run. A transient failure (a connection error, a timeout, HTTP 408, 429 or 5xx) is
 tried again as agents-cli tries it. The calls run on a pool of threads (as agents-cli's SDK runs them), so a slow
@@ -111,6 +111,10 @@ def _transient(exc: Optional[BaseException]) -> bool:
 
 
 def _read(value: Any, function: Any) -> dict[str, Any]:
+    if type(value).__name__ == "EvalCaseMetricResult" and hasattr(value, "score"):  # the SDK's own result, taken as it is
+        if getattr(value, "error_message", None):
+            return _error(str(value.error_message))
+        value = {"score": value.score, "explanation": getattr(value, "explanation", None)}
     if isinstance(value, dict) and "score" in value:
         score, explanation = value["score"], value.get("explanation")
     elif isinstance(value, (int, float)):
