@@ -5,7 +5,7 @@ metric scores then, beside its scores now."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.model import CaseDiff
@@ -55,3 +55,23 @@ class Versus:
                 base = None
             self._diffs[state.ref.id] = (state.run, diff_case(base, state.run.trace, case_id=state.ref.id) if base is not None else None)
         return self._diffs[state.ref.id][1]
+
+
+def agents_cli_roots(root: Path, states: Iterable[CaseState]) -> list[Path]:
+    """The agents-cli projects a workbench holds cases of (where their grade results are), its root first."""
+    from agentdiff.core.project.dataset_cases import DatasetCaseRef
+
+    roots = {root: None}
+    roots.update((s.ref.manifest.root, None) for s in states if isinstance(s.ref, DatasetCaseRef) and s.ref.manifest)
+    return list(roots)
+
+
+def ids_by_eval_id(states: Iterable[CaseState]) -> dict[str, list[str]]:
+    """A workbench's dataset cases by eval_case_id (what agents-cli's grade results name them by)."""
+    from agentdiff.core.project.dataset_cases import DatasetCaseRef
+
+    out: dict[str, list[str]] = {}
+    for state in states:
+        if isinstance(state.ref, DatasetCaseRef):
+            out.setdefault(state.ref.case.eval_id, []).append(state.ref.id)
+    return out

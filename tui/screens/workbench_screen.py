@@ -34,7 +34,7 @@ from textual.widgets import Footer, Static
 from ..case_filter import matches
 from ..case_rows import LookAlikes, startup_notices, case_facts, case_row, group_summary
 from ..heap import HeapSettler
-from ..versus import Versus
+from ..versus import Versus, agents_cli_roots, ids_by_eval_id
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.filter_bar import FilterBar
@@ -194,7 +194,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             if folder is None:
                 return
             try:
-                self.versus = None if folder == BASELINES else Versus.load(folder, self._ids_by_eval_id())
+                self.versus = None if folder == BASELINES else Versus.load(folder, ids_by_eval_id(self.workbench.cases.values()))
             except RunNotFound as exc:  # pruned meanwhile, by a run elsewhere
                 self.notify(f"cannot compare: {exc}", severity="error")
                 return
@@ -208,25 +208,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
                 regressed = sum(1 for state in self.workbench.cases.values() if self._row(state).since in ("regressed", "newly erroring"))
                 self.notify(f"compared with {self.versus.name}: {regressed} case(s) regressed since; B again to change", timeout=4)
 
-        self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None, self._agents_cli_roots()), chosen)
-
-    def _agents_cli_roots(self) -> list:
-        """The agents-cli projects the workbench holds cases of (where their grade results are)."""
-        from agentdiff.core.project.dataset_cases import DatasetCaseRef
-
-        roots = {self.workbench.root: None}
-        roots.update((s.ref.manifest.root, None) for s in self.workbench.cases.values() if isinstance(s.ref, DatasetCaseRef) and s.ref.manifest)
-        return list(roots)
-
-    def _ids_by_eval_id(self) -> dict[str, list[str]]:
-        """The dataset cases by eval_case_id (what agents-cli's grade results name them by)."""
-        from agentdiff.core.project.dataset_cases import DatasetCaseRef
-
-        out: dict[str, list[str]] = {}
-        for state in self.workbench.cases.values():
-            if isinstance(state.ref, DatasetCaseRef):
-                out.setdefault(state.ref.case.eval_id, []).append(state.ref.id)
-        return out
+        roots = agents_cli_roots(self.workbench.root, self.workbench.cases.values())
+        self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None, roots), chosen)
 
     def action_clusters(self) -> None:
         self.by_cluster = not self.by_cluster
