@@ -98,7 +98,10 @@ def _mark(text: Text, current: bool, counts: bool = False) -> Text:
 def _call(row_call, style: str = "") -> Text:
     if row_call is None:
         return Text("")
-    return Text(f"{row_call.name}({short(row_call.args, 80)})", style=style)
+    text = Text(f"{row_call.name}({short(row_call.args, 80)})", style=style)
+    if getattr(row_call, "simulated", False):
+        text.append(" simulated", style=DIM)  # answered without the tool running (ADK's Environment Simulator)
+    return text
 
 
 def _change_pair(change: Change, indent: str = "    ") -> tuple[Text, Text]:

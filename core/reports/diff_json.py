@@ -56,6 +56,8 @@ def _call(call: Optional[ToolCall]) -> Optional[dict[str, Any]]:
         out["agent"] = call.agent
     if call.has_response:
         out["response"] = call.response
+    if call.simulated:
+        out["simulated"] = True  # answered without the tool running
     return out
 
 

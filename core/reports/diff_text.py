@@ -64,7 +64,7 @@ def _change_lines(change: Change, prefix: str) -> list[str]:
 def _call_text(row: ToolCallRow) -> str:
     call = row.actual or row.expected
     assert call is not None
-    return f"{call.name}({short(call.args, 70)})"
+    return f"{call.name}({short(call.args, 70)})" + (" (simulated)" if call.simulated else "")
 
 
 def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source: Optional[str] = None) -> str:

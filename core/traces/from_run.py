@@ -163,7 +163,8 @@ def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:
                     if x.turn == t
                 ),
                 tool_calls=tuple(
-                    ToolCall(name=c.name, args=c.args, id=c.id, agent=c.agent, seq=c.seq, response=c.response, has_response=c.has_response, error=c.error)
+                    ToolCall(name=c.name, args=c.args, id=c.id, agent=c.agent, seq=c.seq, response=c.response, has_response=c.has_response, error=c.error,
+                             simulated=c.simulated)
                     for c in out.tools
                     if c.turn == t
                 ),

@@ -53,6 +53,7 @@ class ToolCall(_Value):
     response: Optional[dict[str, Any]] = None  # the FunctionResponse's `response`
     has_response: bool = False
     error: Optional[str] = None
+    simulated: bool = False  # answered without the tool running (ADK's Environment Simulator, a callback)
     origin: Optional[Origin] = None  # of the call
     args_origin: Optional[Origin] = None
     response_origin: Optional[Origin] = None

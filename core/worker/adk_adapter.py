@@ -1,11 +1,13 @@
 """Running an ADK agent inside a worker: loaded the way ADK loads it, run through ADK's runner, and
 traced at the model and at the tools.
 
-Every LlmAgent of the tree gets its model wrapped by `HarnessLlm`, which sees the request exactly
-as the model would (after every callback: what ADK's replay compares) and, in replay, answers from
-the recording instead of calling the model. A plugin records each tool call and, in replay, returns
-the recorded response in place of the real one; the real tool still runs, as in ADK, so what tools
-write to state and tools that now raise are seen.
+Every LlmAgent of the tree (sub-agents, workflow graph nodes, agent tools' agents; one created as
+the run goes at its first model call) gets its model wrapped by `HarnessLlm`, which sees the request
+exactly as the model would (after every callback: what ADK's replay compares) and, in replay,
+answers from the recording instead of calling the model; in replay, any other model call through
+google-genai fails the run (`replay_guard`). Plugins (`trace_plugins`) record each tool call and, in
+replay, return the recorded response in place of the real one; the real tool still runs, as in ADK,
+so what tools write to state and tools that now raise are seen.
 
 google-adk is imported here only inside functions: this module is imported by the worker, never by
 the parent process.
@@ -28,6 +30,8 @@ from .harness import Harness, RanPastRecording
 from .hints import how_to_fix
 from .jobs import AgentRef, Job, RunOutput
 from .model_calls import call_with_retries
+from .replay_guard import guard_model_calls
+from .trace_plugins import trace_plugins
 from .user_turns import app_agents, note, seed_history, user_turns
 
 REQUEST_EXCLUDE = {"config": {"http_options"}}
@@ -110,16 +114,28 @@ async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
 
 
 def llm_agents(agent: Any) -> list[Any]:
-    """Every LlmAgent in the tree under `agent`."""
+    """Every LlmAgent under `agent`: its sub-agents, the nodes of its workflow graphs (nested ones,
+    parallel workers' nodes) and the agents its agent tools run. (One a node creates as it runs is
+    instrumented at its first model call: `TracePlugin.before_model_callback`.)"""
     from google.adk.agents.llm_agent import LlmAgent
 
-    found, stack = [], [agent]
+    found, stack, seen = [], [agent], set()
     while stack:
         node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, LlmAgent):
             found.append(node)
-        stack.extend(getattr(node, "sub_agents", []) or [])
+        graph = getattr(node, "graph", None)
+        stack.extend(reversed([*(getattr(node, "sub_agents", None) or []), *(getattr(graph, "nodes", None) or []),
+                               getattr(node, "node", None), *(getattr(tool, "agent", None) for tool in _tools_of(node))]))
     return found
+
+
+def _tools_of(node: Any) -> list[Any]:
+    tools = getattr(node, "tools", None)
+    return list(tools) if isinstance(tools, (list, tuple)) else []
 
 
 def model_names(module: Any) -> list[str]:
@@ -209,65 +225,45 @@ def install_harness(agent: Any) -> dict[str, Any]:
     from google.adk.models.base_llm import BaseLlm
 
     info: dict[str, Any] = {"models": {}, "instructions": {}, "tools": {}}
-    agents = llm_agents(agent)
-    resolved = []
-    for node in agents:
-        if isinstance(node.model, harness_llm):
-            resolved.append((node, node.model.model, None))
-            continue
-        model = node.model if isinstance(node.model, BaseLlm) else None
-        name = model.model if model is not None else (node.model or node.canonical_model.model)
-        if model is None and not node.model:
-            model = node.canonical_model  # inherited from an ancestor: keep the ancestor's object
-        resolved.append((node, name, model))
+    resolved = [(node, *_model_of(node, harness_llm, BaseLlm)) for node in llm_agents(agent)]  # before any is wrapped
     for node, name, model in resolved:
-        if not isinstance(node.model, harness_llm):
-            wrapped = harness_llm(model=name)
-            wrapped._inner, wrapped._agent = model, node.name
-            object.__setattr__(node, "model", wrapped)
-        info["models"][node.name] = name
-        instruction = node.instruction if isinstance(node.instruction, str) else _source_hash(node.instruction)
-        info["instructions"][node.name] = hashlib.sha256(str(instruction).encode()).hexdigest()[:16]
-        for tool in node.tools or []:
-            tool_name = getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))
-            info["tools"][tool_name] = _source_hash(tool)
+        _wrap(node, name, model, harness_llm, info)
     _INFO[id(agent)] = info
     return info
 
 
-def _plugin(harness: Harness) -> Any:
-    from google.adk.plugins.base_plugin import BasePlugin
+def instrument(node: Any, info: dict[str, Any]) -> None:
+    """Wrap one LlmAgent's model now (a node created while the run goes, met at its first model
+    call), and add it to what registration records."""
+    from google.adk.models.base_llm import BaseLlm
 
-    class TracePlugin(BasePlugin):
-        """Records tool calls; in replay, hands the agent the recorded tool response."""
+    harness_llm = _HARNESS_LLM[0]
+    if not isinstance(getattr(node, "model", None), harness_llm):
+        _wrap(node, *_model_of(node, harness_llm, BaseLlm), harness_llm, info)
 
-        def __init__(self) -> None:
-            super().__init__(name="agentdiff_trace")
-            self._open: dict[str, Any] = {}
 
-        async def before_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any) -> Optional[dict]:
-            call = harness.start_tool(tool_context.agent_name, tool.name, tool_args, tool_context.function_call_id)
-            self._open[tool_context.function_call_id or str(id(call))] = call
-            return None
+def _model_of(node: Any, harness_llm: type, base_llm: type) -> tuple[str, Any]:
+    """The name of a node's model and the model object to call (None: the registry makes it)."""
+    if isinstance(node.model, harness_llm):
+        return node.model.model, None
+    model = node.model if isinstance(node.model, base_llm) else None
+    name = model.model if model is not None else (node.model or node.canonical_model.model)
+    if model is None and not node.model:
+        model = node.canonical_model  # inherited from an ancestor: keep the ancestor's object
+    return name, model
 
-        async def after_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any, result: Any) -> Optional[dict]:
-            call = self._open.pop(tool_context.function_call_id or "", None)
-            if call is None:
-                return None
-            recorded = harness.recorded_tool_response(call) if harness.replay else None
-            if recorded is not None and not harness.job.run_tools:
-                harness.finish_tool(call, recorded)
-            else:
-                harness.finish_tool(call, result)
-            return recorded  # replay answers with the recording; None keeps the real result
 
-        async def on_tool_error_callback(self, *, tool: Any, tool_args: dict, tool_context: Any, error: Exception) -> Optional[dict]:
-            call = self._open.pop(tool_context.function_call_id or "", None)
-            if call is not None:
-                call.error = f"{type(error).__name__}: {error}"
-            return None
-
-    return TracePlugin()
+def _wrap(node: Any, name: str, model: Any, harness_llm: type, info: dict[str, Any]) -> None:
+    if not isinstance(node.model, harness_llm):
+        wrapped = harness_llm(model=name)
+        wrapped._inner, wrapped._agent = model, node.name
+        object.__setattr__(node, "model", wrapped)
+    info["models"][node.name] = name
+    instruction = node.instruction if isinstance(node.instruction, str) else _source_hash(node.instruction)
+    info["instructions"][node.name] = hashlib.sha256(str(instruction).encode()).hexdigest()[:16]
+    for tool in node.tools or []:
+        tool_name = getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))
+        info["tools"][tool_name] = _source_hash(tool)
 
 
 async def run_adk(job: Job) -> RunOutput:
@@ -276,16 +272,18 @@ async def run_adk(job: Job) -> RunOutput:
 
     harness = Harness(job)
     CURRENT_HARNESS.set(harness)
+    if harness.replay:
+        guard_model_calls(_escaped)
     out = harness.output
     out.adk_version = adk_version()
     agent, app = await load_adk_agent(job.agent)
     out.agent_info = install_harness(agent)
-    plugin = _plugin(harness)
+    head, tail = trace_plugins(harness, instrument)
     if app is not None:
-        runner = InMemoryRunner(app=app.model_copy(update={"plugins": [*app.plugins, plugin]}))
+        runner = InMemoryRunner(app=app.model_copy(update={"plugins": [head, *app.plugins, tail]}))
         app_name = app.name
     else:
-        runner = InMemoryRunner(agent=agent, app_name=job.app_name, plugins=[plugin])
+        runner = InMemoryRunner(agent=agent, app_name=job.app_name, plugins=[head, tail])
         app_name = job.app_name
     session = await runner.session_service.create_session(app_name=app_name, user_id=job.user_id, state=dict(job.initial_state))
     collect_busy = _busy_collector()
@@ -330,7 +328,15 @@ async def run_adk(job: Job) -> RunOutput:
             out.root_agent, out.app_agents = agent.name, await app_agents(agent)
     finally:
         await runner.close()
+    if harness.escaped and out.error is None:  # even where the agent caught the refusal
+        out.error = harness.escaped[0]
     return out
+
+
+def _escaped(message: str) -> None:
+    harness = CURRENT_HARNESS.get(None)
+    if harness is not None:
+        harness.escaped.append(message)
 
 
 def adk_version() -> Optional[str]:

@@ -23,6 +23,7 @@ class Harness:
         self.job = job
         self.output = RunOutput()
         self.turn = 0
+        self.escaped: list[str] = []  # in replay: the model calls refused (`replay_guard`)
         RUNNING[id(job)] = self
         self._seq: dict[int, int] = {}
         self._llm_index: dict[tuple[str, int], int] = {}

@@ -86,6 +86,7 @@ class ToolOut(_Model):
     response: Optional[dict[str, Any]] = None
     has_response: bool = False
     error: Optional[str] = None
+    simulated: bool = False  # answered without the tool running (the Environment Simulator, a callback)
 
 
 class RunOutput(_Model):

@@ -45,4 +45,4 @@ def _warm_up() -> None:
 _warm_up()
 
 # agentdiff's own worker modules, so a forked worker has nothing left to import but the agent
-from . import adk_adapter, child, cloud_metrics, custom_metrics, genai_cache, harness, jobs, judge, native_adapter, user_turns  # noqa: E402,F401
+from . import adk_adapter, child, cloud_metrics, custom_metrics, genai_cache, harness, jobs, judge, native_adapter, replay_guard, trace_plugins, user_turns  # noqa: E402,F401

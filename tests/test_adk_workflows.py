@@ -1,0 +1,171 @@
+"""ADK 2 graph workflows on the real worker pool and ADK 2.13, the model reached through the fake
+Gemini server: every model call of an LLM node inside a `Workflow` is recorded and replayed like an
+agent's (ADK's own replay accepts what agentdiff records, and agentdiff replays what ADK records),
+replay makes no model call at all (one that escapes fails the run), and a tool call the Environment
+Simulator answers is in the trace, marked simulated."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import yaml
+from fake_gemini import FakeGemini, Reply
+from test_cli import run
+
+pytestmark = pytest.mark.adk
+
+AGENT = '''\
+from google.adk.agents import LlmAgent
+from google.adk.events.event import Event
+from google.adk.workflow import Workflow
+
+
+def lookup_order(order_id: str) -> dict:
+    """Looks up an order's status."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
+def classify(node_input):
+    text = "".join(part.text or "" for part in node_input.parts)
+    return Event(output=text, route="refund" if "refund" in text.lower() else "status")
+
+
+refund_desk = LlmAgent(name="refund_desk", model="gemini-2.5-flash", instruction="You handle refunds. Be brief.")
+status_desk = LlmAgent(name="status_desk", model="gemini-2.5-flash", instruction="You report order status. Use lookup_order.",
+                       tools=[lookup_order])
+
+root_agent = Workflow(name="support_flow", edges=[("START", classify, {"refund": refund_desk, "status": status_desk})])
+'''
+
+SPEC = {"description": "an order status question, routed to the status desk", "agent": "support_flow",
+        "user_messages": [{"text": "Where is order 42?"}]}
+CASE = "support_flow/conformance/status/where_is_my_order"
+
+
+def respond(call) -> Reply:
+    if any("functionResponse" in part for content in call.body.get("contents", []) for part in content.get("parts", [])):
+        return Reply(text="Order 42 has shipped.")
+    if "lookup_order" in json.dumps(call.body.get("tools", [])):
+        return Reply(function_calls=[{"name": "lookup_order", "args": {"order_id": "42"}}])
+    return Reply(text="Your refund is on its way.")
+
+
+@pytest.fixture
+def workflow(tmp_path, monkeypatch):
+    package = tmp_path / "support_flow"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import agent\n")
+    (package / "agent.py").write_text(AGENT)
+    case = tmp_path / CASE
+    case.mkdir(parents=True)
+    (case / "spec.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    server = FakeGemini(respond).start()
+    for key, value in server.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path, server
+    server.close()
+
+
+def _fresh_agent(root):
+    """The project's workflow, imported anew (each test's own files)."""
+    for name in [n for n in sys.modules if n == "support_flow" or n.startswith("support_flow.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(root))
+    try:
+        from support_flow.agent import root_agent
+    finally:
+        sys.path.remove(str(root))
+    return root_agent
+
+
+def test_an_llm_node_inside_a_workflow_is_recorded_and_replayed_with_no_model_call(workflow):
+    from adk_conformance import replay_with_adk
+
+    root, fake = workflow
+    code, out, err = run("record", CASE)
+    assert code == 0, out + err
+    recordings = yaml.safe_load((root / CASE / "generated-recordings.yaml").read_text())
+    kinds = [("llm" if r.get("llm_recording") else "tool", r.get("agent_name")) for r in recordings["recordings"]]
+    assert kinds == [("llm", "status_desk"), ("tool", "status_desk"), ("llm", "status_desk")]
+    registration = json.loads((root / CASE / "agentdiff-record.json").read_text())
+    assert registration["none"]["models"] == {"refund_desk": "gemini-2.5-flash", "status_desk": "gemini-2.5-flash"}
+
+    passed, message = replay_with_adk(_fresh_agent(root), root / CASE)
+    assert passed, message  # ADK replays what agentdiff recorded
+
+    before = len(fake.calls)
+    code, out, err = run("run", CASE, "--mode", "replay", "--json")
+    assert code == 0, out + err
+    (case,) = json.loads(out)["cases"]
+    assert (case["status"], case["model_calls"], case["tool_calls"]) == ("passed", 2, 1)
+    assert len(fake.calls) == before  # replay is offline: not one model call
+
+    agent_file = root / "support_flow" / "agent.py"
+    agent_file.write_text(AGENT.replace("Use lookup_order.", "Always use lookup_order."))
+    code, out, _ = run("run", CASE, "--mode", "replay", "--json")
+    (case,) = json.loads(out)["cases"]
+    assert code == 1 and case["status"] == "failed"
+    assert {layer["layer"]: layer["status"] for layer in case["layers"]}["request"] == "changed"
+    passed, _ = replay_with_adk(_fresh_agent(root), root / CASE)
+    assert not passed and len(fake.calls) == before  # ADK's replay fails the edited prompt too
+
+
+def test_agentdiff_replays_what_adk_records_from_a_workflow(workflow):
+    from adk_conformance import record_with_adk
+
+    root, fake = workflow
+    record_with_adk(_fresh_agent(root), root / CASE)
+    before = len(fake.calls)
+    code, out, err = run("run", CASE, "--mode", "replay", "--json")
+    assert code == 0, out + err
+    assert json.loads(out)["cases"][0]["status"] == "passed" and len(fake.calls) == before
+
+
+def test_a_model_call_that_escapes_the_recording_fails_the_replay(workflow):
+    root, fake = workflow
+    escaping = AGENT.replace('''def classify(node_input):
+    text = "".join(part.text or "" for part in node_input.parts)''', '''def classify(node_input):
+    from google import genai
+
+    text = "".join(part.text or "" for part in node_input.parts)
+    client = genai.Client()
+    client.models.generate_content(model="gemini-2.5-flash", contents="is this a refund? " + text)''')
+    (root / "support_flow" / "agent.py").write_text(escaping)
+    code, out, err = run("record", CASE)
+    assert code == 0, out + err
+    before = len(fake.calls)
+    code, out, _ = run("run", CASE, "--mode", "replay", "--json")
+    (case,) = json.loads(out)["cases"]
+    assert code == 1 and case["status"] == "error" and "escaped replay" in case["error"]
+    assert len(fake.calls) == before
+
+
+SIMULATED = '''
+from google.adk.apps import App
+from google.adk.tools.environment_simulation.environment_simulation_config import (
+    EnvironmentSimulationConfig, InjectionConfig, ToolSimulationConfig)
+from google.adk.tools.environment_simulation.environment_simulation_factory import EnvironmentSimulationFactory
+
+lost = InjectionConfig(injected_response={"order_id": "42", "status": "lost"})
+app = App(name="support_flow", root_agent=root_agent, plugins=[EnvironmentSimulationFactory.create_plugin(
+    EnvironmentSimulationConfig(tool_simulation_configs=[ToolSimulationConfig(tool_name="lookup_order", injection_configs=[lost])]))])
+'''
+
+
+def test_a_tool_call_the_environment_simulator_answers_is_traced_and_marked_simulated(workflow):
+    root, fake = workflow
+    (root / "support_flow" / "agent.py").write_text(AGENT + SIMULATED)
+    code, out, err = run("record", CASE)
+    assert code == 0, out + err
+    recordings = yaml.safe_load((root / CASE / "generated-recordings.yaml").read_text())
+    tools = [r["tool_recording"] for r in recordings["recordings"] if r.get("tool_recording")]
+    assert [(t["tool_call"]["name"], t["tool_response"]["response"]) for t in tools] == [("lookup_order", {"order_id": "42", "status": "lost"})]
+    code, out, err = run("run", CASE, "--mode", "replay", "--json")
+    (case,) = json.loads(out)["cases"]
+    assert code == 0 and (case["status"], case["tool_calls"]) == ("passed", 1), out + err
+    code, out, err = run("diff", CASE, "--json")
+    (row,) = json.loads(out)["turns"][0]["tool_calls"]["rows"]
+    assert row["actual"]["simulated"] is True and row["actual"]["response"] == {"order_id": "42", "status": "lost"}
