@@ -77,33 +77,44 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 512  # as many connections at once as a pool of runs opens (the default, 5, queues them by seconds)
 
 
-class FakeGemini:
-    def __init__(self, respond: Callable[[Call], Reply]):
-        self.respond = respond
-        self.calls: list[Call] = []
-        self.in_flight = 0
-        self.most_in_flight = 0
+class LoopbackFake:
+    """A fake HTTP service on loopback, served from a thread: `start()`, `url`, `close()`. A subclass
+    gives `_handler()`."""
+
+    def __init__(self, name: str) -> None:
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-gemini", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
 
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    @property
-    def env(self) -> dict[str, str]:
-        """The environment that points google-genai (agents, judges, simulators) here."""
-        return {"GOOGLE_GEMINI_BASE_URL": self.url, "GOOGLE_API_KEY": "fake-key", "GOOGLE_GENAI_USE_VERTEXAI": "0"}
-
-    def start(self) -> "FakeGemini":
+    def start(self):
         self._thread.start()
         return self
 
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+
+class FakeGemini(LoopbackFake):
+    def __init__(self, respond: Callable[[Call], Reply]):
+        self.respond = respond
+        self.calls: list[Call] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
+        super().__init__("fake-gemini")
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment that points google-genai (agents, judges, simulators) here."""
+        return {"GOOGLE_GEMINI_BASE_URL": self.url, "GOOGLE_API_KEY": "fake-key", "GOOGLE_GENAI_USE_VERTEXAI": "0"}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from fake_gemini import LoopbackFake
 
 _PATH = re.compile(r"^/(?P<version>[^/]+)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/?:evaluateInstances")
 
@@ -26,17 +27,10 @@ def score_of(body: dict[str, Any]) -> tuple[float, str]:
     return float(1 + int(digest, 16) % 5), f"request {digest[:12]}"
 
 
-class FakeVertex:
+class FakeVertex(LoopbackFake):
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []  # {"path", "project", "location", "body", "authorization"}
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        super().__init__("fake-vertex")
 
     def env(self, folder: Path, project: str = "fake-project") -> dict[str, str]:
         """The environment that points the eval SDK here, with credentials from this server too (as
@@ -45,14 +39,6 @@ class FakeVertex:
         host = self.url.removeprefix("http://")
         return {"GOOGLE_VERTEX_BASE_URL": self.url, "GCE_METADATA_HOST": host, "GCE_METADATA_IP": host, "CLOUDSDK_CONFIG": str(folder),
                 "GOOGLE_CLOUD_PROJECT": project}
-
-    def start(self) -> "FakeVertex":
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self

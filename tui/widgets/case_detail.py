@@ -63,7 +63,7 @@ class LayerSection(Vertical):
         else:
             rows = [(shown(left), shown(right)) for left, right in view.rows]
             key = ("side by side", tuple((steady.fingerprint(left), steady.fingerprint(right)) for left, right in rows))
-            if getattr(body, "_agentdiff_shown", None) != key:
+            if not steady.shows(body, key):
                 table = Table.grid(expand=True, padding=(0, 1, 0, 0))
                 table.add_column(ratio=1, overflow="fold")
                 table.add_column(ratio=1, overflow="fold")

@@ -19,13 +19,18 @@ def fingerprint(text: Text) -> Hashable:
     return (text.plain, tuple(text.spans), str(text.style), text.justify, text.overflow, text.no_wrap, text.end)
 
 
+def shows(static: Static, key: Hashable) -> bool:
+    """Whether `static` shows what `key` identifies already (so building its content can be skipped)."""
+    return getattr(static, _KEY, _NOTHING) == key
+
+
 def update(static: Static, content: Any, key: Optional[Hashable] = None, layout: Union[bool, str] = True) -> bool:
     """Show `content` unless `static` shows it already (`key`: what identifies it; by default a
     `Text`'s fingerprint, or a string itself). True when it was updated. `layout="height"`: lay the
     screen out again only when the new content's height differs (measured as the layout measures it)."""
     if key is None:
         key = fingerprint(content) if isinstance(content, Text) else content
-    if getattr(static, _KEY, _NOTHING) == key:
+    if shows(static, key):
         return False
     setattr(static, _KEY, key)
     if layout != "height":
