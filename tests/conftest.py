@@ -15,6 +15,17 @@ sys.path.insert(0, str(TESTS))
 pytest_plugins = ["pytester"]  # the agentdiff pytest plugin is tested through pytest's own pytester
 
 
+@pytest.fixture(autouse=True)
+def _no_notices_carried_over():
+    """agentdiff's once-said notices live in the process (each command says those it has at its end):
+    one a test leaves unsaid must not reach the next command a later test runs in this process."""
+    from agentdiff.core.formats.set_aside import take_notices
+
+    take_notices()
+    yield
+    take_notices()
+
+
 def turn(script: str, expected_calls: list[dict] | None = None, expected_text: str | None = "", static: bool = True) -> dict:
     """An expected invocation whose user message scripts what the reference agent will do."""
     invocation: dict = {"user_content": {"role": "user", "parts": [{"text": script}]}}

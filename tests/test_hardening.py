@@ -419,8 +419,8 @@ def test_a_signal_during_run_stops_everything_cleanly(tmp_path, sig, code, said)
     assert process.stderr.readline().startswith("running 1 case")
     time.sleep(1.0)  # the run is in flight
     process.send_signal(sig)
-    _, err = process.communicate(timeout=30)
-    assert process.returncode == code and f"{said}: the runs were stopped; no report was written" in err and "Traceback" not in err
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == code and f"{said}: the runs were stopped; no report was written" in err and "Traceback" not in err, (out, err)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
         time.sleep(0.1)
@@ -525,10 +525,10 @@ def test_two_quick_ctrl_cs_to_the_whole_group_still_leave_nothing_behind(tmp_pat
     os.killpg(process.pid, signal.SIGINT)
     time.sleep(0.02)
     os.killpg(process.pid, signal.SIGINT)
-    _, err = process.communicate(timeout=30)
+    out, err = process.communicate(timeout=30)
     # The first line says it all. (A second Ctrl+C that lands inside a task could make asyncio report
     # that task as it is collected; agentdiff silences that report, which this test does not time.)
-    assert process.returncode == 130 and "interrupted: the runs were stopped; no report was written" in err, err
+    assert process.returncode == 130 and "interrupted: the runs were stopped; no report was written" in err, (out, err)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
         time.sleep(0.1)
@@ -563,8 +563,8 @@ def test_signals_repeated_until_the_end_still_exit_cleanly_with_one_line(tmp_pat
         except ProcessLookupError:
             break
         sent += 1
-    _, err = process.communicate(timeout=30)
-    assert (process.returncode, err.strip()) in endings, err
+    out, err = process.communicate(timeout=30)
+    assert (process.returncode, err.strip()) in endings, (process.returncode, out, err)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (list(scratch.iterdir()) or _running_with(str(scratch))):
         time.sleep(0.1)

@@ -32,6 +32,27 @@ async def test_each_fault_ends_as_an_error_with_its_reason_and_the_others_go_on(
     assert good.tools[0].name == "echo" and good.tools[0].response == {"echo": "HELLO"}
 
 
+async def test_workers_start_and_answer_under_a_temporary_folder_too_deep_for_a_socket_path(tmp_path, monkeypatch):
+    """A Unix socket's path holds at most 107 bytes: a deep TMPDIR (a CI runner's, a pytest
+    tmp_path's) must not stop the workers from starting."""
+    import tempfile
+
+    from agentdiff.core.worker.pool import WorkerPool
+
+    deep = tmp_path / ("a-long-folder-name-" * 6) / "tmp"
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    pool = WorkerPool(jobs=1, timeout=60)
+    try:
+        out = await pool.run(job("good"))
+        assert out.error is None and out.events[-1]["content"]["parts"][0]["text"] == "version one: HELLO"
+        assert len(str(next(deep.iterdir()) / "workers.sock")) > 108
+    finally:
+        pool.close()
+    assert list(deep.iterdir()) == []
+
+
 async def test_a_rerun_after_an_edit_runs_the_edited_code(worker_pool, tmp_path):
     shutil.copytree(NATIVE_AGENTS / "good", tmp_path / "good")
     first = await worker_pool.run(job("good", tmp_path))

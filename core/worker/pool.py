@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .jobs import Job, RunOutput
-from .server import PROTOCOL
+from .server import PROTOCOL, reachable
 
 #: The name the worker package has on the agents' interpreter.
 WORKER_PACKAGE = "agentdiff_worker"
@@ -124,14 +124,16 @@ class WorkerServer:
         sweep_temp_dirs()
         self._dir = private_temp_dir()
         self.path = os.path.join(self._dir, "workers.sock")
+        self.address, self._folder = reachable(self.path)  # what connect takes (a deep TMPDIR's path is too long)
         self._process: Optional[subprocess.Popen] = None
         self._lock = threading.Lock()
         atexit.register(self.close)  # a second Ctrl+C can cut short the cleanup a first one started
 
     async def ensure(self) -> str:
+        """The address to connect to, the server started first unless it is running."""
         if self._process is None or self._process.poll() is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.start)
-        return self.path
+        return self.address
 
     def start(self) -> None:
         """Start the server (blocking, about two seconds) unless it is running."""
@@ -179,6 +181,9 @@ class WorkerServer:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

@@ -34,6 +34,20 @@ _HEADER = struct.Struct(">I")
 PROTOCOL = 1
 
 
+#: A socket's path must fit in `sun_path` (108 bytes with its NUL on Linux, 104 on macOS). One that
+#: does not (a deep TMPDIR, say) is reached through a descriptor of its folder: `/proc/self/fd/N/name`.
+SUN_PATH_MAX = 100
+
+
+def reachable(path: str) -> tuple[str, Optional[int]]:
+    """A path `bind` and `connect` accept for the socket at `path`, and the folder's descriptor that
+    path goes through (None when `path` itself fits), which must stay open while the path is used."""
+    if len(os.fsencode(path)) <= SUN_PATH_MAX or not os.path.isdir("/proc/self/fd"):
+        return path, None
+    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    return f"/proc/self/fd/{folder}/{os.path.basename(path)}", folder
+
+
 def send_frame(sock: socket.socket, payload: dict[str, Any]) -> None:
     data = json.dumps(payload).encode()
     sock.sendall(_HEADER.pack(len(data)) + data)
@@ -216,7 +230,10 @@ def serve(path: str) -> None:
 
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    address, folder = reachable(path)
+    listener.bind(address)
+    if folder is not None:
+        os.close(folder)
     listener.listen(64)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
