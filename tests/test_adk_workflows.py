@@ -169,3 +169,39 @@ def test_a_tool_call_the_environment_simulator_answers_is_traced_and_marked_simu
     code, out, err = run("diff", CASE, "--json")
     (row,) = json.loads(out)["turns"][0]["tool_calls"]["rows"]
     assert row["actual"]["simulated"] is True and row["actual"]["response"] == {"order_id": "42", "status": "lost"}
+
+
+def test_a_route_change_shows_in_the_node_layer_and_a_route_check_fails_it(workflow):
+    """What ran is a layer of its own: a case recorded on the status route, then the classifier
+    sends it to refunds. The diff names the route and the node that answered instead; ADK's scoring
+    of the events is unchanged by it, and `required_route` makes it the verdict."""
+    root, fake = workflow
+    code, out, err = run("record", CASE)
+    assert code == 0, out + err
+    code, out, err = run("diff", CASE, "--mode", "live", "--json")
+    document = json.loads(out)
+    ran = document["turns"][0]["nodes"]["ran"]
+    assert [(step["path"], step["route"]) for step in ran] == [("classify", "status"), ("status_desk", None)]
+    assert {layer["layer"]: layer["status"] for layer in document["layers"]}["nodes"] == "same"
+
+    agent_file = root / "support_flow" / "agent.py"
+    agent_file.write_text(AGENT.replace('route="refund" if "refund" in text.lower() else "status"', 'route="refund"'))
+    code, out, err = run("diff", CASE, "--mode", "live")
+    assert "turn 1 · nodes · route: classify status → refund" in out, out + err
+    assert "node: status_desk → refund_desk" in out
+    document = json.loads(run("diff", CASE, "--mode", "live", "--json")[1])
+    kinds = [(row["kind"], (row["expected"] or {}).get("path"), (row["actual"] or {}).get("path")) for row in document["turns"][0]["nodes"]["rows"]]
+    assert kinds == [("changed", "classify", "classify"), ("changed", "status_desk", "refund_desk")]
+    assert all(not d["counts"] for d in document["divergences"] if d["layer"] == "nodes")
+
+    (root / "support_flow" / "conformance" / "agentdiff-checks.yaml").write_text(
+        "checks:\n  required_route: {classify: status}\n  forbidden_nodes: [refund_desk]\n  max_node_visits: {classify: 1}\n")
+    code, out, err = run("run", CASE, "--mode", "live", "--json")
+    (case,) = json.loads(out)["cases"]
+    checks = {m["name"]: (m["status"], m.get("reason")) for m in case["metrics"] if m["name"].startswith("check:")}
+    assert checks == {
+        "check: required_route classify → status": ("failed", "classify took route refund, not status (turn 1)"),
+        "check: forbidden_nodes refund_desk": ("failed", "node refund_desk ran (turn 1)"),
+        "check: max_node_visits classify ≤ 1": ("passed", None),
+    }, checks
+    assert code == 1 and case["status"] == "failed"

@@ -34,9 +34,9 @@ def test_the_sample_cases_end_as_their_readme_says(tmp_path, monkeypatch):
     assert code == 1, err  # some cases fail on purpose
     cases = json.loads(report.read_text())["cases"]
     expected = readme_verdicts()
-    assert len(expected) == 25
+    assert len(expected) == 29
     assert {case_key(c["id"]): c["status"] for c in cases} == expected
-    assert re.search(r"\[25/25\] ", err)  # progress on stderr
+    assert re.search(r"\[29/29\] ", err)  # progress on stderr
     by_key = {case_key(c["id"]): c for c in cases}
     flaky = by_key["trip_planner.evalset.json::surprise_me"]
     assert flaky["mode"] == "live" and flaky["runs"] == 2
@@ -45,8 +45,8 @@ def test_the_sample_cases_end_as_their_readme_says(tmp_path, monkeypatch):
     request = next(layer for layer in stale["layers"] if layer["layer"] == "request")
     assert request["status"] == "changed" and '+ "always"' in request["first_divergence"]
     suites = ET.fromstring(junit.read_text())
-    assert suites.get("tests") == "25"
-    assert "✗ failed" in out and "25 cases: 17 passed, 6 failed, 0 error, 0 not evaluated, 1 flaky, 1 new" in out
+    assert suites.get("tests") == "29"
+    assert "✗ failed" in out and "29 cases: 20 passed, 7 failed, 0 error, 0 not evaluated, 1 flaky, 1 new" in out
 
 
 def test_run_is_a_usage_error_for_unknown_cases(monkeypatch):

@@ -16,7 +16,7 @@ from typing import Optional
 
 KEYS = ("status", "agent", "label", "mode", "layer")
 STATUSES = ("passed", "failed", "error", "not_evaluated", "flaky", "stale", "running", "not run")
-LAYERS = ("request", "tool_calls", "response", "session")
+LAYERS = ("request", "tool_calls", "response", "session", "nodes")
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,13 @@ def response_view(turn: TurnDiff, status: LayerStatus, current: Optional[Diverge
     if response.expected_intermediate or response.actual_intermediate:
         left += Text("\n\nintermediate: " + " | ".join(r.text for r in response.expected_intermediate), style=DIM)
         right += Text("\n\nintermediate: " + " | ".join(r.text for r in response.actual_intermediate), style=DIM)
+    if any(response.has_output):  # the workflow's own output, beside ADK's final response: shown, not scored
+        for side, (has, value) in (("left", (response.has_output[0], response.expected_output)), ("right", (response.has_output[1], response.actual_output))):
+            line = Text("\n\nworkflow output: " + (short(value, 200) if has else "(not recorded)"), style=DIM)
+            if side == "left":
+                left += line
+            else:
+                right += line
     return LayerView(title, [(_mark(left, is_current, bool(current and current.counts and is_current)), _mark(right, is_current))], status.status)
 
 
@@ -229,10 +236,48 @@ def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergen
     return LayerView("4 session", _rows(left, right), status.status)
 
 
+def _step(step, style: str = "") -> Text:
+    """`classify → refund`, `writer  ⑂ inner@1`, `merge = {"a": 1}`: one node run."""
+    text = Text(step.path, style=style)
+    if step.route is not None:
+        text.append(f" → {step.route if isinstance(step.route, str) else short(step.route, 30)}", style=style or CHANGED)
+    if step.has_output and not step.message_output:
+        text.append(f" = {short(step.output, 40)}", style=DIM)
+    if step.branch:
+        text.append(f"  ⑂ {step.branch}", style=DIM)
+    return text
+
+
+def nodes_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
+    """The workflow's node runs of the turn, aligned like tool calls; with no node path in the
+    baseline, what ran on the actual side."""
+    title = "5 nodes"
+    left: list[Text] = []
+    right: list[Text] = []
+    if not turn.nodes:
+        left.append(Text(status.reason or "(no node ran)", style=DIM))
+        right += [_mark(_step(step), False) for step in turn.actual_nodes] or [Text("(no node ran)", style=DIM)]
+        return LayerView(title, _rows(left, right), status.status)
+    for r, row in enumerate(turn.nodes):
+        is_current = current is not None and current.layer == "nodes" and current.turn == turn.index and current.row == r
+        style = {"same": DIM, "changed": CHANGED, "inserted": "green", "deleted": "red", "moved": "magenta"}[row.kind]
+        e_text = _step(row.expected, style) if row.expected else Text("(did not run)", style=DIM)
+        a_text = _step(row.actual, style) if row.actual else Text("(did not run)", style="red")
+        left.append(_mark(e_text, is_current))
+        right.append(_mark(a_text, is_current))
+        for change in row.changes:
+            if change.path != ("node",):
+                l, rr = _change_pair(change)
+                left.append(l)
+                right.append(rr)
+    return LayerView(title, _rows(left, right), status.status)
+
+
 def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) -> list[LayerView]:
+    """The views of every layer, `nodes` first (None when the case is not a workflow: no such layer)."""
     statuses = {s.layer: s for s in diff.layers}
     turn = diff.turns[turn_index] if 0 <= turn_index < len(diff.turns) else None
-    views = []
+    views: list = [nodes_view(turn, statuses["nodes"], current) if "nodes" in statuses and turn is not None else None]
     for layer in ("request", "tool_calls", "response"):
         status = statuses[layer]
         if status.status == "absent" or turn is None:

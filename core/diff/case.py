@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 
 from agentdiff.core.diff.divergences import (
     Locator,
+    node_divergences,
     session_divergences,
     turn_divergences,
 )
@@ -20,6 +21,7 @@ from agentdiff.core.diff.model import (
     LayerStatus,
     TurnDiff,
 )
+from agentdiff.core.diff.nodes import diff_nodes
 from agentdiff.core.diff.requests import diff_requests
 from agentdiff.core.diff.response import diff_response
 from agentdiff.core.diff.session import diff_session
@@ -41,6 +43,7 @@ def diff_case(
 ) -> CaseDiff:
     turn_count = max(len(expected.turns), len(actual.turns))
     compare_requests_layer = expected.has_requests  # an EvalSet baseline records no requests
+    compare_nodes = any(turn.nodes for turn in expected.turns)  # nor node paths: then only what ran is shown
     turns: list[TurnDiff] = []
     divergences: list[Divergence] = []
     for t in range(turn_count):
@@ -51,9 +54,10 @@ def diff_case(
         rows = align_tool_calls(e.tool_calls, a.tool_calls)
         rows, matches = mark_counting_rows(rows, e.tool_calls, a.tool_calls, criteria)
         response = diff_response(e, a, criteria)
-        turn = TurnDiff(t, e.user_text or a.user_text, tuple(requests), tuple(rows), matches, response, missing)  # type: ignore[arg-type]
+        nodes = diff_nodes(e.nodes, a.nodes, criteria.strict_node_order) if compare_nodes else []
+        turn = TurnDiff(t, e.user_text or a.user_text, tuple(requests), tuple(rows), matches, response, missing, tuple(nodes), a.nodes)  # type: ignore[arg-type]
         turns.append(turn)
-        divergences += turn_divergences(turn, e.final_origin, locate)
+        divergences += node_divergences(turn) + turn_divergences(turn, e.final_origin, locate)
     session = None
     if expected.session is not None and actual.session is not None:
         session = diff_session(expected.session, actual.session)
@@ -66,6 +70,8 @@ def diff_case(
 def _layer_statuses(expected: Trace, actual: Trace, divergences: Sequence[Divergence]) -> tuple[LayerStatus, ...]:
     out = []
     for layer in LAYERS:
+        if layer == "nodes" and not any(t.nodes for t in (*expected.turns, *actual.turns)):
+            continue  # not a workflow: no such layer
         mine = [d for d in divergences if d.layer == layer]
         reason = _absent_reason(layer, expected, actual)
         if reason and not mine:
@@ -80,6 +86,9 @@ def _layer_statuses(expected: Trace, actual: Trace, divergences: Sequence[Diverg
 
 
 def _absent_reason(layer: Layer, expected: Trace, actual: Trace) -> Optional[str]:
+    if layer == "nodes":
+        if not any(t.nodes for t in expected.turns):
+            return "the baseline records no node path (what ran is shown)"
     if layer == "request" and not expected.has_requests:
         return "the baseline has no recorded LLM requests"
     if layer == "session" and (expected.session is None or actual.session is None):

@@ -37,6 +37,25 @@ def _prefix(turn: int, layer: Layer) -> str:
     return f"turn {turn + 1} · {layer} · "
 
 
+def node_divergences(turn: TurnDiff) -> list[Divergence]:
+    """The node layer's divergences: what ran differently. Shown, never the verdict (ADK scores a
+    workflow by its events, as any agent); journey checks on nodes make them gate."""
+    from agentdiff.core.diff.nodes import node_summary
+
+    out = []
+    for r, row in enumerate(turn.nodes):
+        summary = node_summary(row)
+        if summary is None:
+            continue
+        first = row.changes[0] if row.changes else None
+        path = render_path(first.path) if first else ""
+        expected = first.expected if first else (row.expected.path if row.expected else None)
+        actual = first.actual if first else (row.actual.path if row.actual else None)
+        out.append(Divergence("nodes", turn.index, r, path, first.kind if first else row.kind, _prefix(turn.index, "nodes") + summary,
+                              expected, actual, False, None, 0, r))
+    return out
+
+
 def turn_divergences(turn: TurnDiff, final_origin: Optional[Origin], locate: Optional[Locator]) -> list[Divergence]:
     out: list[Divergence] = []
     t = turn.index

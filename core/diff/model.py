@@ -12,10 +12,11 @@ from agentdiff.core.diff.request_normalize import NormalizedRequest, normalize_r
 from agentdiff.core.diff.sequence import WordOp
 from agentdiff.core.diff.tree import Change, render_path
 from agentdiff.core.formats.eval_config import MatchType
-from agentdiff.core.traces.model import LlmExchange, TextResponse, ToolCall
+from agentdiff.core.traces.model import LlmExchange, NodeStep, TextResponse, ToolCall
 
-Layer = Literal["request", "tool_calls", "response", "session"]
-LAYERS: tuple[Layer, ...] = ("request", "tool_calls", "response", "session")
+Layer = Literal["nodes", "request", "tool_calls", "response", "session"]
+#: In reading order: what ran (an ADK 2 workflow's nodes), what was asked, done, answered, kept.
+LAYERS: tuple[Layer, ...] = ("nodes", "request", "tool_calls", "response", "session")
 RowKind = Literal["same", "changed", "inserted", "deleted", "moved"]
 LayerState = Literal["same", "changed", "absent"]
 
@@ -27,6 +28,7 @@ class DiffCriteria:
     match_type: MatchType = MatchType.EXACT
     ignore_args: bool = False
     response_threshold: Optional[float] = None  # ROUGE-1; None: the response layer does not gate
+    strict_node_order: bool = False  # parallel branches compared in the order they ran, not by branch
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,18 @@ class ToolCallRow:
 
 
 @dataclass(frozen=True)
+class NodeRow:
+    """One node run of a workflow, paired by node path (`diff.nodes`)."""
+
+    kind: RowKind  # changed: another route or output, or another node ran in its place
+    expected_index: Optional[int]
+    actual_index: Optional[int]
+    expected: Optional[NodeStep]
+    actual: Optional[NodeStep]
+    changes: tuple[Change, ...] = ()  # ("node",), ("route", …), ("output", …)
+
+
+@dataclass(frozen=True)
 class ResponseDiff:
     expected: Optional[str]
     actual: Optional[str]
@@ -109,6 +123,10 @@ class ResponseDiff:
     threshold: Optional[float] = None
     expected_intermediate: tuple[TextResponse, ...] = ()
     actual_intermediate: tuple[TextResponse, ...] = ()
+    # a workflow's own output (the event ADK marks as the root's), beside ADK's final response: shown, not scored
+    expected_output: Any = None
+    actual_output: Any = None
+    has_output: tuple[bool, bool] = (False, False)
 
     @property
     def same(self) -> bool:
@@ -151,6 +169,8 @@ class TurnDiff:
     trajectory_matches: Optional[bool] = None
     response: Optional[ResponseDiff] = None
     missing: Optional[Literal["expected", "actual"]] = None  # a side that has no such turn
+    nodes: tuple[NodeRow, ...] = ()
+    actual_nodes: tuple[NodeStep, ...] = ()  # what ran, also when the baseline records no node path
 
 
 @dataclass(frozen=True)
@@ -206,7 +226,9 @@ class CaseDiff:
         return self.divergences[0] if self.divergences else None
 
     def layer(self, name: Layer) -> LayerStatus:
-        return next(status for status in self.layers if status.layer == name)
+        """A layer's status (`nodes` is listed for workflows only: else it reads absent)."""
+        found = next((status for status in self.layers if status.layer == name), None)
+        return found if found is not None else LayerStatus(name, "absent", reason="not a workflow")
 
 
 # --- one-line text ----------------------------------------------------------------------------------

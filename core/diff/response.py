@@ -16,7 +16,7 @@ from agentdiff.core.traces.model import (
 
 def diff_response(expected: Turn, actual: Turn, criteria: DiffCriteria) -> Optional[ResponseDiff]:
     if expected.final_response is None and actual.final_response is None and not (
-        expected.intermediate_responses or actual.intermediate_responses
+        expected.intermediate_responses or actual.intermediate_responses or expected.has_workflow_output or actual.has_workflow_output
     ):
         return None
     score = None
@@ -31,6 +31,9 @@ def diff_response(expected: Turn, actual: Turn, criteria: DiffCriteria) -> Optio
         criteria.response_threshold,
         expected.intermediate_responses,
         actual.intermediate_responses,
+        expected.workflow_output,
+        actual.workflow_output,
+        (expected.has_workflow_output, actual.has_workflow_output),
     )
 
 

@@ -47,6 +47,15 @@ def normalize_event(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _label(event: dict[str, Any]) -> str:
+    """Who an event is from: its workflow node's path (`inner/writer`) where it has one, else its author."""
+    info = event.get("node_info", event.get("nodeInfo"))
+    path = info.get("path") if isinstance(info, dict) else None
+    if isinstance(path, str) and "/" in path:
+        return "/".join(part.split("@", 1)[0] for part in path.split("/")[1:])
+    return str(event.get("author", ""))
+
+
 def _event_turns(events: Sequence[dict[str, Any]]) -> list[int]:
     turns, turn, seen = [], 0, False
     for event in events:
@@ -71,18 +80,18 @@ def diff_session(expected: SessionSnapshot, actual: SessionSnapshot) -> SessionD
     rows: list[EventRow] = []
     for tag, i1, i2, j1, j2 in align([freeze(e) for e in norm_e], [freeze(e) for e in norm_a]):
         if tag == "equal":
-            rows += [EventRow("same", i1 + k, j1 + k, turns_e[i1 + k], str(norm_e[i1 + k].get("author", ""))) for k in range(i2 - i1)]
+            rows += [EventRow("same", i1 + k, j1 + k, turns_e[i1 + k], _label(expected.events[i1 + k])) for k in range(i2 - i1)]
             continue
         pairs = pair_block(norm_e[i1:i2], norm_a[j1:j2], key=lambda event: str(event.get("author")))
         for i, j in pairs:
             if i is not None and j is not None:
                 ie, ja = i1 + i, j1 + j
                 rows.append(
-                    EventRow("changed", ie, ja, turns_e[ie], str(norm_e[ie].get("author", "")), tuple(diff_trees(norm_e[ie], norm_a[ja])))
+                    EventRow("changed", ie, ja, turns_e[ie], _label(actual.events[ja]), tuple(diff_trees(norm_e[ie], norm_a[ja])))
                 )
             elif i is not None:
-                rows.append(EventRow("deleted", i1 + i, None, turns_e[i1 + i], str(norm_e[i1 + i].get("author", ""))))
+                rows.append(EventRow("deleted", i1 + i, None, turns_e[i1 + i], _label(expected.events[i1 + i])))
             else:
                 assert j is not None
-                rows.append(EventRow("inserted", None, j1 + j, turns_a[j1 + j], str(norm_a[j1 + j].get("author", ""))))
+                rows.append(EventRow("inserted", None, j1 + j, turns_a[j1 + j], _label(actual.events[j1 + j])))
     return SessionDiff(tuple(changes), tuple(rows))

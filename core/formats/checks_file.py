@@ -13,6 +13,10 @@ below its folder (the nearest file up from a case is its file):
       max_tokens: 20000                       # the agent's model calls, one run
       max_seconds: 30                         # one run's wall time
       python: ["checks.py:no_refund_over_100"]  # functions given the run's trace
+      forbidden_nodes: [escalate]             # ADK 2 workflows: a node (by name or path) that never runs
+      required_nodes: [verify_identity]       # one that runs in every run
+      required_route: {classify: refund}      # each run of classify takes this route
+      max_node_visits: {retry_loop: 3}        # loops: runs of a node in one run
     eval_sets:                                # by file name or eval_set_id (a conformance category too)
       customer_service.evalset.json: {max_tool_calls: 5}
     cases:                                    # by eval_id, case name or id
@@ -37,7 +41,9 @@ CHECKS_FILE = "agentdiff-checks.yaml"
 LIMITS = ("max_tool_calls", "max_tokens", "max_seconds")
 PER_TOOL_LIMITS = ("max_calls",)
 TOOL_LISTS = ("no_repeat", "forbidden")
-KINDS = (*LIMITS, *PER_TOOL_LIMITS, *TOOL_LISTS, "order", "required_args", "python")
+NODE_LISTS = ("forbidden_nodes", "required_nodes")
+PER_NODE_LIMITS = ("max_node_visits",)
+KINDS = (*LIMITS, *PER_TOOL_LIMITS, *TOOL_LISTS, "order", "required_args", "python", *NODE_LISTS, *PER_NODE_LIMITS, "required_route")
 SECTIONS = ("checks", "eval_sets", "cases")
 
 
@@ -64,8 +70,10 @@ class CheckSpec:
     def label(self) -> str:
         if self.kind in LIMITS:
             return f"{self.kind} ≤ {self.value:g}"
-        if self.kind == "max_calls":
-            return f"max_calls {self.tool} ≤ {self.value:g}"
+        if self.kind in ("max_calls", "max_node_visits"):
+            return f"{self.kind} {self.tool} ≤ {self.value:g}"
+        if self.kind == "required_route":
+            return f"required_route {self.tool} → {self.value}"
         if self.kind == "order":
             return f"order {self.value[0]} before {self.value[1]}"
         if self.kind == "required_args":
@@ -118,9 +126,9 @@ class ChecksFile:
 
         if kind in LIMITS:
             return [spec(None, value, where)]
-        if kind in PER_TOOL_LIMITS or kind == "required_args":
+        if kind in (*PER_TOOL_LIMITS, *PER_NODE_LIMITS, "required_args", "required_route"):
             return [spec(tool, item, (*where, tool)) for tool, item in value.items()]
-        if kind in TOOL_LISTS:
+        if kind in (*TOOL_LISTS, *NODE_LISTS):
             return [spec(tool, None, (*where, i)) for i, tool in enumerate(value)]
         if kind == "order":
             return [spec(pair[1], tuple(pair), (*where, i)) for i, pair in enumerate(value)]
@@ -145,6 +153,14 @@ def _problems(checks: Any, at: tuple) -> Iterable[tuple[tuple, str]]:
             yield here, f"`{kind}` must be a table of tool name: whole number ≥ 0"
         elif kind in TOOL_LISTS and not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
             yield here, f"`{kind}` must be a list of tool names"
+        elif kind in NODE_LISTS and not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+            yield here, f"`{kind}` must be a list of node names (or paths: `inner/writer`)"
+        elif kind in PER_NODE_LIMITS and not (isinstance(value, dict) and all(
+                isinstance(k, str) and k and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in value.items())):
+            yield here, f"`{kind}` must be a table of node name: whole number ≥ 0"
+        elif kind == "required_route" and not (isinstance(value, dict) and all(
+                isinstance(k, str) and k and isinstance(v, (str, int, bool)) for k, v in value.items())):
+            yield here, "`required_route` must be a table of node name: route (a string, number or true/false)"
         elif kind == "order" and not (isinstance(value, list) and all(
                 isinstance(p, list) and len(p) == 2 and all(isinstance(t, str) and t for t in p) for p in value)):
             yield here, "`order` must be a list of [first_tool, then_tool] pairs"

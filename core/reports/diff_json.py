@@ -7,9 +7,9 @@ import math
 from typing import Any, Optional
 
 from agentdiff.core import __version__
-from agentdiff.core.diff.model import CaseDiff, Divergence, SourceLocation, ToolCallRow
+from agentdiff.core.diff.model import CaseDiff, Divergence, NodeRow, SourceLocation, ToolCallRow
 from agentdiff.core.diff.tree import Change, render_path
-from agentdiff.core.traces.model import ToolCall
+from agentdiff.core.traces.model import NodeStep, ToolCall
 
 SCHEMA_VERSION = 1
 
@@ -94,6 +94,8 @@ def diff_to_dict(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_s
                     for row in turn.requests
                 ],
                 "tool_calls": {"matches": turn.trajectory_matches, "rows": [_row(row) for row in turn.tool_calls]},
+                **({"nodes": {"rows": [_node_row(row) for row in turn.nodes], "ran": [_step(step) for step in turn.actual_nodes]}}
+                   if turn.nodes or turn.actual_nodes else {}),
                 "response": None
                 if response is None
                 else {
@@ -105,6 +107,8 @@ def diff_to_dict(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_s
                     "words": [[op.op, op.text] for op in response.words],
                     "expected_intermediate": [{"author": r.author, "text": r.text} for r in response.expected_intermediate],
                     "actual_intermediate": [{"author": r.author, "text": r.text} for r in response.actual_intermediate],
+                    **({"expected_workflow_output": response.expected_output, "actual_workflow_output": response.actual_output}
+                       if any(response.has_output) else {}),
                 },
             }
         )
@@ -146,6 +150,20 @@ def diff_to_dict(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_s
         "turns": turns,
         "session": session,
     }
+
+
+def _step(step: Optional[NodeStep]) -> Optional[dict[str, Any]]:
+    if step is None:
+        return None
+    out: dict[str, Any] = {"path": step.path, "run": step.run, "route": step.route, "branch": step.branch}
+    if step.has_output:
+        out["output"] = step.output
+    return out
+
+
+def _node_row(row: NodeRow) -> dict[str, Any]:
+    return {"kind": row.kind, "expected_index": row.expected_index, "actual_index": row.actual_index,
+            "expected": _step(row.expected), "actual": _step(row.actual), "changes": [_change(c) for c in row.changes]}
 
 
 def render_diff_json(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_source: Optional[str] = None) -> str:

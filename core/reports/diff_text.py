@@ -14,6 +14,7 @@ from agentdiff.core.diff.model import (
     display_path,
     short,
 )
+from agentdiff.core.diff.nodes import node_summary
 from agentdiff.core.diff.sequence import WordOp
 from agentdiff.core.diff.tree import Change
 
@@ -79,7 +80,7 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
     if diff.error:
         lines.append(f"run error: {diff.error}")
     lines.append("")
-    width = max(len(layer) for layer in ("request", "tool_calls", "response", "session"))
+    width = max(len(status.layer) for status in diff.layers) if diff.layers else 0
     for status in diff.layers:
         detail = status.summary or status.reason or ""
         lines.append(f"  {status.layer:<{width}}  {status.status:<7}  {detail}".rstrip())
@@ -95,7 +96,8 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
         rows_differ = any(row.differs for row in turn.tool_calls)
         requests_differ = any(row.kind != "same" for row in turn.requests)
         response_differs = turn.response is not None and not turn.response.same
-        if not (rows_differ or requests_differ or response_differs or turn.missing):
+        nodes_differ = any(row.kind != "same" for row in turn.nodes)
+        if not (rows_differ or requests_differ or response_differs or nodes_differ or turn.missing):
             continue
         lines.append("")
         head = f"turn {turn.index + 1}"
@@ -104,6 +106,12 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
         if turn.missing:
             head += f"  (no such turn on the {turn.missing} side)"
         lines.append(head)
+        if nodes_differ:
+            lines.append("  nodes (what ran: shown, not scored)")
+            for row in turn.nodes:
+                said = node_summary(row)
+                step = row.actual or row.expected
+                lines.append(f"    {_ROW_MARK[row.kind]} {said or (step.path if step else '')}")
         if requests_differ:
             shown_changes: tuple = ()
             lines.append("  request")
@@ -146,6 +154,8 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
                     score += f" {'≥' if response.passed else '<'} {response.threshold:g}"
             lines.append(f"  response{score}")
             lines.append(_indent(changed_lines(word_markup(response.words)) or "(empty)", "    "))
+            if all(response.has_output) and response.expected_output != response.actual_output:  # shown, not scored
+                lines.append(f"    workflow output {short(response.expected_output)} → {short(response.actual_output)}")
     if diff.session is not None and not diff.session.same:
         lines.append("")
         lines.append("session")

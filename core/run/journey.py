@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from agentdiff.core.diff.model import CaseDiff, Divergence, LayerStatus, SourceLocation
-from agentdiff.core.formats.checks_file import CheckSpec
+from agentdiff.core.formats.checks_file import NODE_LISTS, PER_NODE_LIMITS, CheckSpec
 from agentdiff.core.run.case_run import CaseRun, layer_summaries
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseStatus, MetricResult
+from agentdiff.core.traces.from_run import split_turns
+from agentdiff.core.traces.nodes import node_steps
 from agentdiff.core.worker.jobs import RunOutput
 
 
@@ -32,7 +34,8 @@ class JourneyTrace:
     `tool_calls`: every call in order, each {"turn", "index" (within the turn), "agent", "name",
     "args", "response"}; `tokens`: the agent's model calls' (input + output); `seconds`: the run's
     wall time; `state`: the session state at the end; `events`: the session's events as ADK dumps
-    them; `error`: why the run could not finish, if it did not."""
+    them; `nodes`: in an ADK 2 workflow, every node run in order, each {"turn", "index" (within the
+    turn), "path", "name", "route", "branch"}; `error`: why the run could not finish, if it did not."""
 
     case_id: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -41,9 +44,14 @@ class JourneyTrace:
     state: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     error: Optional[str] = None
+    nodes: list[dict[str, Any]] = field(default_factory=list)
 
     def calls(self, name: str) -> list[dict[str, Any]]:
         return [call for call in self.tool_calls if call["name"] == name]
+
+    def runs_of(self, node: str) -> list[dict[str, Any]]:
+        """The runs of a node, named by its name or its path."""
+        return [step for step in self.nodes if node in (step["name"], step["path"])]
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class Breach:
     reason: str
     turn: Optional[int] = None
     call: Optional[int] = None
+    node: Optional[int] = None  # the node run it happened at (index in its turn)
 
 
 def journey_trace(case_id: str, out: RunOutput) -> JourneyTrace:
@@ -66,7 +75,31 @@ def journey_trace(case_id: str, out: RunOutput) -> JourneyTrace:
         for response in exchange.responses:
             usage = response.get("usage_metadata") or {}
             tokens += int(usage.get("prompt_token_count") or 0) + int(usage.get("candidates_token_count") or 0)
-    return JourneyTrace(case_id, calls, tokens, out.seconds, dict(out.state), list(out.events), out.error)
+    nodes = [{"turn": t, "index": i, "path": step.path, "name": step.name, "route": step.route, "branch": step.branch}
+             for t, events in enumerate(split_turns(out.events)) for i, step in enumerate(node_steps(events))]
+    return JourneyTrace(case_id, calls, tokens, out.seconds, dict(out.state), list(out.events), out.error, nodes)
+
+
+def _at_node(step: dict[str, Any], reason: str) -> Breach:
+    return Breach(f"{reason} (turn {step['turn'] + 1})", step["turn"], None, step["index"])
+
+
+def _node_breach(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
+    kind, node, value = spec.kind, spec.tool, spec.value
+    runs = trace.runs_of(node) if node else []
+    if kind == "forbidden_nodes" and runs:
+        return _at_node(runs[0], f"node {node} ran")
+    if kind == "required_nodes" and not runs:
+        return Breach(f"node {node} never ran" + (f" (what ran: {', '.join(dict.fromkeys(s['path'] for s in trace.nodes))})" if trace.nodes else ""))
+    if kind == "max_node_visits" and len(runs) > value:
+        return _at_node(runs[int(value)], f"node {node} ran {len(runs)} times, more than {value:g}")
+    if kind == "required_route":
+        if not runs:
+            return Breach(f"node {node} never ran")
+        for step in runs:
+            if step["route"] != value:
+                return _at_node(step, f"{node} took route {step['route']}, not {value}")
+    return None
 
 
 def _at(call: dict[str, Any], reason: str) -> Breach:
@@ -107,6 +140,8 @@ def evaluate(spec: CheckSpec, trace: JourneyTrace) -> Optional[Breach]:
         return Breach(f"{trace.seconds:.1f} s, more than {value:g} s")
     if kind == "python":
         return _python(spec, trace)
+    if kind in (*NODE_LISTS, *PER_NODE_LIMITS, "required_route"):
+        return _node_breach(spec, trace)
     return None
 
 
@@ -253,19 +288,23 @@ def _with_divergences(diff: CaseDiff, found: list[tuple[CheckSpec, Breach]], lea
     added = []
     for spec, breach in found:
         turn = breach.turn if breach.turn is not None else max(len(diff.turns) - 1, 0)
-        layer = "tool_calls" if breach.call is not None else "response"
+        workflow = any(status.layer == "nodes" for status in diff.layers)
+        is_node = spec.kind in (*NODE_LISTS, *PER_NODE_LIMITS, "required_route") and workflow
+        layer = "nodes" if is_node else "tool_calls" if breach.call is not None else "response"
         row = 0
         if breach.call is not None and turn < len(diff.turns):
             row = next((r for r, call in enumerate(diff.turns[turn].tool_calls) if call.actual_index == breach.call), 0)
+        if breach.node is not None and turn < len(diff.turns):
+            row = next((r for r, step in enumerate(diff.turns[turn].nodes) if step.actual_index == breach.node), 0)
         added.append(Divergence(
-            layer=layer, turn=turn, index=breach.call, path="", kind="check",  # type: ignore[arg-type]
+            layer=layer, turn=turn, index=breach.call if breach.node is None else breach.node, path="", kind="check",  # type: ignore[arg-type]
             summary=f"turn {turn + 1} · check {spec.label}: {breach.reason}",
             source=SourceLocation(spec.file, spec.line), row=row,
         ))
     layers = []
     for status in diff.layers:
         mine = [d for d in added if d.layer == status.layer]
-        if mine and status.status != "absent":
+        if mine and (status.status != "absent" or status.layer == "nodes"):  # what ran is there without a baseline
             status = LayerStatus(status.layer, "changed", status.count + len(mine), status.summary or mine[0].summary, status.reason)
         layers.append(status)
     divergences = (*added, *diff.divergences) if lead else (*diff.divergences, *added)

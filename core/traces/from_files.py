@@ -33,6 +33,7 @@ from agentdiff.core.traces.model import (
     Trace,
     Turn,
 )
+from agentdiff.core.traces.nodes import events_by_turn, node_steps, workflow_output
 
 #: `seq` of a turn's final response: after everything else the turn did.
 FINAL_SEQ = 1_000_000_000
@@ -250,12 +251,15 @@ def trace_from_recordings(case: ConformanceCase, mode: StreamingMode) -> Trace:
     session = baseline.session
     session_origin = Origin(file=baseline.session_source.display)
     texts = session_texts(session.events, session_origin)
+    by_turn = events_by_turn(session.events)
     count = max([len(case.spec.user_messages), *(t + 1 for t in turns_llm), *(t + 1 for t in turns_tools), len(texts)])
     turns = []
     for t in range(count):
         final, intermediate = texts[t] if t < len(texts) else (None, [])
         message = case.spec.user_messages[t] if t < len(case.spec.user_messages) else None
         user_text = (content_text(message.content) if message.content else message.text or "") if message else ""
+        events = by_turn[t] if t < len(by_turn) else []
+        has_output, output = workflow_output(events)
         turns.append(
             Turn(
                 index=t,
@@ -265,6 +269,9 @@ def trace_from_recordings(case: ConformanceCase, mode: StreamingMode) -> Trace:
                 final_response=final.text if final else None,
                 final_origin=final.origin if final else None,
                 intermediate_responses=tuple(intermediate),
+                nodes=node_steps(events),
+                workflow_output=output,
+                has_workflow_output=has_output,
             )
         )
     return Trace(

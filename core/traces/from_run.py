@@ -25,6 +25,7 @@ from agentdiff.core.traces.model import (
     Trace,
     Turn,
 )
+from agentdiff.core.traces.nodes import node_steps, workflow_output
 from agentdiff.core.worker.jobs import Message, RunOutput
 
 
@@ -146,6 +147,7 @@ def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:
         events = turns_events[t] if t < len(turns_events) else []
         final = _final_index(events)
         final_text = content_text(Content.model_validate(events[final]["content"])) if final is not None else None
+        has_output, output = workflow_output(events)
         intermediate = tuple(
             TextResponse(author=str(e.get("author", "")), text=text)
             for i, e in enumerate(events)
@@ -170,6 +172,9 @@ def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:
                 ),
                 final_response=final_text if events else None,
                 intermediate_responses=intermediate,
+                nodes=node_steps(events),
+                workflow_output=output,
+                has_workflow_output=has_output,
                 error=out.turn_errors.get(t),
             )
         )

@@ -59,6 +59,24 @@ class ToolCall(_Value):
     response_origin: Optional[Origin] = None
 
 
+class NodeStep(_Value):
+    """One run of an ADK 2 workflow node in a turn (`traces.nodes`)."""
+
+    path: str  # node names from the root's child down, without run numbers: `inner/writer`
+    run: str = ""  # the node's own segment with its run number: `writer@1`
+    route: Any = None  # the route it took (a value or a list of them)
+    output: Any = None
+    has_output: bool = False
+    message_output: bool = False  # its output is its message (an LLM node's answer: the response layer's)
+    branch: Optional[str] = None  # its parallel branch, when it ran in one
+    author: str = ""
+    seq: int = 0  # position of its first event in the turn
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
 class TextResponse(_Value):
     author: str
     text: str
@@ -73,6 +91,9 @@ class Turn(_Value):
     final_response: Optional[str] = None  # ADK's final-response text (thought parts included)
     final_origin: Optional[Origin] = None
     intermediate_responses: tuple[TextResponse, ...] = ()
+    nodes: tuple[NodeStep, ...] = ()  # what ran, in a workflow
+    workflow_output: Any = None  # the workflow's own output (`has_workflow_output` says whether it has one)
+    has_workflow_output: bool = False
     usage: Optional[dict[str, Any]] = None
     duration: Optional[float] = None
     error: Optional[str] = None

@@ -13,12 +13,7 @@ import gc
 import time
 from typing import Optional
 
-from agentdiff.core.workbench.events import (
-    CaseState,
-    CaseUpdated,
-    Event,
-    Notice,
-)
+from agentdiff.core.workbench.events import CaseState, CaseUpdated, Event, Notice
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.workbench import Workbench
 from rich.text import Text
@@ -66,6 +61,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("2", "layer('tool_calls')", "Tool calls", "Jump to the tool_calls layer (and focus it for accept)", show=False),
         key("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
         key("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
+        key("5", "layer('nodes')", "Nodes", "Jump to the nodes layer: what ran in an ADK 2 workflow", show=False),
         key("r", "rerun", "Re-run", "Re-run the selected case"),
         key("R", "rerun_all", "Re-run all", "Re-run all visible cases", show=False),
         key("m", "toggle_mode", "Mode", "Switch the mode: each case's default (conformance replays, eval sets live) / everything live"),

@@ -246,7 +246,7 @@ class CaseDetail(Vertical):
             yield Static(Text("Expected", style="bold"), classes="side", id="expected-title")
             yield Static(Text("Actual", style="bold"), classes="side")
         with VerticalScroll(id="layers"):
-            for layer in ("request", "tool_calls", "response", "session"):
+            for layer in ("nodes", "request", "tool_calls", "response", "session"):
                 yield LayerSection(layer)
         yield CasePlots(id="plots")
 
@@ -332,10 +332,14 @@ class CaseDetail(Vertical):
         self.query_one("#layers").display = self.state is not None
         if diff is None:
             for section in sections:
+                section.display = section.layer_name != "nodes"
                 section.show(LayerView(section.layer_name, [], "absent"), folded=True)
             return
         for section, view in zip(sections, layer_views(diff, self.turn, self.divergence), strict=True):
-            # a short terminal folds what holds no divergence, unless that layer is focused (1–4)
+            section.display = view is not None  # the nodes of a workflow only
+            if view is None:
+                continue
+            # a short terminal folds what holds no divergence, unless that layer is focused (1–5)
             folded = self.compact and view.status != "changed" and self.view.layer != section.layer_name
             section.show(view, self.stacked, folded)
 
