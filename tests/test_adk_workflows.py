@@ -205,3 +205,78 @@ def test_a_route_change_shows_in_the_node_layer_and_a_route_check_fails_it(workf
         "check: max_node_visits classify ≤ 1": ("passed", None),
     }, checks
     assert code == 1 and case["status"] == "failed"
+
+
+PARALLEL = '''\
+import asyncio
+
+from google.adk.agents import LlmAgent
+from google.adk.workflow import JoinNode, Workflow
+
+
+def lookup_order(order_id: str) -> dict:
+    """Looks up an order's status."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
+async def stock(node_input):
+    await asyncio.sleep(STOCK_DELAY)
+    return "in stock"
+
+
+async def price(node_input):
+    await asyncio.sleep(PRICE_DELAY)
+    return "12 EUR"
+
+
+status_desk = LlmAgent(name="status_desk", model="gemini-2.5-flash", instruction="You report order status. Use lookup_order.",
+                       tools=[lookup_order])
+inner = Workflow(name="inner", edges=[("START", status_desk)])
+merge = JoinNode(name="merge")
+root_agent = Workflow(name="support_flow", edges=[("START", inner), (inner, (stock, price)), ((stock, price), merge)])
+'''
+
+
+def test_a_join_of_parallel_branches_and_a_nested_workflow_replay_in_both_tools_whatever_order_the_branches_end(workflow):
+    """Branches that end in another order are the same workflow to the node layer (compared by
+    branch) and a move of their events to the session layer (ADK's replay, comparing events in
+    order, fails it too), replayed with no model call; a prompt edit inside the nested workflow is
+    caught by both tools; a branch's output and the join's are compared."""
+    from adk_conformance import replay_with_adk
+
+    root, fake = workflow
+    agent_file = root / "support_flow" / "agent.py"
+    agent_file.write_text("STOCK_DELAY, PRICE_DELAY = 0.0, 0.2\n" + PARALLEL)
+    code, out, err = run("record", CASE)
+    assert code == 0, out + err
+    session = yaml.safe_load((root / CASE / "generated-session.yaml").read_text())
+    paths = [e["node_info"]["path"] for e in session["events"] if (e.get("node_info") or {}).get("path", "").count("/")]
+    assert paths.index("support_flow@1/stock@1") < paths.index("support_flow@1/price@1")
+    passed, message = replay_with_adk(_fresh_agent(root), root / CASE)
+    assert passed, message
+
+    agent_file.write_text("STOCK_DELAY, PRICE_DELAY = 0.2, 0.0\n" + PARALLEL)  # the branches now end the other way round
+    before = len(fake.calls)
+    document = json.loads(run("diff", CASE, "--json")[1])
+    ran = [step["path"] for step in document["turns"][0]["nodes"]["ran"]]
+    assert ran.index("price") < ran.index("stock")  # they did end the other way round
+    layers = {layer["layer"]: layer["status"] for layer in document["layers"]}
+    assert layers["nodes"] == "same" and layers["request"] == "same" and layers["tool_calls"] == "same", document["divergences"]
+    assert {"inner/status_desk", "merge"} <= set(ran) and len(fake.calls) == before
+    # ADK's replay compares the events in order, so both tools fail it, and say it as a move
+    moved = [d["summary"] for d in document["divergences"] if d["layer"] == "session"]
+    assert layers["session"] == "changed" and any(" (stock) moved to event " in said for said in moved), moved
+    passed, message = replay_with_adk(_fresh_agent(root), root / CASE)
+    assert not passed and "Event mismatch" in message
+
+    agent_file.write_text("STOCK_DELAY, PRICE_DELAY = 0.0, 0.2\n" + PARALLEL.replace("Use lookup_order.", "Always use lookup_order."))
+    code, out, _ = run("run", CASE, "--json")
+    (case,) = json.loads(out)["cases"]
+    assert code == 1 and {layer["layer"]: layer["status"] for layer in case["layers"]}["request"] == "changed"
+    passed, _ = replay_with_adk(_fresh_agent(root), root / CASE)
+    assert not passed and len(fake.calls) == before  # ADK's replay fails the node's prompt edit too
+
+    agent_file.write_text("STOCK_DELAY, PRICE_DELAY = 0.0, 0.2\n" + PARALLEL.replace('return "12 EUR"', 'return "15 EUR"'))
+    document = json.loads(run("diff", CASE, "--json")[1])
+    said = [d["summary"] for d in document["divergences"] if d["layer"] == "nodes"]
+    assert 'turn 1 · nodes · price output "12 EUR" → "15 EUR"' in said and "turn 1 · nodes · merge output.price \"12 EUR\" → \"15 EUR\"" in said, said

@@ -98,3 +98,15 @@ def test_node_checks_are_validated_with_their_line(tmp_path):
     checks, errors = load_checks_file(path, "agentdiff-checks.yaml")
     assert errors == [] and [s.label for s in checks.for_case([], [])] == [
         "forbidden_nodes escalate", "required_route classify → refund", "max_node_visits loop ≤ 3"]
+
+
+def test_an_event_that_ends_elsewhere_unchanged_is_one_moved_row_where_it_was_expected():
+    user = {"author": "user", "content": {"role": "user", "parts": [{"text": "go"}]}}
+    stock, price = node_event("flow@1/stock@1", "in stock", branch="stock@1"), node_event("flow@1/price@1", "12 EUR", branch="price@1")
+    merge = node_event("flow@1/merge@1", {"stock": "in stock", "price": "12 EUR"})
+    diff = diff_session(SessionSnapshot(events=(user, stock, price, merge)), SessionSnapshot(events=(user, price, stock, merge)))
+    assert [(row.kind, row.author, row.expected_index, row.actual_index) for row in diff.events if row.kind != "same"] == [
+        ("moved", "stock", 1, 2)]
+    summaries = [d.summary for d in diff_case(Trace(session=SessionSnapshot(events=(user, stock, price, merge))),
+                                              Trace(session=SessionSnapshot(events=(user, price, stock, merge)))).divergences]
+    assert summaries == ["turn 1 · session · event 2 (stock) moved to event 3"]

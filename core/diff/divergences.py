@@ -154,6 +154,10 @@ def session_divergences(session: SessionDiff, expected: SessionSnapshot, last_tu
             summary = f"{label} {describe_change(first)}{more}"
             source = _where(locate, expected.origin, "events", row.expected_index, *_existing(first))  # type: ignore[arg-type]
             path = render_path(first.path)
+        elif row.kind == "moved":
+            summary = f"{label} moved to event {row.actual_index + 1}"  # type: ignore[operator]
+            source = _where(locate, expected.origin, "events", row.expected_index)
+            path = ""
         else:
             summary = f"{label} {'extra' if row.kind == 'inserted' else 'missing'}"
             source = _where(locate, expected.origin, "events", row.expected_index) if row.expected_index is not None else None

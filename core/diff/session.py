@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from agentdiff.core.diff.model import (
     EventRow,
@@ -78,20 +78,44 @@ def diff_session(expected: SessionSnapshot, actual: SessionSnapshot) -> SessionD
     norm_a = [normalize_event(e) for e in actual.events]
     turns_e, turns_a = _event_turns(expected.events), _event_turns(actual.events)
     rows: list[EventRow] = []
-    for tag, i1, i2, j1, j2 in align([freeze(e) for e in norm_e], [freeze(e) for e in norm_a]):
+    frozen_e, frozen_a = [freeze(e) for e in norm_e], [freeze(e) for e in norm_a]
+    for tag, i1, i2, j1, j2 in align(frozen_e, frozen_a):
         if tag == "equal":
             rows += [EventRow("same", i1 + k, j1 + k, turns_e[i1 + k], _label(expected.events[i1 + k])) for k in range(i2 - i1)]
             continue
-        pairs = pair_block(norm_e[i1:i2], norm_a[j1:j2], key=lambda event: str(event.get("author")))
-        for i, j in pairs:
-            if i is not None and j is not None:
-                ie, ja = i1 + i, j1 + j
-                rows.append(
-                    EventRow("changed", ie, ja, turns_e[ie], _label(actual.events[ja]), tuple(diff_trees(norm_e[ie], norm_a[ja])))
-                )
-            elif i is not None:
-                rows.append(EventRow("deleted", i1 + i, None, turns_e[i1 + i], _label(expected.events[i1 + i])))
-            else:
-                assert j is not None
-                rows.append(EventRow("inserted", None, j1 + j, turns_a[j1 + j], _label(actual.events[j1 + j])))
-    return SessionDiff(tuple(changes), tuple(rows))
+        rows += _replaced(expected.events, actual.events, norm_e, norm_a, (i1, i2, j1, j2), turns_e, turns_a)
+    return SessionDiff(tuple(changes), tuple(_moves(rows, frozen_e, frozen_a)))
+
+
+def _replaced(events_e, events_a, norm_e, norm_a, block, turns_e, turns_a) -> list[EventRow]:
+    """The rows of one replaced block: events paired by who wrote them (a node's path, else the
+    author) are changed; the others deleted and inserted."""
+    i1, i2, j1, j2 = block
+    rows = []
+    for i, j in pair_block([_label(e) for e in events_e[i1:i2]], [_label(e) for e in events_a[j1:j2]], key=lambda label: label):
+        if i is not None and j is not None:
+            ie, ja = i1 + i, j1 + j
+            rows.append(EventRow("changed", ie, ja, turns_e[ie], _label(events_a[ja]), tuple(diff_trees(norm_e[ie], norm_a[ja]))))
+        elif i is not None:
+            rows.append(EventRow("deleted", i1 + i, None, turns_e[i1 + i], _label(events_e[i1 + i])))
+        else:
+            assert j is not None
+            rows.append(EventRow("inserted", None, j1 + j, turns_a[j1 + j], _label(events_a[j1 + j])))
+    return rows
+
+
+def _moves(rows: list[EventRow], frozen_e: list, frozen_a: list) -> list[EventRow]:
+    """A deleted event that is inserted unchanged elsewhere moved (parallel branches that ended in
+    another order): one row, where it was expected."""
+    inserted: dict[Any, list[int]] = {}
+    for r, row in enumerate(rows):
+        if row.kind == "inserted":
+            inserted.setdefault(frozen_a[row.actual_index], []).append(r)
+    gone: set[int] = set()
+    out: list[Optional[EventRow]] = list(rows)
+    for r, row in enumerate(rows):
+        if row.kind == "deleted" and inserted.get(frozen_e[row.expected_index]):
+            partner = inserted[frozen_e[row.expected_index]].pop(0)
+            out[r] = EventRow("moved", row.expected_index, rows[partner].actual_index, row.turn, row.author)
+            gone.add(partner)
+    return [row for r, row in enumerate(out) if row is not None and r not in gone]
