@@ -1009,6 +1009,16 @@ def agents_cli_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("workflow")
+def workflow_benchmark() -> list[tuple[str, str, str]]:
+    """Replay of a 10-node ADK 2 workflow case against a plain agent case with as many model calls
+    (benchmarks/workflow_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from workflow_bench import workflow_benchmark as measure
+
+    return measure()
+
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

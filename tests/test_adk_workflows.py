@@ -193,6 +193,9 @@ def test_a_route_change_shows_in_the_node_layer_and_a_route_check_fails_it(workf
     kinds = [(row["kind"], (row["expected"] or {}).get("path"), (row["actual"] or {}).get("path")) for row in document["turns"][0]["nodes"]["rows"]]
     assert kinds == [("changed", "classify", "classify"), ("changed", "status_desk", "refund_desk")]
     assert all(not d["counts"] for d in document["divergences"] if d["layer"] == "nodes")
+    first = next(line for line in run("diff", CASE, "--mode", "live")[1].splitlines() if line.startswith("first divergence: "))
+    table = run("run", CASE, "--mode", "live")[1].splitlines()
+    assert table[1].strip() == first.removeprefix("first divergence: "), (table, first)  # `run` leads with what `diff` names first
 
     (root / "support_flow" / "conformance" / "agentdiff-checks.yaml").write_text(
         "checks:\n  required_route: {classify: status}\n  forbidden_nodes: [refund_desk]\n  max_node_visits: {classify: 1}\n")

@@ -57,7 +57,9 @@ class CaseRun:
 def layer_summaries(diff: Optional[CaseDiff]) -> tuple[LayerSummary, ...]:
     if diff is None:
         return ()
-    return tuple(LayerSummary(s.layer, s.status, s.summary) for s in diff.layers if s.status != "absent")
+    first = diff.first_divergence
+    return tuple(LayerSummary(s.layer, s.status, s.summary, first is not None and first.layer == s.layer)
+                 for s in diff.layers if s.status != "absent")
 
 
 def case_result(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus, **extra: Any) -> CaseResult:

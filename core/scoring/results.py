@@ -46,9 +46,10 @@ class MetricResult:
 
 @dataclass(frozen=True)
 class LayerSummary:
-    layer: str  # request | tool_calls | response | session
+    layer: str  # nodes | request | tool_calls | response | session
     status: str  # same | changed
     first_divergence: Optional[str] = None
+    lead: bool = False  # this layer holds the divergence the case leads with (what `diff` names first)
 
 
 @dataclass(frozen=True)

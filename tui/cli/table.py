@@ -61,7 +61,9 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
         if case.error:
             lines.append(f"    {case.error}")
         elif case.status is not CaseStatus.PASSED:
-            changed = [layer.first_divergence for layer in case.layers if layer.status == "changed" and layer.first_divergence]
+            # the divergence the case leads with first, as `diff` names it
+            changed = [layer.first_divergence for layer in sorted(case.layers, key=lambda layer: not layer.lead)
+                       if layer.status == "changed" and layer.first_divergence]
             lead = changed[0] if changed else None
             said = None  # the check the lead divergence already names: said once, with its line
             for metric in case.metrics:
