@@ -196,6 +196,8 @@ def test_a_route_change_shows_in_the_node_layer_and_a_route_check_fails_it(workf
     first = next(line for line in run("diff", CASE, "--mode", "live")[1].splitlines() if line.startswith("first divergence: "))
     table = run("run", CASE, "--mode", "live")[1].splitlines()
     assert table[1].strip() == first.removeprefix("first divergence: "), (table, first)  # `run` leads with what `diff` names first
+    code, out, err = run("accept", CASE, "--yes")  # replayed, the recording cannot answer the node that now runs
+    assert code != 0 and f"re-record it live (`agentdiff record {CASE}`" in out + err, out + err
 
     (root / "support_flow" / "conformance" / "agentdiff-checks.yaml").write_text(
         "checks:\n  required_route: {classify: status}\n  forbidden_nodes: [refund_desk]\n  max_node_visits: {classify: 1}\n")

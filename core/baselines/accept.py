@@ -101,7 +101,10 @@ def _shown_output(run: CaseRun) -> RunOutput:
     if out is None:
         raise RecordError("there is no run to accept yet")
     if out.error:
-        raise RecordError(f"{run.ref.id}: the run failed ({out.error}); there is nothing to accept")
+        again = ""
+        if isinstance(run.ref, ConformanceCaseRef) and run.result.mode == "replay":  # the recording cannot answer what now runs
+            again = f": re-record it live (`agentdiff record {run.ref.id}`, ctrl+r in the TUI)"
+        raise RecordError(f"{run.ref.id}: the run failed ({out.error}); there is nothing to accept{again}")
     return out
 
 
