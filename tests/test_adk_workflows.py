@@ -285,3 +285,34 @@ def test_a_join_of_parallel_branches_and_a_nested_workflow_replay_in_both_tools_
     document = json.loads(run("diff", CASE, "--json")[1])
     said = [d["summary"] for d in document["divergences"] if d["layer"] == "nodes"]
     assert 'turn 1 · nodes · price output "12 EUR" → "15 EUR"' in said and "turn 1 · nodes · merge output.price \"12 EUR\" → \"15 EUR\"" in said, said
+
+
+def test_a_workflows_eval_set_scores_as_adks_agent_evaluator_scores_it(tmp_path, monkeypatch):
+    """The support_router sample (a routed ADK 2 workflow) under ADK's own AgentEvaluator and under
+    `agentdiff run`: the same score for every metric of every case (efficiency metrics included)."""
+    import shutil
+    from pathlib import Path
+
+    from adk_reference import run_agent_evaluator
+
+    samples = Path(__file__).resolve().parent.parent / "sample_agents"
+    shutil.copytree(samples / "support_router", tmp_path / "support_router", ignore=shutil.ignore_patterns("__pycache__", "conformance"))
+    shutil.copy(samples / "demo_model.py", tmp_path / "demo_model.py")
+    folder = tmp_path / "support_router"
+    criteria = json.loads((folder / "test_config.json").read_text())["criteria"] | {"tool_call_count_v1": 1.0}
+    (folder / "test_config.json").write_text(json.dumps({"criteria": criteria}))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [n for n in sys.modules if n == "support_router" or n.startswith("support_router.")]:
+        monkeypatch.delitem(sys.modules, name)
+    eval_set = json.loads((folder / "support_router.evalset.json").read_text())
+    result = json.loads(run_agent_evaluator("support_router", eval_set, criteria, tmp_path, "support_router", num_runs=1).read_text())
+    timing = {"invocation_duration_v1"}  # wall time: each run its own
+    theirs = {case["eval_id"]: {m["metric_name"]: m.get("score") for m in case["overall_eval_metric_results"] if m["metric_name"] not in timing}
+              for case in result["eval_case_results"]}
+
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "support_router", "--json")
+    ours = {case["eval_id"]: {m["name"]: m["score"] for m in case["metrics"] if not m["name"].startswith("check:") and m["name"] not in timing}
+            for case in json.loads(out)["cases"]}
+    assert set(theirs) == {"order_shipped", "refund_by_email", "money_back"} and ours == theirs, (ours, theirs)
+    assert {"tool_call_count_v1", "token_usage_v1", "inference_call_count_v1"} <= set(theirs["money_back"])
