@@ -41,6 +41,7 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
             for layer in case.layers
         ],
         "error": case.error,
+        **({"error_location": case.error_location, "error_trace": case.error_trace} if case.error_location else {}),
         "runs": len(case.runs),
         "scored_as": case.scored_as,
         "usage": case.usage,

@@ -26,9 +26,14 @@ def case_from_dict(data: dict[str, Any]) -> CaseResult:
     return CaseResult(
         id=data["id"], source=data.get("source", ""), eval_set_id=data.get("eval_set_id"), eval_id=data.get("eval_id", data["id"]),
         agent=data.get("agent"), mode=data.get("mode", "live"), status=CaseStatus(data["status"]), metrics=metrics, layers=layers,
-        error=data.get("error"), scored_as=data.get("scored_as"), usage=data.get("usage") or {}, seconds=data.get("seconds"),
+        error=data.get("error"), error_location=_text(data.get("error_location")), error_trace=_text(data.get("error_trace")),
+        scored_as=data.get("scored_as"), usage=data.get("usage") or {}, seconds=data.get("seconds"),
         tool_calls=data.get("tool_calls"), model_calls=data.get("model_calls"), cluster=data.get("cluster"),
     )
+
+
+def _text(value: object) -> "str | None":
+    return value if isinstance(value, str) else None
 
 
 def merge_reports(paths: Sequence[Path], load_errors: Optional[list] = None) -> list[CaseResult]:

@@ -89,7 +89,18 @@ def summarised(run: CaseRun) -> CaseRun:
     if not outputs:
         return dataclasses.replace(run, result=dataclasses.replace(run.result, cluster=cluster)) if cluster else run
     seconds, tools, calls = measures(outputs)
-    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, model_calls=calls, cluster=cluster))
+    located = next((out for out in outputs if out.error and out.error_file), None) if run.result.error else None
+    where = {"error_location": f"{shown_path(located.error_file)}:{located.error_line}", "error_trace": located.error_trace} if located else {}
+    return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, model_calls=calls, cluster=cluster,
+                                                               **where))
+
+
+def shown_path(path: str) -> str:
+    """A file as the user reads it: from the folder agentdiff runs in when it is inside it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def measures(outputs: Sequence[RunOutput]) -> tuple[float, float, float]:

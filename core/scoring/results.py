@@ -76,10 +76,26 @@ class CaseResult:
     model_calls: Optional[float] = None
     #: a failing case's failure cluster: the signature of its first divergence (`diff.clusters`)
     cluster: Optional[str] = None
+    #: where an erroring case's failure is in the project's code (`agent.py:34`, from the project
+    #: root), and the traceback trimmed to the project's frames
+    error_location: Optional[str] = None
+    error_trace: Optional[str] = None
 
     @property
     def category(self) -> str:
         return self.eval_set_id or ""
+
+    @property
+    def located_error(self) -> str:
+        """The error led by where it is in the project's code when that is known:
+        `agents/x/agent.py:5: KeyError: 'rome' (turn 1)`."""
+        error = self.error or ""
+        if not self.error_location:
+            return error
+        turn, sep, rest = error.partition(": ")
+        if sep and turn.startswith("turn ") and turn[5:].isdigit():
+            return f"{self.error_location}: {rest} ({turn})"
+        return f"{self.error_location}: {error}"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional, Sequence
 
-from .hints import how_to_fix
+from .hints import how_to_fix, project_origin
 from .jobs import Job, RunOutput
 
 _IGNORED_PREFIXES = tuple(
@@ -98,6 +98,7 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
         out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped{', ' + waiting if waiting else ''})")
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
         out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip() + how_to_fix(exc))
+        out.error_file, out.error_line, out.error_trace = project_origin(exc, job.agent.agents_dir)
     out.seconds = time.perf_counter() - start
     return out
 

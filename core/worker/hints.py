@@ -1,9 +1,13 @@
 """What to do about the usual reasons an agent cannot run: a package missing from the agents'
-Python, or no model credentials. A clause added to the run's one-line error."""
+Python, or no model credentials. A clause added to the run's one-line error. And where an agent's
+failure is in the project's own code (`project_origin`)."""
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
+from typing import Any, Optional
 
 _CREDENTIAL_MESSAGES = ("No API key was provided", "Missing key inputs argument", "default credentials were not found",
                         "Could not automatically determine credentials", "GOOGLE_CLOUD_PROJECT")
@@ -45,3 +49,37 @@ def _is_projects_own(package: str) -> bool:
         return False
     where = (spec.origin if spec and spec.origin not in (None, "namespace") else next(iter(spec.submodule_search_locations or []), "")) if spec else ""
     return bool(where) and not any(part in where for part in ("site-packages", "dist-packages", sys.base_prefix + "/lib"))
+
+
+def _is_project_file(path: str, roots: tuple[str, ...]) -> bool:
+    """A file of the project: under one of its roots, not an installed package's, nor the
+    interpreter's, nor this worker's."""
+    if not path or path.startswith("<"):  # <frozen importlib._bootstrap>, <string>: no file of the project
+        return False
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts or os.path.dirname(real) == os.path.dirname(os.path.realpath(__file__)):
+        return False
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    if any(real.startswith(prefix + os.sep) for prefix in prefixes):
+        return False
+    return any(real.startswith(os.path.realpath(root) + os.sep) for root in roots)
+
+
+def project_origin(exc: BaseException, agents_dir: str, limit: int = 12) -> tuple[Optional[str], Optional[int], Optional[str]]:
+    """Where an agent's failure is in the project's own code, for `e` and the one-line error: (the
+    innermost frame's file, its line, the traceback trimmed to the project's frames and the error);
+    (None, None, None) when no frame is the project's (the failure is ADK's, a library's or ours).
+    A SyntaxError is where the parser stopped (the import machinery's frames say nothing). The
+    project is the agents dir and the folder agentdiff runs in (the project root)."""
+    roots = (agents_dir, os.getcwd())
+    frames: list[Any] = [frame for frame in traceback.extract_tb(exc.__traceback__) if _is_project_file(frame.filename, roots)]
+    lines = [f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}' + (f"\n    {frame.line.strip()}" if frame.line else "")
+             for frame in frames[-limit:]]
+    where: tuple[Optional[str], Optional[int]] = (frames[-1].filename, frames[-1].lineno) if frames else (None, None)
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and _is_project_file(exc.filename, roots):
+        where = (exc.filename, exc.lineno)
+    if where[0] is None:
+        return None, None, None
+    said = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    return os.path.realpath(where[0]), where[1], "\n".join([*lines, said])

@@ -106,6 +106,10 @@ class RunOutput(_Model):
     turn_tool_seconds: dict[int, float] = {}
     adk_version: Optional[str] = None  # the google-adk version the agent ran on (None: no ADK)
     error: Optional[str] = None  # the run could not go on (crash, ran past the recording, timeout)
+    # where the failure is in the project's own code (`hints.project_origin`): file, line, trimmed traceback
+    error_file: Optional[str] = None
+    error_line: Optional[int] = None
+    error_trace: Optional[str] = None
     files_read: list[str] = []  # files the agent opened while it ran (prompts, data): for watch mode
     agent_info: dict[str, Any] = {}  # models, instruction and tool-source hashes: for registration
     seconds: float = 0.0

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 
 from .adk_adapter import load_module
 from .harness import Harness, RanPastRecording
+from .hints import project_origin
 from .jobs import Job, RunOutput
 
 
@@ -141,6 +142,7 @@ async def run_native(job: Job) -> RunOutput:
         except BaseException as exc:  # the agent's own failure, SystemExit included
             out.turn_errors[index] = f"{type(exc).__name__}: {exc}"
             out.error = f"turn {index + 1}: {type(exc).__name__}: {exc}"
+            out.error_file, out.error_line, out.error_trace = project_origin(exc, job.agent.agents_dir)
             break
         last = events[-1] if events else {}
         said = last.get("author") == agent and any(

@@ -83,7 +83,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         judge = [f"  {m.name} {line.strip()}" if not line.startswith(" ") else f"    {line.strip()}"
                  for m in case_run.result.metrics for line in judge_lines(case_run.result, m, only_failing=False)]
         if case_run.diff is None:
-            print(f"error: {ref.id}: {case_run.result.error}", file=err)
+            print(f"error: {ref.id}: {case_run.result.located_error}", file=err)
+            if case_run.result.error_trace:
+                print(case_run.result.error_trace, file=err)
             return EXIT_USAGE
         diff = case_run.diff
         source = f"a {case_run.result.mode} run just now"
@@ -91,13 +93,20 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         trace, source = actual
         diff = diff_case(baseline.trace, trace, baseline.criteria, ref.id, baseline.sources)
         diff = with_lead(diff, first_counted(diff))  # no metrics here: lead with what counts under the criteria
+    where = case_run.result if actual is None and case_run.result.error_location else None
     if args.json:
         case = {"id": ref.id, "source": ref.source, "kind": case_kind(ref)}
+        if where is not None:  # where the run's error is in the project's code
+            case |= {"error_location": where.error_location, "error_trace": where.error_trace}
         if actual is None:  # the run's judged metrics, as `run --json` has them
             case["judged"] = {m.name: m.details for m in case_run.result.metrics if m.details and "judge" in m.details}
         out.write(render_diff_json(diff, case, source))
     else:
-        out.write(paint_word_diff(render_diff_text(diff, actual_source=source), wants_color(args.color, out)))
+        text = render_diff_text(diff, actual_source=source)
+        if where is not None:  # the error led by its place in the project's code, its traceback below
+            trace = "".join(f"    {line}\n" for line in (where.error_trace or "").splitlines())
+            text = text.replace(f"run error: {diff.error}\n", f"run error: {where.located_error}\n{trace}", 1)
+        out.write(paint_word_diff(text, wants_color(args.color, out)))
         if judge:  # the judge's verdicts and reasons, turn by turn
             out.write("\njudge:\n" + "\n".join(judge) + "\n")
     return EXIT_OK if diff.same else EXIT_FAILED

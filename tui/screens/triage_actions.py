@@ -4,6 +4,7 @@ failures only (f), label (l) and comment (c)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Optional
 
 from agentdiff.core.baselines.journal import BaselineWriteError
@@ -46,7 +47,10 @@ class TriageActions:
         divergences = self._divergences()
         index = self.view.divergence
         current = divergences[index] if 0 <= index < len(divergences) else None
-        if current is not None and current.source is not None:
+        failed_at = next((out for out in state.run.outputs if out.error and out.error_file), None) if state.run else None
+        if failed_at is not None and state.run.result.error_location:  # the agent's failure, in the project's code
+            path, line, col = Path(failed_at.error_file), failed_at.error_line, 1
+        elif current is not None and current.source is not None:
             path, line, col = self.workbench.root / current.source.file, current.source.line, current.source.column
         elif isinstance(state.ref, EvalCaseRef):  # no divergence shown: the case's own eval_id
             path, (line, col) = state.ref.eval_set.source.path, eval_id_position(state.ref)

@@ -270,7 +270,10 @@ class CaseDetail(Vertical):
                 if not short:
                     header.append_text(self._spent(state))
                 if result.error:
-                    header.append(f"\n{result.error.splitlines()[0] if short else result.error}", style="red")
+                    error = result.located_error  # led by the place in the project's code (`e` opens it)
+                    header.append(f"\n{error.splitlines()[0] if short else error}", style="red")
+                    if result.error_trace and not short:
+                        header.append("\n" + result.error_trace, style="dim")
                 for metric in result.metrics if not short else ():  # the judge's verdict and reasons for the turn shown
                     for line in judge_lines(result, metric, only_failing=False, turn_only=self.turn):
                         header.append(f"\njudge · {metric.name} " if not line.startswith(" ") else "\n    ", style="magenta")
