@@ -74,3 +74,29 @@ def test_two_cases_that_would_share_an_id_are_a_load_error_never_one_silently_dr
     assert code == 2 and "which agents/echo/" in err and "rename one" in err, err
     code, _, err = run("run")
     assert code == 2 and "rename one" in err
+
+
+def test_a_run_where_every_case_errored_fails_the_gate_and_errors_show_in_the_verdict(tmp_path, monkeypatch):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base.json").write_text(json.dumps({"cases": [{"id": i, "status": "error", "error": "boom"} for i in ("a", "b")]}))
+    (tmp_path / "head.json").write_text(json.dumps({"cases": [{"id": i, "status": "error", "error": "boom"} for i in ("a", "b")]}))
+    code, out, _ = run("gate", "--baseline", "base.json", "head.json")
+    assert code == 1 and "✗ the run's cases ran: every case of the run errored (2): nothing was checked (a, b)" in out, out
+    (tmp_path / "head.json").write_text(json.dumps({"cases": [{"id": "a", "status": "error", "error": "boom"}, {"id": "b", "status": "passed"}]}))
+    code, out, _ = run("gate", "--baseline", "base.json", "head.json", "--markdown")
+    assert "1 case(s) of this run errored (a)" in out, out
+
+
+def test_a_run_of_some_paths_is_not_the_whole_run_compare_and_gate_pick_by_default(tmp_path, monkeypatch):
+    _project(tmp_path)
+    (tmp_path / "agents" / "other").mkdir()
+    (tmp_path / "agents" / "other" / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "agents" / "other" / "y.evalset.json").write_text(json.dumps({"eval_set_id": "y", "eval_cases": [{"eval_id": "c", "conversation": CONVERSATION}]}))
+    monkeypatch.chdir(tmp_path)
+    assert run("run")[0] == 0 and run("run")[0] == 0  # two whole runs: 3 cases each
+    assert run("run", "agents/other")[0] == 0  # one folder: 1 case, kept, but not a whole run
+    code, out, _ = run("gate")
+    assert code == 0 and "not in this run" not in out, out  # the two whole runs were compared, not the folder's run
+    code, out, err = run("compare", "--json")
+    assert len(json.loads(out)["cases"]) == 3, out + err

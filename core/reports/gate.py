@@ -96,6 +96,10 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
         checked.insert(0, Rule("the run holds the baseline's cases", "the run has no cases: nothing was checked (a wrong path or folder?)"
                                if not head_ids else f"none of the baseline's {len(base_ids)} case(s) are in the run (ids changed, "
                                "or run from another folder?): nothing of the baseline was checked"))
+    errored = [c.id for c in cmp.cases if c.head_status == "error"]
+    if head_ids and len(errored) == len(head_ids):  # nothing ran to a verdict: nothing was checked
+        checked.insert(0, Rule("the run's cases ran", f"every case of the run errored ({len(errored)}): nothing was checked"
+                               f" ({', '.join(errored[:3])}{' …' if len(errored) > 3 else ''})", tuple(errored)))
     unloaded = cmp.head.load_errors
     if unloaded:  # their cases did not run: whatever they would say, the gate cannot pass without them
         checked.insert(0, Rule("every case file loads", f"{len(unloaded)} file(s) of the run did not load, so their cases did not run: "
@@ -144,10 +148,17 @@ def gate_text(result: GateResult, cmp: Comparison, configured: bool) -> str:
 
 
 def missing_note(cmp: Comparison) -> str:
-    """When the run checked lacks cases of its baseline (a subset was run): say so, they were not checked."""
-    gone = cmp.of("removed")
-    return f"{len(gone)} case(s) of the baseline are not in this run and were not checked ({', '.join(c.id for c in gone[:3])}" \
-        f"{' …' if len(gone) > 3 else ''})" if gone else ""
+    """What the verdict did not see: cases of the baseline not in this run (a subset was run), cases
+    of this run the baseline does not hold (it was a subset), and cases of this run that errored."""
+    notes = []
+    gone, added = cmp.of("removed"), cmp.of("added")
+    errored = [c for c in cmp.cases if c.head_status == "error"]
+    for cases, said in ((gone, "of the baseline are not in this run and were not checked"),
+                        (added, "of this run are not in the baseline, so nothing says whether they regressed"),
+                        (errored, "of this run errored")):
+        if cases:
+            notes.append(f"{len(cases)} case(s) {said} ({', '.join(c.id for c in cases[:3])}{' …' if len(cases) > 3 else ''})")
+    return "; ".join(notes)
 
 
 def gate_junit(result: GateResult) -> str:
