@@ -114,3 +114,22 @@ def test_what_to_do_about_an_import_that_failed(tmp_path, monkeypatch):
     offline = OSError("Cannot connect to host generativelanguage.googleapis.com:443 ssl:default [Name or service not known]")
     assert how_to_fix(offline) == " (the model's API could not be reached from here: check the network connection, a proxy, or the API host)"
     assert how_to_fix(RuntimeError("boom")) == ""
+
+
+def test_doctor_checks_the_drop_in_is_importable_where_the_projects_tests_run(tmp_path, monkeypatch):
+    """A project whose tests import agentdiff's drop-in: pytest runs them on the project's Python,
+    which needs agentdiff itself (a tool install of agentdiff is not importable there)."""
+    from test_interpreters import project_env
+
+    echo_project(tmp_path, {"echo": ["hi"]})
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_agents.py").write_text("from agentdiff.core.testing import AgentEvaluator\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GOOGLE_API_KEY", "x")
+    code, out, _ = run("doctor", "--python", sys.executable)
+    assert "✓ tests/test_agents.py import agentdiff.core.testing: that Python has it" in out, out
+    bare = project_env(tmp_path / "env")
+    code, out, _ = run("doctor", "--python", str(bare))
+    assert code == 1 and "✗ tests/test_agents.py import agentdiff.core.testing, which that Python cannot import " \
+        "(ModuleNotFoundError: No module named 'agentdiff')" in out, out
+    assert f"install agentdiff into it ({bare} -m pip install PATH_TO_AGENTDIFF)" in out

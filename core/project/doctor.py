@@ -341,3 +341,44 @@ def _read(path: Path) -> str:
 
 def declares_dependencies(root: Path) -> bool:
     return any((root / name).is_file() for name in ("pyproject.toml", "requirements.txt", "setup.py", "uv.lock", "poetry.lock"))
+
+
+_SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".agentdiff", ".tox", ".nox", "site-packages"}
+
+
+def drop_in_users(root: Path, limit: int = 2000) -> list[Path]:
+    """The project's test files that import agentdiff's drop-in (`agentdiff.core.testing`), looked
+    for in at most `limit` Python files (test_*.py, *_test.py, conftest.py), never in environments."""
+    found, seen = [], 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if not (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py")):
+                continue
+            seen += 1
+            if seen > limit:
+                return found
+            try:
+                text = (Path(folder) / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "agentdiff.core.testing" in text or "from agentdiff.core import testing" in text:
+                found.append(Path(folder) / name)
+    return found
+
+
+def drop_in_checks(python: Interpreter, root: Path) -> list[Check]:
+    """Where the project's tests use the drop-in: whether the Python they run on can import it."""
+    users = drop_in_users(root)
+    if not users or python.error:
+        return []
+    shown = ", ".join(str(path.relative_to(root)) for path in users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
+    try:
+        done = subprocess.run([python.path, "-c", "import agentdiff.core.testing"], capture_output=True, text=True, timeout=60, cwd=root)
+        ok, said = done.returncode == 0, (done.stderr.strip().splitlines() or [""])[-1]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        ok, said = False, str(exc)
+    if ok:
+        return [Check("python", True, f"{shown} import agentdiff.core.testing: that Python has it")]
+    return [Check("python", False, f"{shown} import agentdiff.core.testing, which that Python cannot import ({said})",
+                  f"pytest runs the tests there: install agentdiff into it ({python.path} -m pip install PATH_TO_AGENTDIFF)")]

@@ -35,7 +35,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core import __version__
     from agentdiff.core.project.config import load_project_config
     from agentdiff.core.project.discovery import discover
-    from agentdiff.core.project.doctor import agent_checks, credential_checks, metric_checks, python_checks
+    from agentdiff.core.project.doctor import agent_checks, credential_checks, drop_in_checks, metric_checks, python_checks
     from agentdiff.core.project.interpreter import find_interpreter
 
     root = Path.cwd()
@@ -44,7 +44,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     python = find_interpreter(root, args.python, config.python)
     found = discover(list(args.paths) or list(config.paths) or [Path(".")], root=root)
     print(paint(f"agentdiff {__version__}", BOLD, color) + paint(f"  (on Python {sys.version.split()[0]}, {sys.prefix})", DIM, color), file=out)
-    checks = python_checks(python, root)
+    checks = python_checks(python, root) + drop_in_checks(python, root)
     found_agents, imported = agent_checks(found, root, tuple(args.agents) + config.agents, config.agent_for, python)
     checks += found_agents + credential_checks(imported) + metric_checks(found.cases)
     section = None
