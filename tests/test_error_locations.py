@@ -106,3 +106,27 @@ async def test_the_detail_shows_where_and_e_opens_that_line_of_the_agent(failing
         await pilot.press("e")
         await until(pilot, lambda: editor.opened)
         assert editor.opened == [(failing / "agents" / "lookup" / "agent.py", 5)]
+
+
+async def test_e_in_a_browser_session_never_starts_the_configured_editor_and_says_where(failing, worker_pool, monkeypatch):
+    """`agentdiff serve` draws the app in a browser: `e` with a configured terminal editor (`vi`)
+    would start it on the server's terminal and freeze the tab. It says which file and line instead."""
+    import subprocess
+
+    from agentdiff.tui.editor import make_editor
+
+    started = []
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: started.append(a))
+    monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
+    app = create_app(failing, [failing / "agents"], pool=worker_pool, watch=False, editor=make_editor("vi"), clock=lambda: 1_800_000_000.0, project="p")
+    monkeypatch.delenv("TEXTUAL_DRIVER")  # the test's own app runs headless; `e` asks how it is drawn when pressed
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot, timeout=60)
+        app.main.tree.select_case("agents/lookup/lookup.evalset.json::c")
+        await pilot.pause(0.2)
+        monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
+        await pilot.press("e")
+        await pilot.pause(0.2)
+        monkeypatch.delenv("TEXTUAL_DRIVER")
+        said = [n.message for n in app._notifications]
+        assert started == [] and any(f"open {failing}/agents/lookup/agent.py:5:1 in your editor" in m for m in said), said

@@ -65,6 +65,7 @@ def make_editor(setting: Optional[str] = None) -> Editor:
     def open_in_editor(path: Path, line: Optional[int], col: Optional[int] = None) -> None:
         subprocess.call(editor_command(path, line, col, setting))
 
+    open_in_editor.runs_a_program = True  # type: ignore[attr-defined]  # one a browser session must never start
     return open_in_editor
 
 

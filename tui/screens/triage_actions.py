@@ -17,7 +17,7 @@ from textual.app import SuspendNotSupported
 
 from ..case_filter import LAYERS, STATUSES, parse_error
 from ..widgets.filter_bar import FilterBar
-from ..editor import default_editor, under_web_driver
+from ..editor import under_web_driver
 from .prompt_modal import PromptModal
 from .text_modal import TextModal
 
@@ -57,7 +57,7 @@ class TriageActions:
         else:
             path, line, col = state.ref.case.dir / "spec.yaml", 1, 1
         editor = self.services.editor
-        if under_web_driver() and editor is default_editor:
+        if under_web_driver() and getattr(editor, "runs_a_program", False):
             # in a browser (agentdiff serve) there is no terminal to lend an editor: say where instead
             self.notify(f"open {path}:{line or 1}:{col or 1} in your editor (the browser has no terminal to lend one)", timeout=10)
             return
