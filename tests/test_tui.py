@@ -333,6 +333,34 @@ async def test_labels_and_notes_go_to_the_triage_file(tmp_path):
         assert app.main.tree.visible_ids == [DIM]
 
 
+async def test_a_triage_file_changed_elsewhere_is_read_again_and_runs_nothing(tmp_path):
+    """Another terminal's `agentdiff undo`, a hand edit or a `git pull` changes agentdiff-triage.yaml:
+    the labels shown follow it (the filter too), and no case runs for it."""
+    copy_samples(tmp_path)
+    changes = ScriptedChanges()
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool, changes)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        pool.take_jobs()
+        triage = tmp_path / "agentdiff-triage.yaml"
+        triage.write_text(f"labels: [bad arguments]\ncases:\n  {DIM}:\n    label: bad arguments\n")
+        await changes.push(triage)
+        await changes.handled()
+        await settle(app, pilot)
+        assert app.screen.triage.label_of(DIM) == "bad arguments" and pool.take_jobs() == []
+        await pilot.press("slash", *"label:bad", "enter")
+        assert app.main.tree.visible_ids == [DIM]
+
+
+def test_the_watcher_lets_the_triage_file_through_and_nothing_else_of_agentdiffs_own(tmp_path):
+    from agentdiff.core.workbench.watcher import interesting, watched
+
+    triage, record = str(tmp_path / "agentdiff-triage.yaml"), str(tmp_path / "x" / "agentdiff-record.json")
+    assert watched(triage) and not interesting(triage)  # reported, but no change of a case
+    assert not watched(record) and not watched(str(tmp_path / ".agentdiff" / "history.json"))
+
+
 async def test_pausing_the_watch_ignores_changes(tmp_path):
     samples = copy_samples(tmp_path)
     changes = ScriptedChanges()

@@ -194,6 +194,14 @@ class Triage:
 
         self._write(change, f"triage {who}: " + ", ".join(f"{k} {v!r}" for k, v in (("label", label), ("note", note)) if v is not None))
 
+    def reload(self) -> bool:
+        """Read the file again (changed outside this process: another terminal's `agentdiff undo`, a
+        hand edit, a `git pull`); whether what it says changed."""
+        fresh = Triage.load(self.path.parent)
+        before = (self.labels, self.cases, self.failures, self.error)
+        self.labels, self.cases, self.failures, self.error = fresh.labels, fresh.cases, fresh.failures, fresh.error
+        return before != (self.labels, self.cases, self.failures, self.error)
+
     def _write(self, change, reason: str) -> None:
         for _ in range(3):  # another writer between our read and our write: read again and redo the change
             current = Triage.load(self.path.parent)

@@ -12,6 +12,7 @@ IGNORED_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", ".agentdiff", 
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swo", ".swx", "~", ".tmp", ".part", ".crdownload", ".DS_Store")
 # agentdiff's own files beside the baselines: writing them is never a reason to run anything
 OWN_FILES = ("agentdiff-record.json", "agentdiff-triage.yaml")
+TRIAGE_NAME = "agentdiff-triage.yaml"  # changed elsewhere, the app reads it again (`Triage.reload`)
 
 
 def interesting(path: str) -> bool:
@@ -21,6 +22,11 @@ def interesting(path: str) -> bool:
         return False
     parts = Path(path).parts
     return not any(part in IGNORED_DIRS for part in parts)
+
+
+def watched(path: str) -> bool:
+    """What the watcher reports: what is `interesting`, and the triage file (read again, never run on)."""
+    return interesting(path) or os.path.basename(path) == TRIAGE_NAME
 
 
 ChangeSource = Callable[[], AsyncIterator[set[Path]]]
@@ -37,7 +43,7 @@ def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_pollin
             return
         async for batch in awatch(
             *existing,
-            watch_filter=lambda _change, path: interesting(path),
+            watch_filter=lambda _change, path: watched(path),
             debounce=debounce_ms,
             step=10,
             force_polling=force_polling,

@@ -355,7 +355,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     @work(exclusive=True, group="watch", name="watch files")
     async def watch_files(self) -> None:
         async for batch in self.services.changes():
-            for selection in await self.workbench.on_changes(batch):
+            for selection in await self.workbench.on_changes(self.triage_read_again(batch)):
                 if selection.action == "run":
                     count = len(selection.case_ids)
                     self.notify(f"{selection.reason} ({count} case{'s' if count != 1 else ''})", timeout=2)
