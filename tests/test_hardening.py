@@ -438,8 +438,16 @@ def _slow_run(tmp_path: Path, **popen) -> tuple[Path, subprocess.Popen]:
         {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}))
     process = subprocess.Popen([sys.executable, "-c", "from agentdiff.tui.cli import entry; entry()", "run"], cwd=project,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)},
-                               **popen)
+                               preexec_fn=_as_a_terminal_starts_it, **popen)
     return scratch, process
+
+
+def _as_a_terminal_starts_it() -> None:
+    """Ctrl+C and Ctrl+\\ at their defaults, as a shell starts a command in the foreground. (A test
+    session started in the background, `pytest &` in a script, has them ignored, and a program keeps
+    an ignored SIGINT ignored, as agentdiff does: that is the shell's way of sparing background jobs.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def _running_with(text: str) -> list[int]:
