@@ -208,6 +208,36 @@ def request_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergen
     return LayerView("1 request", _rows(left, right), status.status)
 
 
+def _instruction(request: dict) -> str:
+    value = (request.get("config") or {}).get("system_instruction") or ""
+    if isinstance(value, dict):
+        return "\n".join(str(p.get("text", "")) for p in value.get("parts") or [] if isinstance(p, dict))
+    return str(value)
+
+
+def sent_view(turn: TurnDiff, status: LayerStatus) -> LayerView:
+    """The requests the agent sent, where the baseline records none to compare them with (an eval
+    set's): each call's messages and tools, and its system instruction where it differs from the call
+    before, so a prompt edit shows in the run itself."""
+    right: list[Text] = []
+    shown_instruction = None
+    for exchange in turn.actual_llm:
+        request = exchange.request or {}
+        contents = request.get("contents") or []
+        tools = [d.get("name") for t in (request.get("config") or {}).get("tools") or [] if isinstance(t, dict)
+                 for d in t.get("function_declarations") or [] if isinstance(d, dict)]
+        head = Text(f"{exchange.agent} call {exchange.index + 1}", style="bold")
+        head.append(f" · {len(contents)} message{'s' if len(contents) != 1 else ''}" + (f" · tools: {', '.join(map(str, tools))}" if tools else ""), style=DIM)
+        right.append(head)
+        instruction = _instruction(request).strip()
+        if instruction and instruction != shown_instruction:
+            lines = [line for line in instruction.splitlines() if line.strip()]
+            right.append(Text("system: " + "\n".join(lines[:4]) + ("\n…" if len(lines) > 4 else ""), style=DIM))
+            shown_instruction = instruction
+    left = [Text(status.reason or "", style=DIM)]
+    return LayerView("1 request · as sent", _rows(left, right), "absent")
+
+
 def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
     session = diff.session
     if session is None:
@@ -280,7 +310,9 @@ def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) 
     views: list = [nodes_view(turn, statuses["nodes"], current) if "nodes" in statuses and turn is not None else None]
     for layer in ("request", "tool_calls", "response"):
         status = statuses[layer]
-        if status.status == "absent" or turn is None:
+        if layer == "request" and status.status == "absent" and turn is not None and turn.actual_llm:
+            views.append(sent_view(turn, status))
+        elif status.status == "absent" or turn is None:
             number = {"request": 1, "tool_calls": 2, "response": 3}[layer]
             views.append(LayerView(f"{number} {layer}", [(Text(status.reason or "", style=DIM), Text(""))], "absent"))
         elif layer == "request":

@@ -171,6 +171,7 @@ class TurnDiff:
     missing: Optional[Literal["expected", "actual"]] = None  # a side that has no such turn
     nodes: tuple[NodeRow, ...] = ()
     actual_nodes: tuple[NodeStep, ...] = ()  # what ran, also when the baseline records no node path
+    actual_llm: tuple[LlmExchange, ...] = ()  # the requests sent, when the baseline records none to compare
 
 
 @dataclass(frozen=True)

@@ -246,6 +246,7 @@ class CaseDetail(Vertical):
             yield Static(Text("Expected", style="bold"), classes="side", id="expected-title")
             yield Static(Text("Actual", style="bold"), classes="side")
         with VerticalScroll(id="layers"):
+            yield Static(id="turn-user")  # the turn's user message, above its layers
             for layer in ("nodes", "request", "tool_calls", "response", "session"):
                 yield LayerSection(layer)
         yield CasePlots(id="plots")
@@ -333,6 +334,11 @@ class CaseDetail(Vertical):
         versus = self.versus is not None and self.state is not None and diff is not None and diff is not self.state.run.diff
         steady.update(self.query_one("#expected-title", Static), Text(f"Run {self.versus.name}" if versus else "Expected", style="bold"))
         self.query_one("#layers").display = self.state is not None
+        turn = diff.turns[self.turn] if diff is not None and 0 <= self.turn < len(diff.turns) else None
+        said = self.query_one("#turn-user", Static)
+        said.display = bool(turn and turn.user_text)
+        if turn is not None and turn.user_text:
+            steady.update(said, shown(Text.assemble(("user: ", "bold"), (turn.user_text, ""))), layout="height")
         if diff is None:
             for section in sections:
                 section.display = section.layer_name != "nodes"
