@@ -98,3 +98,16 @@ def test_diff_json_stays_standard_json_when_an_arg_is_nan(tmp_path, monkeypatch)
 
     document = _json.loads(out, parse_constant=bare)
     assert document["first_divergence"]["expected"]["args"] == {"x": "NaN"}
+
+
+def test_a_query_that_names_no_case_offers_the_ids_that_hold_it_or_the_nearest(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, err = run("diff", "kitchen", "sample_agents/home_automation")
+    assert code == 2 and err.splitlines() == [
+        "error: no case matches 'kitchen'; did you mean one of these?",
+        "  sample_agents/home_automation/home_automation.evalset.json::turn_on_kitchen_light",
+        "  sample_agents/home_automation/conformance/lights/kitchen_on_then_check"], err
+    code, out, err = run("diff", "dim_livng_room", "sample_agents/home_automation")
+    assert "  sample_agents/home_automation/home_automation.evalset.json::dim_living_room" in err.splitlines()
+    code, out, err = run("diff", "zzz", "sample_agents/home_automation")
+    assert err.strip() == "error: no case matches 'zzz' (see `agentdiff list`)"

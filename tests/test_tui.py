@@ -94,6 +94,11 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
             await pilot.press("n")
             seen.append(app.main.tree.current_case_id)
         assert seen == [REFUND_LATE, REFUND_TWICE, DIM]
+        said = len(app._notifications)
+        await pilot.press("n")  # past the last failure: back to the first, and said
+        assert app.main.tree.current_case_id == REFUND_LATE and "wrapped to the first failure" in [n.message for n in app._notifications][said:]
+        await pilot.press("N")
+        assert app.main.tree.current_case_id == DIM and "wrapped to the last failure" in [n.message for n in app._notifications]
         await pilot.press("N")
         assert app.main.tree.current_case_id == REFUND_TWICE
         await until(pilot, lambda: app.main.view.turn == 1, what="the first divergence, in turn 2")

@@ -36,6 +36,19 @@ def select_cases(args_paths: Sequence[str], config):
     return selected, unknown
 
 
+def similar_ids(query: str, ids: Sequence[str], most: int = 8) -> list[str]:
+    """The case ids a mistyped query probably meant: those holding it (case-insensitively), else the
+    closest by spelling; at most `most`."""
+    import difflib
+
+    lowered = query.lower()
+    holding = [case_id for case_id in ids if lowered in case_id.lower()]
+    if holding:
+        return holding[:most]
+    names = {case_id.rsplit("::", 1)[-1].rsplit("/", 1)[-1]: case_id for case_id in ids}
+    return [names[name] for name in difflib.get_close_matches(query, list(names), n=most, cutoff=0.6)]
+
+
 def find_case(query: str, paths: Sequence[Path], err: TextIO):
     """The one case `query` names, or None after saying why on `err`."""
     file_part = query.split("::", 1)[0] if "::" in query else None
@@ -46,7 +59,13 @@ def find_case(query: str, paths: Sequence[Path], err: TextIO):
         return matches[0]
     if not matches:
         print_errors(found.errors, err)
-        print(f"error: no case matches {quoted(query)} (see `agentdiff list`)", file=err)
+        alike = similar_ids(query, [ref.id for ref in found.cases])
+        if alike:  # as git's "did you mean": the ids that hold it, else the nearest
+            print(f"error: no case matches {quoted(query)}; did you mean one of these?", file=err)
+            for case_id in alike:
+                print(f"  {case_id}", file=err)
+        else:
+            print(f"error: no case matches {quoted(query)} (see `agentdiff list`)", file=err)
     else:
         print(f"error: {query!r} matches {len(matches)} cases; use one of:", file=err)
         for ref in matches:

@@ -1,5 +1,5 @@
 """The workbench screen's moves: the next and previous failure (n, N) in screen order, divergence
-([, ]), turn (t, T) and layer (1–4)."""
+([, ]), turn (t, T) and layer (1–5)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ class MoveActions:
         current = self.tree.current_case_id
         start = ids.index(current) if current in ids else -1
         for offset in range(1, len(ids) + 1):
-            case_id = ids[(start + step * offset) % len(ids)]
+            position = start + step * offset
+            case_id = ids[position % len(ids)]
             state = self.workbench.cases.get(case_id)
             if state is not None and state.failing:
                 self.tree.select_case(case_id)
+                if start >= 0 and not 0 <= position < len(ids):  # as vim's search says it hit the end
+                    self.notify("wrapped to the first failure" if step > 0 else "wrapped to the last failure", timeout=2)
                 return
         self.notify("no failing case")
 

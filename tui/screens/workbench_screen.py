@@ -68,7 +68,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("a", "accept", "Accept", "Accept the actual run as baseline: the case, or the focused turn or layer; preview first"),
         key("A", "accept_all", "Accept all", "Accept all visible failures (flaky ones left to review); preview first; one z undoes it", show=False),
         key("V", "review", "Review", "Review the visible failures one by one: a accept, x reject, s skip, z back", show=False),
-        key("z", "undo", "Undo", "Undo the last accept or re-record (A batch: all of it)"),
+        key("z", "undo", "Undo", "Undo the last accept, re-record, label or note (A batch: all of it)"),
         key("Z", "redo", "Redo", "Redo what z undid", show=False),
         key("D", "drop_entry", "Drop undo entry", "Drop the newest undo entry (when a hand edit blocks it), so older ones can be undone", show=False),
         key("ctrl+r", "rerecord", "Re-record live", "Re-record the case live: runs the agent with its own model and writes its baseline (confirm first)", show=False),
@@ -159,7 +159,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self.tree.focus()
         self.fit_layout()
         self._refresh_header()
-        self.call_after_refresh(self.run_all_cases, "first run")  # paint first, then run
+        self.call_after_refresh(self.run_all_cases, "run as the app started")  # paint first, then run
         if self.services.changes is not None:
             self.watch_files()
         if self.workbench.errors:
