@@ -119,6 +119,28 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         assert app.main.view.scope() == "the whole case" and app.main.view.layer is None
 
 
+async def test_moving_to_a_turn_that_diverges_shows_its_divergence_not_another_turns(tmp_path):
+    """A replay whose both turns diverge: `t` to turn 2 leads with turn 2's first divergence (the
+    line and the markers speak of the turn shown), never "turn 2: no divergence"."""
+    from tui_support import edit_the_home_prompt
+
+    samples = copy_samples(tmp_path, agents=("home_automation",))
+    edit_the_home_prompt(samples)
+    app = make_app(tmp_path, CannedPool(tmp_path, ["prompt_edit", "samples"]))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(KITCHEN)
+        await pilot.pause(0.2)
+        divergences = app.main.detail.shown_diff(app.main.current).divergences
+        assert {d.turn for d in divergences} == {0, 1} and app.main.view.turn == 0
+        await pilot.press("t")
+        extra = str(app.main.detail.extra)
+        assert app.main.view.turn == 1 and divergences[app.main.view.divergence].turn == 1
+        assert "no divergence" not in extra and f"divergence {app.main.view.divergence + 1}/{len(divergences)}: turn 2 · " in extra, extra
+        await pilot.press("T")
+        assert app.main.view.turn == 0 and divergences[app.main.view.divergence].turn == 0
+
+
 async def test_review_walks_the_failures_accepting_rejecting_skipping_and_taking_back(tmp_path):
     copy_samples(tmp_path)
     pool = CannedPool(tmp_path)

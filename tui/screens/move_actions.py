@@ -50,7 +50,18 @@ class MoveActions:
         state = self.current
         turns = len(state.run.diff.turns) if state and state.run and state.run.diff else 0
         if turns:
-            self.view = self.view._replace(turn=(self.view.turn + step) % turns, turn_focused=True)
+            self.view = self.view_at_turn((self.view.turn + step) % turns)
+
+    def view_at_turn(self, turn: int):
+        """The view on `turn`, at its first divergence when the one shown is elsewhere (the line and
+        the markers then speak of the turn shown); a turn with none keeps the one shown."""
+        divergences = self._divergences()
+        view = self.view._replace(turn=turn, turn_focused=True)
+        current = divergences[view.divergence] if 0 <= view.divergence < len(divergences) else None
+        first = next((i for i, d in enumerate(divergences) if d.turn == turn), None)
+        if first is not None and (current is None or current.turn != turn):
+            view = view._replace(divergence=first)
+        return view
 
     def action_next_turn(self) -> None:
         self._move_turn(1)

@@ -345,7 +345,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self._detail_timer = self.set_timer(0.03, self._show_selected)
 
     def on_case_detail_turn_chosen(self, message: CaseDetail.TurnChosen) -> None:
-        self.view = self.view._replace(turn=message.turn, turn_focused=True)
+        self.view = self.view_at_turn(message.turn)
 
     # --- running and watching ---------------------------------------------------------------------
 
