@@ -222,6 +222,43 @@ def test_progress_counts_a_batch_once_and_starts_a_new_one_when_idle():
     assert [duration_text(s) for s in (0.4, 59, 125, 3720)] == ["0s", "59s", "2m05s", "1h02m"]
 
 
+def test_the_eta_comes_from_what_the_cases_left_took_last_time_before_any_finishes():
+    from agentdiff.core.workbench.progress import Progress
+
+    progress = Progress(jobs=2)
+    progress.queued(["a", "b", "c", "new"], in_flight=False, now=0, expected={"a": 10.0, "b": 20.0, "c": 30.0})
+    assert progress.eta(0) == 40  # (10 + 20 + 30 + their mean 20 for the new one) over 2 at once
+    progress.finished("c")
+    assert progress.eta(5) == 22.5  # (10 + 20 + their mean 15 for the new one) / 2
+    progress.finished("a"), progress.finished("b")
+    assert progress.eta(9) == 9 / 3  # none left ran before: the pace so far (3 s a case)
+    one = Progress(jobs=8)
+    one.queued(["slow"], in_flight=False, now=0, expected={"slow": 12.0})
+    assert one.eta(0) == 12  # one case is as long as itself, however many could run at once
+
+
+def test_run_says_how_long_is_left_from_the_cases_last_times(tmp_path, monkeypatch):
+    import json as _json
+
+    from agentdiff.core.workbench.history import HISTORY_FILE
+    from test_cli import run
+    from workbench_support import echo_project
+
+    echo_project(tmp_path, {"echo": ["a", "b", "c"]})
+    monkeypatch.chdir(tmp_path)
+    assert run("run")[0] == 0
+    history = tmp_path / HISTORY_FILE
+    data = _json.loads(history.read_text())
+    for entries in data.values():  # as if each case had taken 30 s the last time
+        entries[-1]["seconds"] = 30.0
+    history.write_text(_json.dumps(data))
+    code, _, err = run("run", "--jobs", "1")
+    lines = err.splitlines()
+    running = next(line for line in lines if line.startswith("running 3 cases"))
+    assert running == "running 3 cases · about 1m30s left", lines
+    assert lines[-2].endswith("· about 30s left") and not lines[-1].endswith("left"), lines  # the last case says nothing more
+
+
 async def test_p_plots_the_case_s_runs_and_s_shows_the_suite(tmp_path):
     from agentdiff.tui.screens.suite_screen import SuiteScreen
     from agentdiff.tui.widgets.plots import CasePlots

@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.run.case_run import CaseRun
@@ -87,6 +87,17 @@ class History:
 
     def entries(self, case_id: str) -> list[dict[str, Any]]:
         return list(self._data.get(case_id, []))
+
+    def last_seconds(self, case_ids: Iterable[str]) -> dict[str, float]:
+        """Each case's seconds the last time it ran (those with a known time), for an ETA."""
+        out: dict[str, float] = {}
+        with self._lock:
+            for case_id in case_ids:
+                entries = self._data.get(case_id)
+                seconds = entries[-1].get("seconds") if entries else None
+                if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+                    out[case_id] = float(seconds)
+        return out
 
     def last_passed(self, case_id: str) -> Optional[dict[str, Any]]:
         """The case's newest passing run that kept what its agent read, if any."""

@@ -1,13 +1,14 @@
 """How far the runs in flight have come, for a progress bar and an ETA.
 
 A batch starts when runs are started while none is in flight, and grows as more are queued before
-it ends; a case run again within it counts once. The ETA is the batch's own pace so far (the time
-per finished case, at the concurrency it had) times the cases left."""
+it ends; a case run again within it counts once. The ETA is what the cases left took the last time
+they ran (their mean standing in for a case never run), spread over the concurrency; with no case
+left that ran before, the batch's own pace so far (the time per finished case) times the cases left."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 
 @dataclass
@@ -15,13 +16,16 @@ class Progress:
     started: float = 0.0
     ids: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)
+    expected: dict[str, float] = field(default_factory=dict)  # a case's seconds the last time it ran
+    jobs: int = 1  # cases run at once
 
-    def queued(self, case_ids: Iterable[str], in_flight: bool, now: float) -> None:
+    def queued(self, case_ids: Iterable[str], in_flight: bool, now: float, expected: Optional[Mapping[str, float]] = None) -> None:
         if not in_flight:
             self.started, self.ids, self.done = now, set(), set()
         ids = set(case_ids)
         self.ids |= ids
         self.done -= ids
+        self.expected.update(expected or {})
 
     def finished(self, case_id: str) -> None:
         if case_id in self.ids:
@@ -36,11 +40,17 @@ class Progress:
         return len(self.done)
 
     def eta(self, now: float) -> Optional[float]:
-        """Seconds until the batch ends at its pace so far; None before its first case finishes."""
-        left = self.total - self.completed
-        if not self.completed or left <= 0:
+        """Seconds until the batch ends (see the module's docstring); None when nothing tells yet."""
+        left = self.ids - self.done
+        if not left:
             return None
-        return (now - self.started) / self.completed * left
+        known = [self.expected[i] for i in left if i in self.expected]
+        if known:
+            total = sum(known) + sum(known) / len(known) * (len(left) - len(known))
+            return max(total / max(1, self.jobs), max(known))
+        if not self.completed:
+            return None
+        return (now - self.started) / self.completed * len(left)
 
 
 def duration_text(seconds: float) -> str:

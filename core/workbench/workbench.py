@@ -163,7 +163,10 @@ class Workbench(Baselines):
         runs of the same change wait for them."""
         ids = [case_id for case_id in case_ids if case_id in self.cases]
         replays = [i for i in ids if self.replays(i)]
-        self.progress.queued(ids, any(not task.done() for task in self._tasks.values()), self.clock())
+        jobs = getattr(self.pool, "jobs", None)
+        self.progress.jobs = jobs if isinstance(jobs, int) and jobs > 0 else 1
+        self.progress.queued(ids, any(not task.done() for task in self._tasks.values()), self.clock(),
+                             self.history.last_seconds(ids) if self.history is not None else None)
         tasks = []
         for case_id in replays + [i for i in ids if i not in replays]:
             state = self.cases[case_id]

@@ -77,9 +77,23 @@ class Progress:
     line per event, as logs want them."""
 
     def __init__(self, err: TextIO, total: int, live: bool, color: bool) -> None:
+        from agentdiff.core.workbench.progress import Progress as Batch
+
         self.err, self.total, self.live, self.color = err, total, live, color
         self.done = 0
         self._shown = False
+        self.batch = Batch(started=time.monotonic())  # for the ETA: the cases' last times, else the pace so far
+
+    def plan(self, case_ids: list[str], last_seconds: dict[str, float], jobs: int) -> None:
+        self.batch.jobs = max(1, jobs)
+        self.batch.queued(case_ids, False, time.monotonic(), last_seconds)
+
+    def left_text(self) -> str:
+        """` · about 2m05s left` while a second or more is left by the estimate, else nothing."""
+        from agentdiff.core.workbench.progress import duration_text
+
+        eta = self.batch.eta(time.monotonic())
+        return f" · about {duration_text(eta)} left" if eta is not None and eta >= 1 and self.done < self.total else ""
 
     def _width(self) -> int:
         try:
@@ -112,8 +126,9 @@ class Progress:
 
     def case_done(self, result, seconds: float) -> None:
         self.done += 1
+        self.batch.finished(result.id)
         glyph = GLYPHS[result.status]
-        head, tail = f"[{self.done}/{self.total}] ", f" {one_line(result.id)}  ({seconds:.1f} s)"
+        head, tail = f"[{self.done}/{self.total}] ", f" {one_line(result.id)}  ({seconds:.1f} s){self.left_text()}"
         self.say(head + glyph + tail, head + paint_status(glyph, result.status, self.color) + tail)
 
     def heartbeat(self, case_id: str, seconds: float) -> None:
@@ -279,9 +294,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     await start()
                 except Exception:  # noqa: BLE001 - each case's run retries and reports why, as an error verdict
                     pass
-            progress.say(f"running {len(found.cases)} case{'' if len(found.cases) == 1 else 's'}")
             # As many cases at once as the pool runs jobs at once, so a case's clock starts when it runs.
             jobs = getattr(pool, "jobs", None)  # WorkerPool's; a test's pool may not say
+            ids = [ref.id for ref in found.cases]
+            progress.plan(ids, history.last_seconds(ids), jobs if isinstance(jobs, int) and jobs > 0 else len(ids))
+            progress.say(f"running {len(found.cases)} case{'' if len(found.cases) == 1 else 's'}{progress.left_text()}")
             slots = asyncio.Semaphore(jobs if isinstance(jobs, int) and jobs > 0 else len(found.cases))
             agents = AgentMemo(Path.cwd())  # one resolution per eval set file, not per case
             # A bounded window of cases in flight: results stream from the start, and a finished
