@@ -130,3 +130,34 @@ async def test_e_in_a_browser_session_never_starts_the_configured_editor_and_say
         monkeypatch.delenv("TEXTUAL_DRIVER")
         said = [n.message for n in app._notifications]
         assert started == [] and any(f"open {failing}/agents/lookup/agent.py:5:1 in your editor" in m for m in said), said
+
+
+async def test_an_erroring_case_keeps_its_expected_side_and_the_turns_that_completed(tmp_path, worker_pool):
+    """A three-turn case whose agent breaks in turn 2: turn 1's actual values are there, the expected
+    side of every turn too, and turn 2 is marked as where it broke."""
+    (tmp_path / "agents" / "steps").mkdir(parents=True)
+    (tmp_path / "agents" / "steps" / "agent.py").write_text(
+        "async def run_turn(ctx):\n    if ctx.message == 'two':\n        raise RuntimeError('no second step')\n    return ctx.message.upper()\n")
+    (tmp_path / "agents" / "steps" / "steps.evalset.json").write_text(json.dumps({"eval_set_id": "steps", "eval_cases": [{"eval_id": "c", "conversation": [
+        {"user_content": {"role": "user", "parts": [{"text": text}]}, "final_response": {"role": "model", "parts": [{"text": text.upper()}]}}
+        for text in ("one", "two", "three")]}]}))
+    editor = FakeEditor()
+    app = create_app(tmp_path, [tmp_path / "agents"], pool=worker_pool, watch=False, editor=editor, clock=lambda: 1_800_000_000.0, project="p")
+    case = "agents/steps/steps.evalset.json::c"
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot, timeout=60)
+        state = app.workbench.cases[case]
+        assert state.status.value == "error" and state.run.diff is not None
+        turns = state.run.diff.turns
+        assert turns[0].response.actual == "ONE" and turns[1].error == "RuntimeError: no second step"
+        assert [t.response.expected for t in turns] == ["ONE", "TWO", "THREE"]  # the expected side stays
+        app.main.tree.select_case(case)
+        await pilot.pause(0.2)
+        from textual.widgets import Tab
+
+        labels = [str(tab.label) for tab in app.main.detail.query(Tab)]
+        assert labels == ["turn 1", "turn 2 !", "turn 3 •"], labels
+        while app.main.view.turn != 1:
+            await pilot.press("t")
+        await pilot.pause(0.1)
+        assert "the run broke in this turn: RuntimeError: no second step" in str(app.main.detail.query_one("#turn-user").render())

@@ -145,11 +145,12 @@ class CrashingPool(EchoPool):
         return RunOutput(events=[], app_name=job.app_name, user_id=job.user_id, error="agent crashed: boom")
 
 
-def test_an_errored_case_shows_its_error_and_no_diff_summary(tmp_path):
+def test_an_errored_case_shows_its_error_and_no_diff_summary_but_keeps_its_expected_side(tmp_path):
     three_turn_project(tmp_path)
     run = run_one(tmp_path, CrashingPool())
     assert run.result.status is CaseStatus.ERROR
-    assert run.diff is None and run.result.layers == ()
+    assert run.result.layers == () and run.diff is not None and run.diff.error == "agent crashed: boom"
+    assert all(turn.response is not None and turn.response.expected for turn in run.diff.turns)  # what was expected, each turn
     assert case_problem(run.result) == "agent crashed: boom"
 
 

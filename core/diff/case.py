@@ -56,7 +56,7 @@ def diff_case(
         response = diff_response(e, a, criteria)
         nodes = diff_nodes(e.nodes, a.nodes, criteria.strict_node_order) if compare_nodes else []
         turn = TurnDiff(t, e.user_text or a.user_text, tuple(requests), tuple(rows), matches, response, missing, tuple(nodes), a.nodes,  # type: ignore[arg-type]
-                        () if compare_requests_layer else a.llm)
+                        () if compare_requests_layer else a.llm, a.error)
         turns.append(turn)
         divergences += node_divergences(turn) + turn_divergences(turn, e.final_origin, locate)
     session = None

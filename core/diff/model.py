@@ -172,6 +172,7 @@ class TurnDiff:
     nodes: tuple[NodeRow, ...] = ()
     actual_nodes: tuple[NodeStep, ...] = ()  # what ran, also when the baseline records no node path
     actual_llm: tuple[LlmExchange, ...] = ()  # the requests sent, when the baseline records none to compare
+    error: Optional[str] = None  # the actual run broke in this turn
 
 
 @dataclass(frozen=True)

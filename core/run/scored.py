@@ -73,14 +73,13 @@ def scored_case_run(
     status, reason = case_verdict(runs, results)
     shown = shown_index(runs)
     trace = trace_from_output(outputs[shown], messages[shown])
-    diff = None
-    if status is not CaseStatus.ERROR:  # an errored case shows its error, not a diff of a run that never finished
-        diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
-        if expected is None:  # a simulated conversation: nothing was expected, so nothing in it diverges
-            diff = dataclasses.replace(diff, divergences=(), notes=(*diff.notes, SIMULATED))
-        else:
-            diff = explain_scored(diff, results, runs[shown])
-    layers = () if expected is None else layer_summaries(diff)
+    # An errored case keeps its diff: the expected side, the turns that did complete, the one that broke.
+    diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
+    if expected is None:  # a simulated conversation: nothing was expected, so nothing in it diverges
+        diff = dataclasses.replace(diff, divergences=(), notes=(*diff.notes, SIMULATED))
+    elif status is not CaseStatus.ERROR:
+        diff = explain_scored(diff, results, runs[shown])
+    layers = () if expected is None or status is CaseStatus.ERROR else layer_summaries(diff)  # an error says it all
     result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layers,
                          scored_as=None if status is CaseStatus.ERROR else rules.label,  # an error was not scored
                          usage=case_usage(outputs, judged))

@@ -310,7 +310,8 @@ class CaseDetail(Vertical):
         tabs = self.query_one("#turn-tabs", Tabs)
         diff = self.shown_diff(self.state)
         count = len(diff.turns) if diff else 0
-        labels = [f"turn {i + 1}{' •' if diff is not None and any(d.turn == i for d in diff.divergences) else ''}" for i in range(count)]
+        labels = [f"turn {i + 1}{' !' if diff is not None and diff.turns[i].error else ' •' if diff is not None and any(d.turn == i for d in diff.divergences) else ''}"
+                  for i in range(count)]  # ! the turn where the run broke
         key = (self.state.ref.id if self.state else "", count)
         if key != self._tab_case:
             existing = list(tabs.query(Tab))
@@ -336,9 +337,12 @@ class CaseDetail(Vertical):
         self.query_one("#layers").display = self.state is not None
         turn = diff.turns[self.turn] if diff is not None and 0 <= self.turn < len(diff.turns) else None
         said = self.query_one("#turn-user", Static)
-        said.display = bool(turn and turn.user_text)
-        if turn is not None and turn.user_text:
-            steady.update(said, shown(Text.assemble(("user: ", "bold"), (turn.user_text, ""))), layout="height")
+        said.display = bool(turn and (turn.user_text or turn.error))
+        if turn is not None and (turn.user_text or turn.error):
+            line = Text.assemble(("user: ", "bold"), (turn.user_text, ""))
+            if turn.error:  # the turn where the run broke: what came after it never ran
+                line.append(f"\nthe run broke in this turn: {turn.error}", style="red")
+            steady.update(said, shown(line), layout="height")
         if diff is None:
             for section in sections:
                 section.display = section.layer_name != "nodes"
