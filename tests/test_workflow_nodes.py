@@ -110,3 +110,24 @@ def test_an_event_that_ends_elsewhere_unchanged_is_one_moved_row_where_it_was_ex
     summaries = [d.summary for d in diff_case(Trace(session=SessionSnapshot(events=(user, stock, price, merge))),
                                               Trace(session=SessionSnapshot(events=(user, price, stock, merge)))).divergences]
     assert summaries == ["turn 1 · session · event 2 (stock) moved to event 3"]
+
+
+def test_strict_node_order_compares_parallel_branches_in_the_order_they_ran(tmp_path):
+    from agentdiff.core.diff.case import with_strict_node_order
+    from agentdiff.core.project.config import load_project_config
+
+    one = [node_event("flow@1/split@1", 0), node_event("flow@1/a@1", "A", branch="a@1"), node_event("flow@1/b@1", "B", branch="b@1")]
+    other = [one[0], one[2], one[1]]
+    expected, actual = trace(one), trace(other)
+    loose = diff_case(expected, actual)
+    assert loose.layer("nodes").status == "same"
+    strict = with_strict_node_order(loose, expected, actual)
+    assert strict.layer("nodes").status == "changed" and strict.criteria.strict_node_order
+    assert [d.summary for d in strict.divergences if d.layer == "nodes"] == [
+        "turn 1 · nodes · node a did not run", "turn 1 · nodes · node a ran (not in the baseline)"]  # before b, then after it
+    (tmp_path / "pyproject.toml").write_text("[tool.agentdiff]\nstrict_node_order = true\n")
+    config, errors = load_project_config(tmp_path)
+    assert errors == [] and config.strict_node_order is True
+    (tmp_path / "pyproject.toml").write_text("[tool.agentdiff]\nstrict_node_order = 'yes'\n")
+    config, errors = load_project_config(tmp_path)
+    assert [e.message for e in errors] == ["`strict_node_order` must be true or false, not 'yes'"] and config.strict_node_order is False

@@ -4,6 +4,7 @@ one is the earliest thing that went differently."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional, Sequence
 
 from agentdiff.core.diff.divergences import (
@@ -99,3 +100,21 @@ def _absent_reason(layer: Layer, expected: Trace, actual: Trace) -> Optional[str
     if layer == "tool_calls" and not any(t.tool_calls for t in (*expected.turns, *actual.turns)):
         return "no tool calls on either side"
     return None
+
+
+def with_strict_node_order(diff: CaseDiff, expected: Trace, actual: Trace) -> CaseDiff:
+    """The diff with its node layer compared in the order the nodes ran (`strict_node_order`); node
+    divergences never decide a verdict, so nothing else changes."""
+    if not any(turn.nodes for turn in expected.turns):
+        return diff
+    turns = []
+    for t, turn in enumerate(diff.turns):
+        e = expected.turns[t].nodes if t < len(expected.turns) else ()
+        a = actual.turns[t].nodes if t < len(actual.turns) else ()
+        turns.append(dataclasses.replace(turn, nodes=tuple(diff_nodes(e, a, strict_order=True))))
+    others = [d for d in diff.divergences if d.layer != "nodes"]
+    divergences = sorted([*others, *(d for turn in turns for d in node_divergences(turn))], key=lambda d: (d.turn, d.seq, _LAYER_RANK[d.layer], d.row))
+    layers = {status.layer: status for status in _layer_statuses(expected, actual, divergences)}
+    return dataclasses.replace(diff, turns=tuple(turns), divergences=tuple(divergences),
+                               layers=tuple(layers.get(status.layer, status) if status.layer == "nodes" else status for status in diff.layers),
+                               criteria=dataclasses.replace(diff.criteria, strict_node_order=True))

@@ -9,6 +9,7 @@
     timeout = 120                # seconds per run
     memory_mb = 4096             # memory a worker may use before allocations fail
     python = ".venv/bin/python"  # the interpreter that runs the agents; default: found (`interpreter`)
+    strict_node_order = false    # ADK 2 workflows: parallel branches compared in the order they ran
     [tool.agentdiff.agent_for]   # which agent runs the cases under a path
     "evals/support" = "customer_service"
     [tool.agentdiff.prices]      # US dollars per million tokens, for an estimated cost
@@ -48,13 +49,15 @@ class ProjectConfig:
     stacked_below: int = 100  # terminal columns: narrower, the TUI shows expected above actual
     keep_runs: int = 20  # kept runs under .agentdiff/runs (0: none)
     confirm_live_above: int = 50  # re-running more cases live than this asks first, with their cost
+    strict_node_order: bool = False  # ADK 2 workflows: parallel branches compared in the order they ran
     gate: dict[str, Any] = field(default_factory=dict)  # the release gate's rules (`GATE_NUMBERS`, `critical`)
 
 
 #: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
 MAX_NUM_RUNS = 1000
 
-_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate", "confirm_live_above"}
+_KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate", "confirm_live_above",
+          "strict_node_order"}
 
 #: The gate's rules that are limits: the most a run may show (see `agentdiff gate`).
 GATE_NUMBERS = ("max_pass_rate_drop", "max_p95_seconds", "max_total_tokens", "max_case_tokens", "max_total_cost",
@@ -165,8 +168,17 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         keep_runs=number("keep_runs", 20, 0, 10_000),
         confirm_live_above=number("confirm_live_above", 50, 0, 10_000_000),
         gate=_gate(data.get("gate"), path, errors),
+        strict_node_order=_flag(data, "strict_node_order", path, errors),
     )
     return config, errors
+
+
+def _flag(data: dict[str, Any], key: str, path: Path, errors: list[LoadError]) -> bool:
+    value = data.get(key, False)
+    if isinstance(value, bool):
+        return value
+    errors.append(LoadError(file=path.name, message=f"`{key}` must be true or false, not {value!r}"))
+    return False
 
 
 def _gate(table: Any, path: Path, errors: list[LoadError]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ class RunOptions:
     live_response_threshold: float = 0.8
     judge_cache: Optional[Path] = None  # where judge answers are kept (None: every judge call is made)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)  # per million tokens, by model: for costs shown
+    strict_node_order: bool = False  # a workflow's parallel branches compared in the order they ran
 
     def with_mode(self, mode: Optional[Mode]) -> "RunOptions":
         return dataclasses.replace(self, mode=mode)

@@ -4,9 +4,11 @@ scored and diffed as they come back. `run_cases` yields each case as it finishes
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import AsyncIterator, Optional, Sequence
 
+from agentdiff.core.diff.case import with_strict_node_order
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
@@ -39,6 +41,8 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
         run = await replay_conformance(ref, agent, pool, options)
     else:
         run = await live_conformance(ref, agent, pool, options)
+    if options.strict_node_order and run.diff is not None and run.baseline is not None and run.trace is not None:
+        run = dataclasses.replace(run, diff=with_strict_node_order(run.diff, run.baseline.trace, run.trace))
     return await asyncio.to_thread(lambda: summarised(apply_checks(run)))  # user check functions: off the loop
 
 

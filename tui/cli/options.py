@@ -235,6 +235,7 @@ def run_options(args: argparse.Namespace, config):
         mapping=config.agent_for,
         judge_cache=None if args.no_judge_cache or _linked_cache() else Path.cwd() / ".agentdiff" / "judge-cache",
         prices=config.prices,
+        strict_node_order=config.strict_node_order,
     )
 
 
