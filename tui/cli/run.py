@@ -272,9 +272,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
     keeper.shard = "{}/{}".format(*args.shard) if args.shard else None
     keeper.partial = f"--changed-since {args.changed_since}" if args.changed_since is not None else None
-    chosen = [str(p) for p in args.paths if os.path.realpath(p) != os.path.realpath(Path.cwd())]
-    if chosen and keeper.partial is None:  # some cases only: never the "whole run" compare and gate pick by default
-        keeper.partial = "only " + " ".join(chosen)
+    if args.paths and keeper.partial is None and found.cases:  # some of the project's cases only: never the
+        everything, _ = select_cases([], config)                  # "whole run" compare and gate pick by default
+        if len(found.cases) < len(everything.cases):
+            keeper.partial = f"only {' '.join(str(p) for p in args.paths)} ({len(found.cases)} of {len(everything.cases)} cases)"
 
     history, snapshots = History(Path.cwd() / HISTORY_FILE), Snapshots(Path.cwd())
     began = time.time()
