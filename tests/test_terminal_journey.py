@@ -95,6 +95,11 @@ def test_triage_every_failure_at_80_by_24_and_open_the_editor_at_the_line(tmp_pa
         wait_for(lambda t: "✓ 9" not in t, "the detail maximised")
         tmux("send-keys", "-t", "journey", "+")
         wait_for(lambda t: "✓ 9 ✗ 3" in t, "the tree and header back")
+        tmux("send-keys", "-t", "journey", "/status:failed")  # one burst, as a paste or a script sends it
+        screen = wait_for(lambda t: "3 of 12 cases" in t, "the whole burst in the filter")
+        assert "/ status:failed" in screen and "Write this change?" not in screen
+        tmux("send-keys", "-t", "journey", "Escape")  # (alone: an Escape just before `q` would read as Alt+q)
+        wait_for(lambda t: "of 12 cases" not in t, "the filter closed")
         quit_app()
     finally:
         tmux("kill-server")

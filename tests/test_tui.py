@@ -406,6 +406,30 @@ def test_the_watcher_lets_the_triage_file_through_and_nothing_else_of_agentdiffs
     assert not watched(record) and not watched(str(tmp_path / ".agentdiff" / "history.json"))
 
 
+async def test_keys_that_arrive_in_one_burst_with_slash_are_the_filters_text_never_commands(tmp_path):
+    """A paste or a script's send-keys: the driver posts every key at once, before `/` has opened
+    the filter. They land in the filter whole; `t`, `a`, `i`, `f` run nothing (no accept dialog)."""
+    from textual import events
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        for key, character in [("slash", "/"), *((c if c != ":" else "colon", c) for c in "status:failed")]:
+            app.post_message(events.Key(key, character))  # as the driver posts a burst
+        await until(pilot, lambda: app.main.filter_bar.input.value == "status:failed" and len(app.main.tree.visible_ids) == 3,
+                    what="the whole burst in the filter")
+        assert type(app.screen).__name__ == "WorkbenchScreen"  # no dialog opened by a letter
+        assert set(app.main.tree.visible_ids) == {REFUND_LATE, REFUND_TWICE, DIM}
+        app.post_message(events.Key("enter", "\r"))
+        await until(pilot, lambda: not app.main.filter_bar.display, what="the filter closed")
+        # again, one burst: / opens the line with the filter in force, C-u clears it, then the new text
+        for key, character in [("slash", "/"), ("ctrl+u", None), *((c, c) for c in "dim"), ("enter", "\r")]:
+            app.post_message(events.Key(key, character))
+        await until(pilot, lambda: app.main.filter_text == "dim" and not app.main.filter_bar.display, what="the burst's Enter")
+        assert app.main.tree.visible_ids == [DIM]
+
+
 async def test_pausing_the_watch_ignores_changes(tmp_path):
     samples = copy_samples(tmp_path)
     changes = ScriptedChanges()

@@ -78,6 +78,30 @@ class TriageActions:
             editor(path, line, col)
         self.app.refresh()
 
+    def on_key(self, event) -> None:
+        """Keys that came in one burst with `/` (a paste, a script's send-keys) were queued for the
+        widget focused before the filter opened: they are the filter's text, never the screen's keys."""
+        bar = self.filter_bar
+        field = bar.input
+        if event.key == "slash" and not bar.display and self.focused is not field:
+            self.action_filter()  # opened now, before the keys queued behind it reach the screen
+            event.stop()
+            event.prevent_default()
+            return
+        # a key the input has not taken (it takes characters and edits, and stops them) was queued
+        # for another widget: typed now, in order (Enter reaches the input's binding as it is focused)
+        if not (bar.display and self.focused is field):
+            return
+        edit = field.EDITS.get(event.key)
+        if edit is not None:
+            getattr(field, f"action_{edit}")()
+        elif event.is_printable and event.character:
+            field.insert_text_at_cursor(event.character)
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+
     def action_filter(self) -> None:
         self._before_filter = self.tree.current_case_id
         self.filter_bar.open(self.filter_text)

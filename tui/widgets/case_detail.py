@@ -314,7 +314,7 @@ class CaseDetail(Vertical):
                   for i in range(count)]  # ! the turn where the run broke
         key = (self.state.ref.id if self.state else "", count)
         if key != self._tab_case:
-            existing = list(tabs.query(Tab))
+            existing = [tab for tab in tabs.query(Tab) if (tab.id or "").startswith(f"turn-{self._generation}-")]
             if self._tab_case is not None and self._tab_case[1] == count and len(existing) == count:
                 for tab, label in zip(existing, labels):  # as many turns: relabel, no re-layout
                     tab.label = label
@@ -325,8 +325,16 @@ class CaseDetail(Vertical):
                     tabs.add_tab(Tab(label, id=f"turn-{self._generation}-{index}"))
             self._tab_case = key
         if count:
-            tabs.active = f"turn-{self._generation}-{min(self.turn, count - 1)}"
+            self._activate_tab(tabs, f"turn-{self._generation}-{min(self.turn, count - 1)}")
         tabs.display = count > 1 or (count == 1 and not self.short_header)
+
+    def _activate_tab(self, tabs: Tabs, wanted: str) -> None:
+        """The turn's tab active; tabs just added mount later (a burst of keys redraws before they
+        have): then once they have, unless another case's tabs replaced them meanwhile."""
+        if any(tab.id == wanted for tab in tabs.query(Tab)):
+            tabs.active = wanted
+        else:
+            self.call_after_refresh(lambda: any(tab.id == wanted for tab in tabs.query(Tab)) and setattr(tabs, "active", wanted))
 
     def _render_layers(self) -> None:
         diff = self.shown_diff(self.state)

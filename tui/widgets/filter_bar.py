@@ -46,6 +46,26 @@ class FilterSuggester(Suggester):
         return None
 
 
+class InOrderInput(Input):
+    """An Input whose editing keys act when they arrive, in order with the characters typed after
+    them. (An Input's bindings run once its key has bubbled up to the app, so in one burst — a
+    script's `send-keys C-u kitchen` — the characters after C-u would be typed before it cleared the
+    line, and be cleared with it.)"""
+
+    EDITS = {"backspace": "delete_left", "ctrl+u": "delete_left_all", "ctrl+w": "delete_left_word",
+             "ctrl+k": "delete_right_all", "delete": "delete_right", "ctrl+d": "delete_right",
+             "home": "home", "ctrl+a": "home", "end": "end", "ctrl+e": "end", "left": "cursor_left", "right": "cursor_right"}
+
+    async def _on_key(self, event) -> None:
+        action = self.EDITS.get(event.key)
+        if action is not None:
+            event.stop()
+            event.prevent_default()
+            getattr(self, f"action_{action}")()
+            return
+        await super()._on_key(event)
+
+
 class FilterBar(Horizontal):
     BINDINGS = [Binding("escape", "clear", "Clear the filter", show=False), Binding("tab", "complete", "Complete", show=False)]
 
@@ -67,8 +87,8 @@ class FilterBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("/", id="filter-prompt")
-        yield Input(placeholder="status:failed agent:x … (tab completes)",
-                    suggester=FilterSuggester(self.values), id="filter-input")
+        yield InOrderInput(placeholder="status:failed agent:x … (tab completes)",
+                           suggester=FilterSuggester(self.values), id="filter-input")
         yield Static(id="filter-count")
 
     @property
@@ -79,7 +99,9 @@ class FilterBar(Horizontal):
         self.display = True
         self.input.value = value
         self.input.cursor_position = len(value)
-        self.input.focus()
+        # focused now, not after the queued messages: keys that came in one burst with `/` (a paste, a
+        # script's send-keys) are the filter's text, never commands of the screen
+        self.screen.set_focus(self.input)
 
     def show_count(self, shown: int, total: int, problem: Optional[str]) -> None:
         """The count beside the line; a problem (long: it lists the valid values) goes on the status
