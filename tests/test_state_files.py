@@ -42,7 +42,7 @@ def test_a_history_that_cannot_be_read_is_set_aside_said_once_and_the_run_goes_o
     history.parent.mkdir()
     history.write_text(HISTORIES[kind])
     code, out, err = run("run")
-    assert code == 0, err
+    assert code == 0, out + err
     assert err.count("warning: .agentdiff/history.json cannot be read (") == 1, err
     (aside,) = (tmp_path / SET_ASIDE_DIR).iterdir()
     assert aside.read_text() == HISTORIES[kind]  # kept whole, never written over with this run's cases
