@@ -347,8 +347,7 @@ async def test_e_opens_the_expected_value_at_its_line(tmp_path):
 async def test_each_turn_shows_its_user_message_and_an_eval_case_the_requests_its_agent_sent(tmp_path):
     """An eval set records no requests to compare, but the run sent some: the request layer shows
     them (the system instruction, the tools), so a prompt edit is visible in the run itself."""
-    import html
-    import re
+    from tui_support import screen_text
 
     copy_samples(tmp_path)
     app = make_app(tmp_path, CannedPool(tmp_path))
@@ -356,7 +355,7 @@ async def test_each_turn_shows_its_user_message_and_an_eval_case_the_requests_it
         await settle(app, pilot)
         app.main.tree.select_case(DIM)
         await pilot.pause(0.1)
-        screen = html.unescape(re.sub(r"<[^>]+>|\n", "", app.export_screenshot())).replace("\xa0", " ")
+        screen = screen_text(app)
         assert "user: Turn on the living room lamp at 40 percent." in screen
         assert "1 request · as sent" in screen and "home_automation call 1 · 1 message" in screen and "set_device_state, get_device_state" in screen
         assert "system: You are Homey" in screen

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from agentdiff.core.scoring.results import CaseStatus
-from tui_support import ScriptedChanges, copy_samples, make_app, settle
+from tui_support import ScriptedChanges, copy_samples, make_app, screen_text, settle
 
 pytestmark = pytest.mark.adk
 
@@ -15,14 +15,6 @@ ROUTER = "sample_agents/support_router"
 MONEY_BACK = f"{ROUTER}/support_router.evalset.json::money_back"
 RECORDED = f"{ROUTER}/conformance/orders/where_is_my_order"
 NOT_A_WORKFLOW = "sample_agents/home_automation/home_automation.evalset.json::turn_on_kitchen_light"
-
-
-def _screen(app) -> str:
-    """The screen's text (the SVG's spans joined, so a styled run of words reads as one)."""
-    import html
-    import re
-
-    return html.unescape(re.sub(r"<[^>]+>|\n", "", app.export_screenshot())).replace("\xa0", " ")
 
 
 async def test_the_nodes_layer_shows_what_ran_and_the_route_that_broke_a_case(tmp_path, worker_pool):
@@ -36,7 +28,7 @@ async def test_the_nodes_layer_shows_what_ran_and_the_route_that_broke_a_case(tm
 
         app.main.tree.select_case(MONEY_BACK)
         await pilot.pause(0.2)
-        screen = _screen(app)
+        screen = screen_text(app)
         assert "5 nodes" in screen and "the baseline records no node path" in screen
         assert "classify → status" in screen and "order_desk" in screen  # what ran, on the actual side
         diff = cases[MONEY_BACK].run.diff
@@ -45,10 +37,10 @@ async def test_the_nodes_layer_shows_what_ran_and_the_route_that_broke_a_case(tm
 
         app.main.tree.select_case(RECORDED)
         await pilot.pause(0.2)
-        screen = _screen(app)
+        screen = screen_text(app)
         assert screen.count("classify → status") == 2 and cases[RECORDED].run.diff.layer("nodes").status == "same"
         assert 'workflow output: "Order A1002 is shipped."' in screen
 
         app.main.tree.select_case(NOT_A_WORKFLOW)
         await pilot.pause(0.2)
-        assert "5 nodes" not in _screen(app)  # not a workflow: no such layer
+        assert "5 nodes" not in screen_text(app)  # not a workflow: no such layer

@@ -71,6 +71,14 @@ class FakeEditor:
         self.columns.append(col)
 
 
+def screen_text(app) -> str:
+    """The screen's text as one string (the SVG's spans joined, so a styled run of words reads as one)."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>|\n", "", app.export_screenshot())).replace("\xa0", " ")
+
+
 def make_app(
     root: Path, pool, changes: ScriptedChanges | None = None, editor: FakeEditor | None = None, options: Optional[RunOptions] = None
 ):

@@ -13,6 +13,7 @@ from agentdiff.core.diff.tree import Change, diff_trees, freeze, pair_block
 from agentdiff.core.traces.model import (
     SessionSnapshot,
 )
+from agentdiff.core.traces.nodes import node_path
 
 SESSION_EXCLUDED_STATE = ("_adk_recordings_config", "_adk_replay_config")
 _EVENT_EXCLUDED = ("id", "timestamp", "invocation_id", "long_running_tool_ids", "node_info")
@@ -49,11 +50,7 @@ def normalize_event(event: dict[str, Any]) -> dict[str, Any]:
 
 def _label(event: dict[str, Any]) -> str:
     """Who an event is from: its workflow node's path (`inner/writer`) where it has one, else its author."""
-    info = event.get("node_info", event.get("nodeInfo"))
-    path = info.get("path") if isinstance(info, dict) else None
-    if isinstance(path, str) and "/" in path:
-        return "/".join(part.split("@", 1)[0] for part in path.split("/")[1:])
-    return str(event.get("author", ""))
+    return node_path(event) or str(event.get("author", ""))
 
 
 def _event_turns(events: Sequence[dict[str, Any]]) -> list[int]:

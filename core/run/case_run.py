@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from agentdiff.core.diff.clusters import cluster_signature
 from agentdiff.core.diff.model import CaseDiff
+from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.run.expected import Baseline
 from agentdiff.core.scoring.results import (
@@ -90,17 +92,10 @@ def summarised(run: CaseRun) -> CaseRun:
         return dataclasses.replace(run, result=dataclasses.replace(run.result, cluster=cluster)) if cluster else run
     seconds, tools, calls = measures(outputs)
     located = next((out for out in outputs if out.error and out.error_file), None) if run.result.error else None
-    where = {"error_location": f"{shown_path(located.error_file)}:{located.error_line}", "error_trace": located.error_trace} if located else {}
+    where = {"error_location": f"{display_path(Path(located.error_file), Path.cwd())}:{located.error_line}",
+             "error_trace": located.error_trace} if located else {}
     return dataclasses.replace(run, result=dataclasses.replace(run.result, seconds=seconds, tool_calls=tools, model_calls=calls, cluster=cluster,
                                                                **where))
-
-
-def shown_path(path: str) -> str:
-    """A file as the user reads it: from the folder agentdiff runs in when it is inside it."""
-    import os
-
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
 
 
 def measures(outputs: Sequence[RunOutput]) -> tuple[float, float, float]:

@@ -20,6 +20,13 @@ def _bare(path: str) -> str:
     return "/".join(part.split("@", 1)[0] for part in path.split("/")[1:])
 
 
+def node_path(event: dict[str, Any]) -> Optional[str]:
+    """The path of the workflow node that wrote an event (`inner/writer`); None for the root's own
+    events and for an agent that is not a workflow."""
+    path = _info(event).get("path")
+    return _bare(path) if isinstance(path, str) and "/" in path else None
+
+
 _CAMEL = {"outputFor": "output_for", "messageAsOutput": "message_as_output"}
 
 

@@ -8,11 +8,12 @@ import os
 from pathlib import Path
 from typing import AsyncIterator, Callable, Optional, Sequence
 
+from agentdiff.core.workbench.triage import TRIAGE_FILE
+
 IGNORED_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", ".agentdiff", ".adk", "node_modules", ".mypy_cache", ".pytest_cache", ".hypothesis", ".ruff_cache"})
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swo", ".swx", "~", ".tmp", ".part", ".crdownload", ".DS_Store")
 # agentdiff's own files beside the baselines: writing them is never a reason to run anything
-OWN_FILES = ("agentdiff-record.json", "agentdiff-triage.yaml")
-TRIAGE_NAME = "agentdiff-triage.yaml"  # changed elsewhere, the app reads it again (`Triage.reload`)
+OWN_FILES = ("agentdiff-record.json", TRIAGE_FILE)
 
 
 def interesting(path: str) -> bool:
@@ -26,7 +27,7 @@ def interesting(path: str) -> bool:
 
 def watched(path: str) -> bool:
     """What the watcher reports: what is `interesting`, and the triage file (read again, never run on)."""
-    return interesting(path) or os.path.basename(path) == TRIAGE_NAME
+    return interesting(path) or os.path.basename(path) == TRIAGE_FILE
 
 
 ChangeSource = Callable[[], AsyncIterator[set[Path]]]

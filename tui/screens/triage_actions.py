@@ -12,8 +12,7 @@ from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.traces.model import Origin
-from agentdiff.core.workbench.triage import TriageUnreadable
-from agentdiff.core.workbench.watcher import TRIAGE_NAME
+from agentdiff.core.workbench.triage import TRIAGE_FILE, TriageUnreadable
 from textual.app import SuspendNotSupported
 
 from ..case_filter import LAYERS, STATUSES, parse_error
@@ -44,11 +43,11 @@ class TriageActions:
     def triage_read_again(self, batch) -> list:
         """The triage file changed elsewhere (another terminal's undo, a hand edit, a `git pull`):
         read again, its labels shown; the batch's other paths, for the workbench."""
-        if any(Path(path).name == TRIAGE_NAME for path in batch) and self.triage.reload():
+        if any(Path(path).name == TRIAGE_FILE for path in batch) and self.triage.reload():
             for state in self.workbench.cases.values():
                 self.tree.update_case(self._row(state))
             self._show_selected(keep_position=True)
-        return [path for path in batch if Path(path).name != TRIAGE_NAME]
+        return [path for path in batch if Path(path).name != TRIAGE_FILE]
 
     def action_edit(self) -> None:
         state = self.current
