@@ -107,10 +107,13 @@ def _terminated(signum: int, frame: object) -> None:
 
 def _quiet_asyncio() -> None:
     """A second Ctrl+C can land inside a task: asyncio would report it ("Task exception was never
-    retrieved", a traceback) when the task is collected. The one line said here is the whole story."""
+    retrieved", a traceback) when the task is collected; or inside asyncio's own cleanup, leaving its
+    loop to be closed as Python exits ("Exception ignored in: BaseEventLoop.__del__ … Invalid file
+    descriptor"). The one line said here is the whole story."""
     import logging
 
     logging.getLogger("asyncio").disabled = True
+    sys.unraisablehook = lambda _unraisable: None  # the process is ending on a signal: nothing to add
 
 
 def _what_stopped() -> str:
