@@ -149,7 +149,7 @@ async def test_an_erroring_case_keeps_its_expected_side_and_the_turns_that_compl
         state = app.workbench.cases[case]
         assert state.status.value == "error" and state.run.diff is not None
         turns = state.run.diff.turns
-        assert turns[0].response.actual == "ONE" and turns[1].error == "RuntimeError: no second step"
+        assert turns[0].response.actual == "ONE" and turns[1].error == "RuntimeError: no second step", state.run.result.error
         assert [t.response.expected for t in turns] == ["ONE", "TWO", "THREE"]  # the expected side stays
         app.main.tree.select_case(case)
         await pilot.pause(0.2)
