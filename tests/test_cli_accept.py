@@ -86,16 +86,30 @@ def test_without_a_terminal_accept_asks_for_yes(project):
     assert text(project) == HAND_FORMATTED
 
 
-def test_a_hand_edit_blocks_undo_until_that_step_is_dropped(project):
+def test_undo_takes_back_only_its_lines_and_keeps_a_hand_edit_made_elsewhere_in_the_file(project):
     assert run("accept", "hello", "--yes")[0] == 0
     assert run("accept", "café", "--yes")[0] == 0
-    (project / SET).write_bytes((project / SET).read_bytes().replace(b'"same"}]', b'"same!"}]', 1))  # someone edits it
+    (project / SET).write_bytes((project / SET).read_bytes().replace(b'"same"}]', b'"same!"}]', 1))  # someone edits another case
+    code, out, err = run("undo")
+    assert code == 0 and out.startswith(f"undone: accept the whole case: {SET}::café"), err
+    assert f"undo kept the other changes made to {SET} since" in err
+    edited = HAND_FORMATTED.replace('"same"}]', '"same!"}]', 1)
+    assert text(project) == edited.replace('[{"text": "goodbye"}]', '[{"text": "hello"}]')
+    assert run("redo")[0] == 0 and run("undo")[0] == 0  # redo merges the same way
+    assert run("undo")[0] == 0 and text(project) == edited  # every byte of the hand edit, CRLF and all, and nothing else
+
+
+def test_a_hand_edit_of_the_accepted_lines_blocks_undo_until_that_step_is_dropped(project):
+    assert run("accept", "hello", "--yes")[0] == 0
+    assert run("accept", "café", "--yes")[0] == 0
+    (project / SET).write_bytes((project / SET).read_bytes().replace(b'"caf\xc3\xa9 au lait"}]', b'"caf\xc3\xa9 au lait!!"}]', 1))
+    edited = text(project)
     code, _, err = run("undo")
-    assert code == 2 and "agents/echo/echo.evalset.json changed since it was written; undo would lose that change" in err
+    assert code == 2 and (f"{SET} changed since it was written, in the lines it wrote or next to them; undo would lose that change") in err
+    assert text(project) == edited
     code, out, _ = run("undo", "--drop")
     assert code == 0 and out.startswith(f"dropped (its files stay as they are): accept the whole case: {SET}::café")
-    code, _, err = run("undo")  # the older step: the file changed after it too, so it stays blocked and says so
-    assert code == 2 and "changed since it was written" in err
+    assert text(project) == edited
 
 
 def test_accept_names_what_it_cannot_do(project):

@@ -299,7 +299,7 @@ def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
     target.write_text("old\n")
     write_baseline([FileWrite(target, "new\n", sha256_of(target))], tmp_path, "accept")
     target.write_text("new, then edited by hand\n")
-    with pytest.raises(BaselineConflict, match="changed since it was written; undo would lose that change"):
+    with pytest.raises(BaselineConflict, match="changed since it was written, in the lines it wrote or next to them; undo would lose that change"):
         undo_last(tmp_path)
     assert target.read_text() == "new, then edited by hand\n"
 

@@ -79,7 +79,7 @@ def test_an_entry_blocked_by_a_hand_edit_is_dropped_and_older_ones_still_undo(tm
     write(tmp_path, "first", a="a1")
     write(tmp_path, "second", b="b1")
     (tmp_path / "b.json").write_text("b1, edited by hand")
-    with pytest.raises(UndoBlocked, match=r"b\.json changed since it was written; undo would lose that change\. Drop that entry"):
+    with pytest.raises(UndoBlocked, match=r"b\.json changed since it was written, in the lines it wrote or next to them; undo would lose that change\. Drop that entry"):
         undo_last(tmp_path)
     assert drop_last(tmp_path).reason == "second"
     assert undo_last(tmp_path).reason == "first"
@@ -120,6 +120,56 @@ def test_a_crash_during_undo_is_finished_by_the_next_start(tmp_path):
     assert redo_last(tmp_path).reason == "batch"  # the undo was finished first, so it can be redone
     assert state(tmp_path, "a", "b", "c") == ("a.json new", "b.json new", "c.json new")
     assert leftovers(tmp_path) == []
+
+
+LINES = "".join(f"line {n}\n" for n in range(1, 11))
+
+
+def test_undo_and_redo_merge_an_edit_made_elsewhere_in_the_file_and_refuse_one_beside_what_they_wrote(tmp_path):
+    files(tmp_path, a=LINES)
+    write(tmp_path, "accept", a=LINES.replace("line 3\n", "line three\n"))
+    (tmp_path / "a.json").write_text(LINES.replace("line 3\n", "line three\n").replace("line 8\n", "line 8, by hand\n"))
+    assert undo_last(tmp_path).reason == "accept"
+    assert state(tmp_path, "a") == (LINES.replace("line 8\n", "line 8, by hand\n"),)
+    assert redo_last(tmp_path).reason == "accept"
+    assert state(tmp_path, "a") == (LINES.replace("line 3\n", "line three\n").replace("line 8\n", "line 8, by hand\n"),)
+    (tmp_path / "a.json").write_text(state(tmp_path, "a")[0].replace("line 4\n", "line 4, by hand\n"))  # beside the accepted line
+    before = state(tmp_path, "a")
+    with pytest.raises(UndoBlocked, match=r"a\.json changed since it was written, in the lines it wrote or next to them"):
+        undo_last(tmp_path)
+    assert state(tmp_path, "a") == before and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(("written", "current", "expected"), [
+    ("a\nB\nc\n", "a\nB\nc\n", "a\nb\nc\n"),  # unchanged since: the other side itself
+    ("a\nB\nc\nd\ne\n", "a\nB\nc\nd\nE\n", "a\nb\nc\nd\nE\n"),  # an edit two lines away is kept
+    ("a\nB\nc\nd\ne\n", "a\nB\nc\nd\ne\nf\n", "a\nb\nc\nd\ne\nf\n"),  # lines added at the end are kept
+    ("a\nB\nc\nd\ne\n", "z\na\nB\nc\nd\ne\n", "z\na\nb\nc\nd\ne\n"),  # a line added above, not beside: kept
+    ("a\nB\nc\nd\ne\n", "a\nz\nB\nc\nd\ne\n", None),  # inserted right before the written line: refused
+    ("a\nB\nc\n", "a\nB!\nc\n", None),  # the written line itself changed: refused
+    ("a\nB\nc\n", "a\nc\n", None),  # the written line deleted: refused
+    ('{"x": [\n 1,\n 2\n]}\n', '{"x": [\n 1,\n 2\n]}\n', '{"x": [\n 1\n]}\n'),
+])
+def test_take_back_keeps_what_changed_apart_from_the_written_lines(written, current, expected):
+    from agentdiff.core.baselines.merge import take_back
+
+    base = {"a\nB\nc\n": "a\nb\nc\n", "a\nB\nc\nd\ne\n": "a\nb\nc\nd\ne\n", '{"x": [\n 1,\n 2\n]}\n': '{"x": [\n 1\n]}\n'}[written]
+    assert take_back(base, written, current) == expected
+
+
+def test_a_crash_during_a_merged_undo_is_finished_with_the_merged_text(tmp_path):
+    """The merged text is journaled before any file changes: the next start finishes the undo with it,
+    so the hand edit survives the crash too."""
+    (tmp_path / "a.json").write_text(LINES)
+    write(tmp_path, "accept", a=LINES.replace("line 2\n", "line two\n"))
+    (tmp_path / "a.json").write_text(LINES.replace("line 2\n", "line two\n").replace("line 9\n", "line 9, by hand\n"))
+    done = subprocess.run([sys.executable, "-c", CRASHER, str(tmp_path), "undo"], env={**os.environ, "AGENTDIFF_FAULT": "undoing"})
+    assert done.returncode == 137
+    assert undo_last(tmp_path) is None  # finished first: nothing left to undo
+    assert state(tmp_path, "a") == (LINES.replace("line 9\n", "line 9, by hand\n"),)
+    assert leftovers(tmp_path) == [] and not list((tmp_path / ".agentdiff" / "journal").glob("*/merged-*"))
+    assert redo_last(tmp_path).reason == "accept"  # and the journal goes on from there
+    assert state(tmp_path, "a") == (LINES.replace("line 2\n", "line two\n").replace("line 9\n", "line 9, by hand\n"),)
 
 
 def test_two_writers_never_lose_a_write(tmp_path):

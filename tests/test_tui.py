@@ -279,6 +279,27 @@ async def test_accepting_one_layer_of_an_eval_case_writes_only_that_layer(tmp_pa
         assert pool.take_jobs() == []  # a new expectation is a re-score of the run it has, not a new run
 
 
+async def test_z_after_a_hand_edit_elsewhere_in_the_file_takes_back_only_the_accept_and_says_so(tmp_path):
+    samples = copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    evalset = samples / "home_automation" / "home_automation.evalset.json"
+    before = evalset.read_text()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(DIM)
+        await pilot.pause(0.1)
+        await pilot.press("2", "a")
+        await until(pilot, lambda: modal(app) == "AcceptModal")
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert evalset.read_text() != before
+        evalset.write_text(evalset.read_text().replace("The kitchen light is now on.", "The kitchen light is on now."))  # another case, by hand
+        await pilot.press("z")
+        await settle(app, pilot)
+        assert evalset.read_text() == before.replace("The kitchen light is now on.", "The kitchen light is on now.")
+        assert notified(app, "undo kept the other changes made to sample_agents/home_automation/home_automation.evalset.json since")
+
+
 async def test_cancelled_accept_and_a_conflicting_edit_write_nothing(tmp_path):
     samples = copy_samples(tmp_path)
     app = make_app(tmp_path, CannedPool(tmp_path))

@@ -11,8 +11,9 @@
   as one set, and a journal entry exists only for a write that happened.
 * **Ordered.** Entries are numbered (`seq`), one per user action (a batch accept is one entry). Undo
   takes the newest applied entry; redo the most recently undone one; a new write forgets what could
-  be redone. An entry that cannot be undone (a file changed after it) can be dropped, so older ones
-  can be undone.
+  be redone. A file changed elsewhere since the entry wrote it (a hand edit, a `git pull`) is merged:
+  undo takes back only the lines the entry wrote and keeps the rest (`merge.take_back`). An entry
+  whose own lines changed cannot be undone; it can be dropped, so older ones can be.
 
 `AGENTDIFF_FAULT=<step>` ends the process at that step (for the crash tests): `intent`, `staged`,
 `renamed-1` (after the first rename), `undoing`.
@@ -20,14 +21,12 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 from agentdiff.core.baselines.file_writes import (
     atomic_write,
@@ -56,7 +55,9 @@ from agentdiff.core.baselines.journal_entries import (
     stage_entry,
     with_state,
 )
-from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, linked_state, set_aside
+from agentdiff.core.baselines.lock import LOCK_FILE, BaselineWriteError, project_lock
+from agentdiff.core.baselines.merge import take_back
+from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, set_aside
 from agentdiff.core.formats.source_file import resolved
 
 #: Names other modules take from here (the journal's parts live in `file_writes` and `journal_entries`).
@@ -64,16 +65,8 @@ __all__ = ["JOURNAL_DIR", "LOCK_FILE", "BaselineConflict", "BaselineWriteError",
            "atomic_write", "drop_last", "journal_entries", "project_lock", "prune_journal", "read_exact", "recover",
            "recover_at_start", "redo_last", "sha256_of", "undo_last", "write_baseline"]
 
-LOCK_FILE = Path(".agentdiff") / "lock"
-LOCK_WAIT = 5.0
-
-
 class BaselineConflict(Exception):
     """A file changed on disk since it was read; nothing was written."""
-
-
-class BaselineWriteError(Exception):
-    """The files could not be written (a full disk, no permission, another writer); nothing was written."""
 
 
 class UndoBlocked(BaselineConflict):
@@ -90,48 +83,6 @@ class FileWrite:
 def _fault(step: str) -> None:
     if os.environ.get("AGENTDIFF_FAULT") == step:
         os._exit(137)
-
-
-@contextmanager
-def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
-    """The project's one-writer lock; `BaselineWriteError` when another process holds it past `wait`."""
-    path = root / LOCK_FILE
-    if linked_state(root, "journal") is not None:  # `.agentdiff` or its journal a link: never written through
-        raise BaselineWriteError(f"nothing was written: {linked_state(root, 'journal')}")
-    if os.path.lexists(path.parent) and not path.parent.is_dir():
-        raise BaselineWriteError(f"nothing was written: {shown_in(path.parent, root)} is a file, not a folder; agentdiff keeps its "
-                                 "journal, runs and history in that folder: move the file away")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        handle = os.fdopen(fd, "a+", encoding="utf-8")
-    except OSError as exc:
-        if os.path.islink(path):
-            raise BaselineWriteError(f"nothing was written: {shown_in(path, root)} is a symlink; agentdiff's lock is a file "
-                                     "of its own: remove the link") from exc
-        raise BaselineWriteError(f"nothing was written: {exc.strerror or exc} ({path})") from exc
-    try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    handle.seek(0)
-                    holder = handle.read().strip() or "another process"
-                    raise BaselineWriteError(f"another agentdiff ({holder}) is writing to this project; nothing was written, try again") from None
-                time.sleep(0.05)
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"pid {os.getpid()}")
-            handle.flush()
-        except OSError:
-            pass  # who holds it is a courtesy to the next writer; a full disk must not fail the lock
-        yield
-    finally:
-        handle.close()  # closing releases the lock
 
 
 def _nothing_written(exc: OSError, verb: str = "written") -> BaselineWriteError:
@@ -161,7 +112,7 @@ def _put(root: Path, entry: JournalEntry, side: str) -> None:
     folder = entry_folder(root, entry)
     for file in entry.files:
         path = root / file["path"]
-        text = _text(folder, file.get(side))
+        text = _text(folder, file.get("merged") or file.get(side))
         if text is None:
             path.unlink(missing_ok=True)
         elif file.get("linked") and path.exists():
@@ -199,10 +150,13 @@ def recover(root: Path) -> list[str]:
             verb = entry.state[:-3]  # undoing → undo
             _, _, side, done = _STEPS[verb]
             _put(root, entry, side)
-            save_entry(root, with_state(entry, done))
+            files = tuple({k: v for k, v in file.items() if k != "merged"} for file in entry.files)  # merged texts served once
+            save_entry(root, JournalEntry(entry.id, entry.reason, entry.time, files, entry.seq, done))
             for file in entry.files:
                 path = root / file["path"]
                 (path.parent / _step_temp(path, entry, verb)).unlink(missing_ok=True)
+                if file.get("merged"):
+                    (folder / file["merged"]).unlink(missing_ok=True)
             said.append(f"an interrupted {entry.state[:-3]} was finished: {entry.reason}")
     for leftover in leftovers(root):  # the lock is ours: no write is making one now
         shutil.rmtree(leftover, ignore_errors=True)
@@ -305,19 +259,24 @@ _STEPS = {"undo": ("after", "undoing", "backup", "undone"), "redo": ("before", "
 
 
 def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
-    """Undo or redo `entry` (the lock held): checked; every file's text and the entry's next states
-    staged (a full disk fails here, with nothing changed); journaled as in progress; renamed into
-    place; journaled as done. A crash after the first journal step is finished by the next start."""
-    key, doing, side, done = _STEPS[verb]
-    _check(root, entry, key, verb)
+    """Undo or redo `entry` (the lock held): checked (a file changed elsewhere since is merged,
+    `merge.take_back`); every file's text and the entry's next states staged (a full disk fails here,
+    with nothing changed); journaled as in progress, with any merged text; renamed into place;
+    journaled as done. A crash after the first journal step is finished by the next start."""
+    _, doing, side, done = _STEPS[verb]
     folder = entry_folder(root, entry)
+    texts, merged = _texts(root, entry, verb)
     staged: list[tuple[Optional[str], Path]] = []
     entries: list[tuple[str, Path]] = []
     try:
-        for file in entry.files:
-            path, text = root / file["path"], _text(folder, file.get(side))
+        for file, text in zip(entry.files, texts):
+            path = root / file["path"]
             staged.append((None if text is None else stage(path, text, name=_step_temp(path, entry, verb)), path))
-        entries = [stage_entry(root, with_state(entry, doing)), stage_entry(root, with_state(entry, done))]
+        kept = [stage(folder / name, texts[i]) for i, name in merged.items()]
+        entries = [*zip(kept, (folder / name for name in merged.values())),
+                   stage_entry(root, JournalEntry(entry.id, entry.reason, entry.time, tuple(
+                       {**file, "merged": merged[i]} if i in merged else file for i, file in enumerate(entry.files)), entry.seq, doing)),
+                   stage_entry(root, with_state(entry, done))]
     except OSError as exc:
         discard_staged(staged)
         discard_staged(entries)
@@ -326,7 +285,7 @@ def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
         discard_staged(staged)
         discard_staged(entries)
         raise
-    commit_staged(entries[:1])
+    commit_staged(entries[:-1])
     _fault(doing)
     for (temp, path), file in zip(staged, entry.files):
         if temp is None:
@@ -335,7 +294,11 @@ def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
             place(temp, path, bool(file.get("linked")) and path.exists())
     for directory in {path.parent for _, path in staged}:
         sync_dir(directory)
-    commit_staged(entries[1:])
+    commit_staged(entries[-1:])
+    for name in merged.values():
+        (folder / name).unlink(missing_ok=True)
+    for i in merged:
+        add_notice(f"{verb} kept the other changes made to {entry.files[i]['path']} since")
     return with_state(entry, done)
 
 
@@ -344,13 +307,28 @@ def _step_temp(path: Path, entry: JournalEntry, verb: str) -> str:
     return f".{path.name}.agentdiff-{entry.seq}-{verb}.tmp"
 
 
-def _check(root: Path, entry: JournalEntry, key: str, doing: str) -> None:
-    for file in entry.files:
-        if sha256_of(root / file["path"]) != file[key]:
-            raise UndoBlocked(
-                f"cannot {doing} {entry.reason!r}: {file['path']} changed since it was written; {doing} would lose that change. "
-                f"Drop that entry (`agentdiff undo --drop`, D in the workbench) to {doing} older ones"
-            )
+def _texts(root: Path, entry: JournalEntry, verb: str) -> tuple[list[Optional[str]], dict[int, str]]:
+    """The text each file of `entry` becomes, and the names the merged ones are journaled under: a
+    file as the entry left it gets its other side; one changed since gets that side merged into its
+    changes (`take_back`); `UndoBlocked` when the change touched the lines the entry wrote."""
+    key, _, side, _ = _STEPS[verb]
+    folder = entry_folder(root, entry)
+    texts: list[Optional[str]] = []
+    merged: dict[int, str] = {}
+    for i, file in enumerate(entry.files):
+        path, text = root / file["path"], _text(folder, file.get(side))
+        if sha256_of(path) != file[key]:
+            other = file.get("new" if side == "backup" else "backup")
+            now = read_exact(path) if path.is_file() else None
+            text = None if text is None or other is None or now is None else take_back(text, _text(folder, other), now)
+            if text is None:
+                raise UndoBlocked(
+                    f"cannot {verb} {entry.reason!r}: {file['path']} changed since it was written, in the lines it wrote or next "
+                    f"to them; {verb} would lose that change. Drop that entry (`agentdiff undo --drop`, D in the workbench) to "
+                    f"{verb} older ones")
+            merged[i] = f"merged-{verb}-{i}.txt"
+        texts.append(text)
+    return texts, merged
 
 
 def undo_last(root: Path) -> Optional[JournalEntry]:

@@ -128,3 +128,7 @@ class BaselineActions:
             return
         done = {"undo": "undone", "redo": "redone", "drop": "dropped (its files stay as they are)"}[step]
         self.notify(f"{done}: {entry.reason}" if entry else f"nothing to {step}")
+        from agentdiff.core.formats.set_aside import take_notices
+
+        for line in take_notices():  # an undo that kept the other changes made to a file since
+            self.notify(line)
