@@ -18,6 +18,7 @@ from agentdiff.core.diff.model import (
 )
 from agentdiff.core.diff.sequence import WordOp
 from agentdiff.core.diff.tree import Change
+from rich.table import Table
 from rich.text import Text
 
 DELETED = "bold red on #3b1d1d"
@@ -323,3 +324,22 @@ def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) 
             views.append(response_view(turn, status, current))
     views.append(session_view(diff, statuses["session"], current))
     return views
+
+
+_PREVIEW_STYLES = {"+": "green", "-": "red", "@": "cyan", "\\": "dim"}
+
+
+def diff_preview(diff: str) -> Table:
+    """A unified diff (an accept's preview) as a grid: the sign in a column of its own, so a line that
+    wraps stays indented under its text and keeps its colour (a wrapped `+` line never reads as context)."""
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(width=1, no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            grid.add_row("", Text(line, style="bold"))
+            continue
+        sign, text = (line[:1], line[1:]) if line[:1] in ("+", "-", " ") else ("", line)
+        style = _PREVIEW_STYLES.get(line[:1], "")
+        grid.add_row(Text(sign, style=style), Text(text, style=style))
+    return grid

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ..diff_render import diff_preview
 from ..safe_text import pictured, shown
 
 
@@ -32,7 +32,7 @@ class AcceptModal(ModalScreen[bool]):
         with Vertical(id="accept-dialog"):
             yield Static(shown(Text(self.description, style="bold")), id="accept-title")
             with VerticalScroll(id="accept-preview"):
-                yield Static(Syntax(pictured(self.preview), "diff", theme="ansi_dark", word_wrap=True))
+                yield Static(diff_preview(pictured(self.preview)))
             yield Static(Text(self.question, style="dim"))
             with Horizontal(id="accept-buttons"):
                 yield Button(f"{self.yes} (y)", id="yes", variant="success")

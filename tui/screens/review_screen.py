@@ -9,7 +9,6 @@ from typing import Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan, run_summaries
 from agentdiff.core.scoring.results import CaseStatus
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -17,6 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..diff_render import diff_preview
 from ..safe_text import pictured, shown
 
 KEYS = "a accept · x reject · s skip · z back · j/k/g/G/space scroll · q quit"
@@ -73,7 +73,7 @@ class ReviewScreen(ModalScreen[str]):
             return
         try:
             self.plan = await self.workbench.plan_accept(case_id, repeat=self.repeat)
-            body.update(Syntax(pictured(self.plan.preview), "diff", theme="ansi_dark", word_wrap=True))
+            body.update(diff_preview(pictured(self.plan.preview)))
             title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {self.plan.description}", style="bold")))
         except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
             body.update(shown(Text(f"cannot accept: {exc}")))

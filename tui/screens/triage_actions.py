@@ -51,6 +51,10 @@ class TriageActions:
 
     def action_edit(self) -> None:
         state = self.current
+        error = self.tree.current_load_error() if state is None else None
+        if error is not None:  # a file that failed to load: open it where it broke
+            self._open_in_editor(self.workbench.root / error.file, error.line or 1, error.column or 1)
+            return
         if state is None:
             return
         divergences = self._divergences()
@@ -65,6 +69,9 @@ class TriageActions:
             path, (line, col) = state.ref.eval_set.source.path, eval_id_position(state.ref)
         else:
             path, line, col = state.ref.case.dir / "spec.yaml", 1, 1
+        self._open_in_editor(path, line, col)
+
+    def _open_in_editor(self, path: Path, line: Optional[int], col: Optional[int]) -> None:
         editor = self.services.editor
         if under_web_driver() and getattr(editor, "runs_a_program", False):
             # in a browser (agentdiff serve) there is no terminal to lend an editor: say where instead

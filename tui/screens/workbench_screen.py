@@ -24,7 +24,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..case_filter import matches
 from ..case_rows import LookAlikes, startup_notices, case_facts, case_row, group_summary
@@ -35,6 +35,7 @@ from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.filter_bar import FilterBar
 from ..widgets import steady
 from ..widgets.header_bar import HeaderBar
+from ..widgets.key_footer import KeyFooter
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
 from .layout_actions import LayoutActions
@@ -137,7 +138,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             yield CaseDetail(self.triage, self.workbench.history, self.workbench.options.prices, id="detail").data_bind(WorkbenchScreen.view)
         yield FilterBar(self.filter_values, id="filter-bar")
         yield Static(id="status-line")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def tree(self) -> CaseTree:
@@ -331,6 +332,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
                 detail.summary = Text("No case matches the filter.", style="dim") + Text("\nesc clears it · / changes it", style="dim")
 
     def _group_summary(self) -> Optional[Text]:
+        error = self.tree.current_load_error()
+        if error is not None:  # a file that failed to load: where, and why (the row is cut at the tree's width)
+            return (Text("⚠ could not load this file\n", style="bold red") + Text(str(error), style="red")
+                    + Text("\n\nits cases are not run until it loads; e opens it at that line", style="dim"))
         node = self.tree.cursor_node
         if node is None or node.data or not node.children:
             return None

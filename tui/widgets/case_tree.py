@@ -111,6 +111,7 @@ class CaseTree(Tree[str]):
         self.show_root = False
         self.guide_depth = 2
         self._case_nodes: dict[str, TreeNode[str]] = {}
+        self._error_nodes: dict[int, object] = {}  # a load error's row → the error
         self._case_rows: dict[str, CaseRow] = {}
         self._group_nodes: dict[tuple[str, str], TreeNode[str]] = {}
         self._agent_nodes: dict[str, TreeNode[str]] = {}
@@ -156,10 +157,11 @@ class CaseTree(Tree[str]):
         cursor = self.cursor_node  # a group's or an agent's row: the cursor stays on it
         on_row = next((key for key, node in (*self._group_nodes.items(), *self._agent_nodes.items()) if node is cursor), None)
         self.clear()
+        self._error_nodes = {}
         if errors:
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
             for error in errors:
-                group.add_leaf(safe(Text(str(error), style="red")), data="")
+                self._error_nodes[group.add_leaf(safe(Text(str(error), style="red")), data="").id] = error
         self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
@@ -244,6 +246,11 @@ class CaseTree(Tree[str]):
         if state.reason and (state.running or state.stale):
             text.append(f"  {state.reason}", style="dim italic")
         return safe(text)
+
+    def current_load_error(self) -> Optional[object]:
+        """The load error whose row the cursor is on (`LoadError`: file, line, reason)."""
+        node = self.cursor_node
+        return self._error_nodes.get(node.id) if node is not None else None
 
     @property
     def current_case_id(self) -> Optional[str]:
