@@ -4,6 +4,7 @@ and triage every failure of the samples at 80×24 with `n`, the editor opened at
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -69,9 +70,15 @@ def test_triage_every_failure_at_80_by_24_and_open_the_editor_at_the_line(tmp_pa
     editor.write_text(f"#!/bin/sh\necho \"$@\" >> {opened}\n")
     editor.chmod(0o755)
     (tmp_path / "pyproject.toml").write_text(f'[tool.agentdiff]\neditor = "{editor} --goto {{file}}:{{line}}:{{col}}"\n')
+    broken = tmp_path / "sample_agents" / "lookup"  # an agent whose own code raises: `e` opens that line
+    broken.mkdir()
+    (broken / "agent.py").write_text("def order(orders, key):\n    return orders[key]\n\n\n"
+                                     "async def run_turn(ctx):\n    return order({}, ctx.message)\n")
+    (broken / "lookup.evalset.json").write_text(json.dumps({"eval_set_id": "lookup", "eval_cases": [{"eval_id": "find_order", "conversation": [
+        {"user_content": {"role": "user", "parts": [{"text": "A1001"}]}, "final_response": {"role": "model", "parts": [{"text": "found"}]}}]}]}))
     start(tmp_path, 80, 24)
     try:
-        wait_for(lambda t: "✓ 9 ✗ 3" in t, "the first runs", timeout=60)
+        wait_for(lambda t: "✓ 9 ✗ 3 ! 1" in t, "the first runs", timeout=60)
         expected = {  # each failure's first divergence, visible without scrolling
             "refund_too_late": "▶ ● issue_refund",
             "no_second_refund": "▶ ●",
@@ -96,10 +103,18 @@ def test_triage_every_failure_at_80_by_24_and_open_the_editor_at_the_line(tmp_pa
         tmux("send-keys", "-t", "journey", "+")
         wait_for(lambda t: "✓ 9 ✗ 3" in t, "the tree and header back")
         tmux("send-keys", "-t", "journey", "/status:failed")  # one burst, as a paste or a script sends it
-        screen = wait_for(lambda t: "3 of 12 cases" in t, "the whole burst in the filter")
+        screen = wait_for(lambda t: "3 of 13 cases" in t, "the whole burst in the filter")
         assert "/ status:failed" in screen and "Write this change?" not in screen
         tmux("send-keys", "-t", "journey", "Escape")  # (alone: an Escape just before `q` would read as Alt+q)
-        wait_for(lambda t: "of 12 cases" not in t, "the filter closed")
+        wait_for(lambda t: "of 13 cases" not in t, "the filter closed")
+        time.sleep(0.6)  # past tmux's escape-time: sooner, it would send the Escape and the next key as one Alt+key
+        tmux("send-keys", "-t", "journey", "/status:error", "Enter")  # pasted, then into the tree: the case alone
+        wait_for(lambda t: "! find_order" in t and "✓ refund" not in t and "agent.py:2: KeyError" in t,
+                 "the erroring case alone, its error led by its place in the project's code")
+        opened.unlink()
+        tmux("send-keys", "-t", "journey", "e")
+        wait_for(lambda t: opened.exists() and opened.read_text(), "the editor on the agent's code", timeout=10)
+        assert opened.read_text().split()[-1].startswith(f"{broken / 'agent.py'}:2:"), opened.read_text()
         quit_app()
     finally:
         tmux("kill-server")

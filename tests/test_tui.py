@@ -448,6 +448,32 @@ async def test_keys_that_arrive_in_one_burst_with_slash_are_the_filters_text_nev
             app.post_message(events.Key(key, character))
         await until(pilot, lambda: app.main.filter_text == "dim" and not app.main.filter_bar.display, what="the burst's Enter")
         assert app.main.tree.visible_ids == [DIM]
+        # a burst right after the tree comes back (`+` twice): the tree's focus, taken back a frame
+        # later, never takes the keys from the filter opened meanwhile
+        for key, character in [("plus", "+"), ("plus", "+"), ("slash", "/"), ("ctrl+u", None), *((c if c != ":" else "colon", c) for c in "status:fail")]:
+            app.post_message(events.Key(key, character))
+        await until(pilot, lambda: app.main.filter_bar.display and app.main.filter_bar.input.value == "status:fail", what="the last burst in the filter")
+        await pilot.pause(0.2)
+        assert app.screen.focused is app.main.filter_bar.input and type(app.screen).__name__ == "WorkbenchScreen"
+        assert set(app.main.tree.visible_ids) == {REFUND_LATE, REFUND_TWICE, DIM}
+
+
+async def test_a_case_that_comes_to_match_the_filter_appears_in_the_tree(tmp_path, worker_pool):
+    """`status:failed` typed, then a prompt edit fails the kitchen case: it joins the tree (a rebuild
+    at most once a second), though only its label changed."""
+    samples = copy_samples(tmp_path)
+    changes = ScriptedChanges()
+    app = make_app(tmp_path, worker_pool, changes)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot, timeout=60)
+        await pilot.press("slash", *"status", "colon", *"failed", "enter")
+        await until(pilot, lambda: app.main.filter_text == "status:failed" and len(app.main.tree.visible_ids) == 3)
+        assert KITCHEN not in app.main.tree.visible_ids
+        await changes.push(edit_the_home_prompt(samples))
+        await changes.handled()
+        await settle(app, pilot, timeout=60)
+        assert status(app, KITCHEN) is CaseStatus.FAILED
+        await until(pilot, lambda: KITCHEN in app.main.tree.visible_ids, what="the newly failing case in the tree")
 
 
 async def test_pausing_the_watch_ignores_changes(tmp_path):

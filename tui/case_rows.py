@@ -99,3 +99,9 @@ def startup_notices(triage: Triage, alike: dict[str, str]) -> list[str]:
     if triage.error:
         said.append(f"{triage.error}: labels and notes are not shown or written until it is fixed")
     return said
+
+
+def load_error_summary(error) -> Text:
+    """The detail for a file that failed to load: where and why, whole."""
+    return (Text("⚠ could not load this file\n", style="bold red") + Text(str(error), style="red")
+            + Text("\n\nits cases are not run until it loads; e opens it at that line", style="dim"))

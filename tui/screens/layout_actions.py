@@ -53,7 +53,12 @@ class LayoutActions:
     def _focus_tree(self) -> None:
         """The tree takes the keys again when it shows; hidden, `j`/`k` still move (the screen's)."""
         if not (self.tree_hidden or self.maximised):
-            self.call_after_refresh(self.tree.focus)
+            self.call_after_refresh(self._tree_takes_keys)
+
+    def _tree_takes_keys(self) -> None:
+        # unless `/` opened the filter meanwhile (a burst typed right after `+`): its keys stay its text
+        if not self.filter_bar.display:
+            self.set_focus(self.tree)
 
     def action_tree_down(self) -> None:
         self.tree.action_cursor_down()

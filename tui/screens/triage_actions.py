@@ -141,7 +141,8 @@ class TriageActions:
         self._apply_filter(message.value)
         self.filter_problem = None
         self._refresh_status_line()
-        self.tree.focus()
+        if not self.filter_bar.display:  # not opened again by a `/` typed right after: it keeps the keys
+            self.set_focus(self.tree)  # now, not after the keys queued behind the Enter or Esc
         if problem and not message.cleared:
             self.notify(problem, severity="warning")
 

@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ..case_filter import matches
-from ..case_rows import LookAlikes, startup_notices, case_facts, case_row, group_summary
+from ..case_rows import LookAlikes, case_facts, case_row, group_summary, load_error_summary, startup_notices
 from ..heap import HeapSettler
 from ..versus import Versus, agents_cli_roots, ids_by_eval_id
 from ..widgets.case_detail import CaseDetail, View
@@ -271,8 +271,9 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         if "*" in dirty:
             self._rebuild_tree()
         else:
-            moving = self._move_timer is None and self.tree.moved(rows)  # under another agent or group now: rebuilt,
-            self.tree.update_cases(rows)  # and relabelled where they are until then
+            # under another agent or group now, or newly matching the filter: rebuilt, and relabelled where they are until then
+            moving = self._move_timer is None and (self.tree.moved(rows) or self.tree.appearing(rows, self._visible))
+            self.tree.update_cases(rows)
             if moving:
                 self._move_timer = self.set_timer(self.MOVE_EVERY, self._moved)  # at most once a MOVE_EVERY
             if self.tree.current_case_id in dirty:
@@ -332,10 +333,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
                 detail.summary = Text("No case matches the filter.", style="dim") + Text("\nesc clears it · / changes it", style="dim")
 
     def _group_summary(self) -> Optional[Text]:
-        error = self.tree.current_load_error()
-        if error is not None:  # a file that failed to load: where, and why (the row is cut at the tree's width)
-            return (Text("⚠ could not load this file\n", style="bold red") + Text(str(error), style="red")
-                    + Text("\n\nits cases are not run until it loads; e opens it at that line", style="dim"))
+        if self.tree.current_load_error() is not None:  # where, and why (the row is cut at the tree's width)
+            return load_error_summary(self.tree.current_load_error())
         node = self.tree.cursor_node
         if node is None or node.data or not node.children:
             return None

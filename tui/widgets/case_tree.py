@@ -199,6 +199,11 @@ class CaseTree(Tree[str]):
                 return True
         return False
 
+    def appearing(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool]) -> bool:
+        """Whether any of these rows now passes the filter but is not in the tree (a case that
+        errors while `status:error` is typed): only a rebuild shows it."""
+        return any(row.state.ref.id not in self._case_nodes and visible(row) for row in rows)
+
     def update_case(self, row: CaseRow) -> None:
         self._case_rows[row.state.ref.id] = row
         node = self._case_nodes.get(row.state.ref.id)
