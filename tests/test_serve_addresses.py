@@ -94,6 +94,9 @@ def test_bound_to_every_interface_it_answers_this_machines_addresses_and_refuses
         assert fetch(f"http://127.0.0.1:{port}{files[0]}?token={served.token}")[0] == 200
     finally:
         served.close()
+    said = served.said + served.process.stdout.read().decode()
+    # every address it prints opens the page: none without its token (that one answers 403)
+    assert re.findall(r"https?://[^\s'\"]+", said) == [served.address], said
 
 
 def test_an_ipv6_address_is_printed_in_brackets_and_answers(tmp_path):

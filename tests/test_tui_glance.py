@@ -97,6 +97,29 @@ async def test_label_completion_comes_from_the_failure_dictionary(tmp_path):
         await until(pilot, lambda: app.main.triage.label_of(DIM) == wanted)
 
 
+async def test_tab_after_label_offers_the_labels_cases_carry_most_used_first_and_cycles(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        triage = app.main.triage
+        unused, once, twice = triage.labels[:3]
+        triage.set(DIM, label=once)
+        for case_id in sorted(FAILING - {DIM}):
+            triage.set(case_id, label=twice)
+        field = app.main.filter_bar.input
+        once, twice = (f'"{x}"' if " " in x else x for x in (once, twice))  # quoted, as the filter takes them
+        await pilot.press("slash", *"label:", "tab")
+        assert field.value == f"label:{twice}"
+        await pilot.press("tab")
+        assert field.value == f"label:{once}"
+        await pilot.press("tab")  # round again; the dictionary's entry no case carries is never offered
+        assert field.value == f"label:{twice}" and unused not in field.value
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert set(app.main.tree.visible_ids) == FAILING - {DIM}
+
+
 async def test_at_80_by_24_the_header_is_short_and_the_first_divergence_is_in_sight(tmp_path):
     copy_samples(tmp_path)
     app = make_app(tmp_path, CannedPool(tmp_path))

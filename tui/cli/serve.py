@@ -10,7 +10,7 @@ import secrets
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import Callable, Optional, TextIO
 
 from .errors import EXIT_OK, EXIT_USAGE, exists, quoted
 from .options import add_run_options
@@ -70,10 +70,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if warning:
         print(warning, file=err)
     token = secrets.token_urlsafe(18)
-    server = guarded_server(watch_command(args), args.host, args.port, token)
     where = url_of("127.0.0.1" if wildcard(args.host) else args.host, args.port)
     also = " — or this machine's other addresses, on every interface" if wildcard(args.host) else ""
-    print(f"serving the workbench on {where}/?token={token} (open this address{also}; Ctrl+C stops)", file=err, flush=True)
+    banner = f"serving the workbench on {where}/?token={token} (open this address{also}; Ctrl+C stops)"
+    server = guarded_server(watch_command(args), args.host, args.port, token, lambda: print(banner, file=err, flush=True))
     server.serve()
     return EXIT_OK
 
@@ -111,7 +111,7 @@ def _machine_names(port: int) -> set[str]:
     return names
 
 
-def guarded_server(command: str, host: str, port: int, token: str):
+def guarded_server(command: str, host: str, port: int, token: str, listening: Callable[[], None] = lambda: None):
     """textual-serve's server with a guard: a page, file or socket is served only to a request naming
     this server by its own address (no DNS rebinding), from its own pages (the Origin a browser sends),
     with the token of the address printed at start (then kept in a same-site cookie). Another web page
@@ -150,6 +150,9 @@ def guarded_server(command: str, host: str, port: int, token: str):
         return response
 
     class GuardedServer(Server):
+        async def on_startup(self, app: web.Application) -> None:
+            listening()  # the address with its token, once listening (textual-serve's own, without it, answers 403)
+
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(guard)

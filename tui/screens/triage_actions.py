@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from collections import Counter
 from typing import Optional
 
 from agentdiff.core.baselines.journal import BaselineWriteError
@@ -154,8 +155,9 @@ class TriageActions:
             return list(LAYERS)
         if key == "mode":
             return ["replay", "live"]
-        if key == "label":
-            return list(self.triage.labels)
+        if key == "label":  # the labels cases carry, the most used first: a dictionary entry no case uses matches nothing
+            used = Counter(label for label in map(self.triage.label_of, self.workbench.cases) if label)
+            return [label for label, _ in used.most_common()]
         if key == "agent":
             return sorted({self._row(state).agent for state in self.workbench.cases.values()})
         return []

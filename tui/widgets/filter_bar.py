@@ -26,11 +26,17 @@ class FilterSuggester(Suggester):
         self.values = values
 
     async def get_suggestion(self, value: str) -> Optional[str]:
+        options = self.candidates(value)
+        return options[0] if options else None
+
+    def candidates(self, value: str) -> list[str]:
+        """Every completion of the query's last token, in order (Tab takes the first, Tab again the next)."""
+        out = []
         head, _, token = value.rpartition(" ")
         negate = "!" if token.startswith("!") else ""
         token = token[len(negate):]
         if not token:
-            return None
+            return out
         key, sep, partial = token.partition(":")
         if not sep:
             options = [f"{k}:" for k in KEYS]
@@ -42,8 +48,8 @@ class FilterSuggester(Suggester):
         for option in options:
             if option.lower().startswith(wanted.lower()) and option != wanted:
                 shown = f'{option.split(":", 1)[0]}:"{option.split(":", 1)[1]}"' if " " in option else option
-                return f"{head} {negate}{shown}" if head else f"{negate}{shown}"
-        return None
+                out.append(f"{head} {negate}{shown}" if head else f"{negate}{shown}")
+        return out
 
 
 class InOrderInput(Input):
@@ -124,9 +130,18 @@ class FilterBar(Horizontal):
         self._close()
         self.post_message(self.Closed(event.value, cleared=False))
 
+    _cycle: tuple[list[str], int] = ([], 0)  # the completions Tab steps through, and the one shown
+
     def action_complete(self) -> None:
-        if self.input._suggestion:
-            self.input.value = self.input._suggestion
+        """Tab: the first completion of the last token; Tab again, the next one, round (as a shell does)."""
+        options, at = self._cycle
+        if options and self.input.value == options[at]:
+            at = (at + 1) % len(options)
+        else:
+            options, at = self.input.suggester.candidates(self.input.value), 0
+        self._cycle = (options, at)
+        if options:
+            self.input.value = options[at]
             self.input.cursor_position = len(self.input.value)
 
     def action_clear(self) -> None:
