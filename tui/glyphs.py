@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from agentdiff.core.scoring.results import CaseStatus
+from rich.text import Text
 
 GLYPH = {
     CaseStatus.PASSED: "✓",
@@ -46,3 +47,15 @@ def sparkline(values: list[Optional[float]]) -> str:
         else:
             out.append(SPARK[min(len(SPARK) - 1, max(0, int(round(value * (len(SPARK) - 1)))))])
     return "".join(out)
+
+
+def runs_line(run) -> Text:
+    """A case run more than once (`repeats`): each run's verdict, and which one the detail shows
+    (`o` / `O` step through them): `runs ✓1 ✗2 ✓3 · showing run 2 · o: next`."""
+    line = Text("\nruns ")
+    for index, record in enumerate(run.result.runs):
+        mark, style = glyph(record.status)
+        line.append(f"{mark}{index + 1}", style=f"{style} reverse" if index == run.shown else style)
+        line.append(" ")
+    line.append(f"· showing run {run.shown + 1} · o: next", style="dim")
+    return line

@@ -109,6 +109,11 @@ def _shown_output(run: CaseRun) -> RunOutput:
 
 
 def _describe(request: AcceptRequest) -> str:
+    of_run = f" (run {request.repeat + 1} of {len(request.run.outputs)})" if request.repeat is not None and len(request.run.outputs) > 1 else ""
+    return _scope(request) + of_run
+
+
+def _scope(request: AcceptRequest) -> str:
     if isinstance(request.run.ref, (ConformanceCaseRef, DatasetCaseRef)) or request.scope == "case" or request.turn is None and request.scope == "turn":
         return "the whole case"
     if request.scope == "turn":

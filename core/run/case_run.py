@@ -7,7 +7,7 @@ import dataclasses
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from agentdiff.core.diff.clusters import cluster_signature
 from agentdiff.core.diff.model import CaseDiff
@@ -40,6 +40,16 @@ class CaseRun:
     outputs: tuple[RunOutput, ...] = ()  # every repeat's output (replay: one per streaming mode)
     shown: int = 0  # the index into `outputs` (and `result.runs`) of the repeat shown
     modes: tuple[str, ...] = ()  # replay: the streaming mode each output replayed
+    #: Another repeat's actual trace and diff, made when asked (`showing`); None: only one is shown.
+    restage: Optional[Callable[[int], tuple[Trace, CaseDiff]]] = dataclasses.field(default=None, compare=False, repr=False)
+
+    def showing(self, index: int) -> "CaseRun":
+        """This run with repeat `index` shown: its actual side, its diff (the case's verdict and
+        scores stay those of all its repeats). Itself when that repeat is shown or cannot be."""
+        if index == self.shown or self.restage is None or not 0 <= index < len(self.outputs):
+            return self
+        trace, diff = self.restage(index)
+        return dataclasses.replace(self, trace=trace, diff=diff, shown=index)
 
     @property
     def files_read(self) -> frozenset[str]:

@@ -72,15 +72,21 @@ def scored_case_run(
     results = aggregate(runs)
     status, reason = case_verdict(runs, results)
     shown = shown_index(runs)
-    trace = trace_from_output(outputs[shown], messages[shown])
-    # An errored case keeps its diff: the expected side, the turns that did complete, the one that broke.
-    diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
-    if expected is None:  # a simulated conversation: nothing was expected, so nothing in it diverges
-        diff = dataclasses.replace(diff, divergences=(), notes=(*diff.notes, SIMULATED))
-    elif status is not CaseStatus.ERROR:
-        diff = explain_scored(diff, results, runs[shown])
+
+    def view(index: int):
+        """Repeat `index`'s actual trace and its diff with the baseline."""
+        trace = trace_from_output(outputs[index], messages[index])
+        # An errored case keeps its diff: the expected side, the turns that did complete, the one that broke.
+        diff = diff_case(baseline.trace, trace, criteria, ref.id, baseline.sources)
+        if expected is None:  # a simulated conversation: nothing was expected, so nothing in it diverges
+            diff = dataclasses.replace(diff, divergences=(), notes=(*diff.notes, SIMULATED))
+        elif status is not CaseStatus.ERROR:
+            diff = explain_scored(diff, results, runs[index])
+        return trace, diff
+
+    trace, diff = view(shown)
     layers = () if expected is None or status is CaseStatus.ERROR else layer_summaries(diff)  # an error says it all
     result = case_result(ref, agent, "live", status, metrics=results, error=reason, runs=runs, layers=layers,
                          scored_as=None if status is CaseStatus.ERROR else rules.label,  # an error was not scored
                          usage=case_usage(outputs, judged))
-    return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown)
+    return CaseRun(ref, result, agent, diff, baseline, trace, tuple(outputs), shown, restage=view if len(outputs) > 1 else None)

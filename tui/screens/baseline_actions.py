@@ -19,12 +19,13 @@ class BaselineActions:
     """Mixed into WorkbenchScreen: uses its `workbench`, `view`, `current` and `tree`."""
 
     async def _plan(self, case_id: str) -> AcceptPlan:
-        view = self.view
+        view, run = self.view, self.workbench.cases[case_id].run
+        repeat = run.shown if run is not None and len(run.outputs) > 1 and run.restage is not None else None  # the run shown (o)
         if view.layer in ACCEPTED_LAYERS:
-            return await self.workbench.plan_accept(case_id, "layer", view.turn, view.layer)
+            return await self.workbench.plan_accept(case_id, "layer", view.turn, view.layer, repeat=repeat)
         if view.turn_focused or view.layer:
-            return await self.workbench.plan_accept(case_id, "turn", view.turn)
-        return await self.workbench.plan_accept(case_id, "case")
+            return await self.workbench.plan_accept(case_id, "turn", view.turn, repeat=repeat)
+        return await self.workbench.plan_accept(case_id, "case", repeat=repeat)
 
     def action_accept(self) -> None:
         state = self.current

@@ -72,3 +72,14 @@ class MoveActions:
     def action_layer(self, layer: str) -> None:
         self.view = self.view._replace(layer=layer)
         self.detail.scroll_to_layer(layer)
+
+    def action_next_run(self, step: int = 1) -> None:
+        """A case run more than once: show its next run's actual side (the diff, the divergence line,
+        `e` and `a` follow it)."""
+        state = self.current
+        run = state.run if state is not None else None
+        if run is None or len(run.outputs) < 2 or run.restage is None:
+            self.notify("o steps through the runs of a case run more than once (repeats); this one ran once", timeout=3)
+            return
+        state.run = run.showing((run.shown + step) % len(run.outputs))
+        self._show_selected()

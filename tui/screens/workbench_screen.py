@@ -63,6 +63,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
         key("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
         key("5", "layer('nodes')", "Nodes", "Jump to the nodes layer: what ran in an ADK 2 workflow", show=False),
+        key("o", "next_run", "Next run", "A case run more than once: show its next run (its actual side, diff and accept)", show=False),
+        key("O", "next_run(-1)", "Prev run", "A case run more than once: show its previous run", show=False),
         key("r", "rerun", "Re-run", "Re-run the selected case"),
         key("R", "rerun_all", "Re-run all", "Re-run all visible cases", show=False),
         key("m", "toggle_mode", "Mode", "Switch the mode: each case's default (conformance replays, eval sets live) / everything live"),
@@ -106,10 +108,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         super().__init__()
         self.confirm_live_above = confirm_live_above
         self.stacked_below = stacked_below  # terminal columns: narrower, expected is shown above actual
-        self.workbench = workbench
-        self.services = services
-        self.project = project
-        self.triage = triage
+        self.workbench, self.services, self.project, self.triage = workbench, services, project, triage
         self.alikes = LookAlikes()
         self.filter_text = ""
         self.failures_only = False

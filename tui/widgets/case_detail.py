@@ -28,7 +28,7 @@ from textual.reactive import var
 from textual.widgets import Static, Tab, Tabs
 
 from ..diff_render import LayerView, layer_views
-from ..glyphs import GLYPH, STYLE, glyph, sparkline
+from ..glyphs import GLYPH, STYLE, glyph, runs_line, sparkline
 from ..safe_text import shown
 from ..versus import Versus
 from . import steady
@@ -270,6 +270,8 @@ class CaseDetail(Vertical):
                         header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
                 if not short:
                     header.append_text(self._spent(state))
+                if len(result.runs) > 1 and state.run.restage is not None:  # repeats: each one's verdict, the one shown
+                    header.append_text(runs_line(state.run))
                 if result.error:
                     error = result.located_error  # led by the place in the project's code (`e` opens it)
                     header.append(f"\n{error.splitlines()[0] if short else error}", style="red")
