@@ -61,3 +61,33 @@ async def test_o_steps_through_the_runs_and_a_offers_the_run_shown(tmp_path):
         await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal")
         assert app.screen.description.startswith("accept the whole case (run 2 of 3)")
         assert "something else entirely" in app.screen.preview
+
+
+async def test_accepting_one_turn_leaves_the_tabs_marking_only_the_turns_that_still_diverge(tmp_path):
+    from textual.widgets import Tab
+    from workbench_support import write_set
+
+    echo_project(tmp_path, {"echo": ["hello"]})
+    write_set(tmp_path, "echo", {"eval_set_id": "echo", "eval_cases": [{"eval_id": "three", "conversation": [
+        {"user_content": {"role": "user", "parts": [{"text": said}]}, "final_response": {"role": "model", "parts": [{"text": expected}]}}
+        for said, expected in (("one", "alpha"), ("two", "beta"), ("three", "gamma"))]}]})
+    app = create_app(tmp_path, [tmp_path / "agents"], pool=EchoPool(), watch=False, editor=FakeEditor(),
+                     clock=lambda: 1_800_000_000.0, project="p")
+    case = case_id("echo", "three")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(case)
+        await pilot.pause(0.2)
+
+        def labels() -> list[str]:
+            return [str(tab.label) for tab in app.main.detail.query(Tab)]
+
+        assert labels() == ["turn 1 •", "turn 2 •", "turn 3 •"]
+        while app.main.view.turn != 2:
+            await pilot.press("t")
+        await pilot.press("a")
+        await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal")
+        assert app.screen.description.startswith("accept turn 3")
+        await pilot.press("y")
+        await settle(app, pilot)
+        await until(pilot, lambda: labels() == ["turn 1 •", "turn 2 •", "turn 3"], what=f"turn 3 unmarked: {labels()}")

@@ -139,7 +139,7 @@ class CaseDetail(Vertical):
         self.versus: Optional[Versus] = None  # `B`: a kept run's actual on the expected side
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
-        self._tab_case: Optional[tuple[str, int]] = None
+        self._tab_case: Optional[tuple] = None  # (case id, turns, their labels)
         self._generation = 0
 
     @property
@@ -314,7 +314,7 @@ class CaseDetail(Vertical):
         count = len(diff.turns) if diff else 0
         labels = [f"turn {i + 1}{' !' if diff is not None and diff.turns[i].error else ' •' if diff is not None and any(d.turn == i for d in diff.divergences) else ''}"
                   for i in range(count)]  # ! the turn where the run broke
-        key = (self.state.ref.id if self.state else "", count)
+        key = (self.state.ref.id if self.state else "", count, tuple(labels))  # a re-score relabels them (an accepted turn)
         if key != self._tab_case:
             existing = [tab for tab in tabs.query(Tab) if (tab.id or "").startswith(f"turn-{self._generation}-")]
             if self._tab_case is not None and self._tab_case[1] == count and len(existing) == count:
