@@ -458,6 +458,21 @@ async def test_keys_that_arrive_in_one_burst_with_slash_are_the_filters_text_nev
         assert set(app.main.tree.visible_ids) == {REFUND_LATE, REFUND_TWICE, DIM}
 
 
+async def test_keys_typed_into_the_filter_before_its_focus_event_are_kept(tmp_path):
+    """Under load the input's Focus event comes after the first keys of a burst are in: it must not
+    select them (the next key would replace them: `sta` + `t` read as `t`)."""
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.action_filter()
+        field = app.main.filter_bar.input
+        field.insert_text_at_cursor("sta")  # before the Focus event is handled
+        await pilot.pause()
+        await pilot.press("t")
+        assert field.value == "stat"
+
+
 async def test_a_case_that_comes_to_match_the_filter_appears_in_the_tree(tmp_path, worker_pool):
     """`status:failed` typed, then a prompt edit fails the kitchen case: it joins the tree (a rebuild
     at most once a second), though only its label changed."""

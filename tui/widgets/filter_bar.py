@@ -93,8 +93,10 @@ class FilterBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("/", id="filter-prompt")
+        # not selecting all on focus: the Focus event comes after the keys of a burst typed in already,
+        # and selecting them would let the next key replace them
         yield InOrderInput(placeholder="status:failed agent:x … (tab completes)",
-                           suggester=FilterSuggester(self.values), id="filter-input")
+                           suggester=FilterSuggester(self.values), id="filter-input", select_on_focus=False)
         yield Static(id="filter-count")
 
     @property
