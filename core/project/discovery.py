@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from agentdiff.core.formats.adk_results import RESULT_SUFFIX
-from agentdiff.core.formats.checks_file import CHECKS_FILE, CheckSpec, ChecksFile, load_checks_file
+from agentdiff.core.formats.checks_file import (
+    CHECKS_FILE,
+    ChecksFile,
+    CheckSpec,
+    load_checks_file,
+)
 from agentdiff.core.formats.conformance import (
     SPEC_FILE,
     ConformanceCase,
@@ -42,6 +47,7 @@ from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path, missing_reason, resolved
 from agentdiff.core.project.agent_hints import hinted_eval_paths
 from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
+from agentdiff.core.project.conformance_dirs import not_a_case
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
@@ -113,6 +119,7 @@ class Discovery:
     cases: list[CaseRef] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     eval_sets: list[LoadedEvalSet] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # files that look like cases but are not read as ones, and why
 
     def find(self, case_id: str) -> Optional[CaseRef]:
         return next((case for case in self.cases if case.id == case_id), None)
@@ -221,7 +228,12 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
                 specs = checks_file.for_case((file.name, loaded.eval_set.eval_set_id), (case.eval_id, ref.name, ref.id))
                 ref = dataclasses.replace(ref, checks=specs)
             found.cases.append(ref)
+    named_dirs = {resolved(p.parent if p.name == SPEC_FILE else p) for p in paths}
     for case_dir in _unique(case_dirs):
+        why = not_a_case(case_dir, root, named_dirs)
+        if why is not None:  # an OpenAPI `spec.yaml` in docs/, say: ADK would not run it either
+            found.notes.append(f"{display_path(case_dir, root)}/{SPEC_FILE}: {why}")
+            continue
         if not _utf8_name(case_dir):
             found.errors.append(LoadError(file=_bytes_shown(display_path(case_dir, root)), message="its name is not valid UTF-8: rename the folder"))
             continue

@@ -64,7 +64,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if resolution.error:
                     item["agent_error"] = resolution.error
             items.append(item)
-        json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors]}, out, indent=2)
+        json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors], "notes": found.notes}, out, indent=2)
         out.write("\n")
     elif args.agents:
         _print_agents(found, resolutions, wants_color(args.color, out), out)
@@ -90,6 +90,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
+    for note in found.notes if not args.json else ():  # files that look like cases and are not read as ones
+        print(f"note: {one_line(note)}", file=err)
     for case_id, note in alike.items():  # ids a reader could take for another's: said, never renamed
         print(f"warning: {one_line(case_id)}: {one_line(note)}", file=err)
     return EXIT_USAGE if found.errors else EXIT_OK

@@ -356,5 +356,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
             print("error: no cases found", file=err)
+            for note in found.notes:
+                print(f"note: {note}", file=err)
         return EXIT_USAGE
     return exit_code(cases, [])

@@ -23,6 +23,7 @@ def select_cases(args_paths: Sequence[str], config):
         found = discover(paths or list(config.paths) or [Path(".")], root=Path.cwd())
         selected.cases += found.cases
         selected.errors += found.errors
+        selected.notes += found.notes
     if queries:
         everything = discover(list(config.paths) or [Path(".")], root=Path.cwd())
         for query in queries:

@@ -1,0 +1,59 @@
+"""Layouts of public ADK projects (round three), each laid out here as its description says: what is a
+case, what is not, and what `list`, `run` and `doctor` say about it."""
+
+from __future__ import annotations
+
+import json
+
+from test_cli import run
+from workbench_support import ECHO_AGENT
+
+OPENAPI = "openapi: 3.0.0\ninfo:\n  title: Shop API\n  version: '1.0'\npaths:\n  /orders:\n    get:\n      summary: list orders\n"
+
+
+def eval_set(set_id: str, *texts: str) -> str:
+    return json.dumps({"eval_set_id": set_id, "eval_cases": [
+        {"eval_id": f"case_{n}", "conversation": [{"user_content": {"role": "user", "parts": [{"text": text}]},
+                                                  "final_response": {"role": "model", "parts": [{"text": text}]}}]}
+        for n, text in enumerate(texts)]})
+
+
+def test_an_openapi_spec_yaml_outside_tests_is_not_a_conformance_case(tmp_path, monkeypatch):
+    """`docs/api/spec.yaml` (OpenAPI) beside a project's eval set: ADK's `adk conformance test` would never
+    run it (it looks under tests/, and skips a spec with no recordings). Not a load error: a note."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "shop" / "shop.evalset.json").write_text(eval_set("shop", "hello"))
+    (tmp_path / "docs" / "api").mkdir(parents=True)
+    (tmp_path / "docs" / "api" / "spec.yaml").write_text(OPENAPI)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("list")
+    assert code == 0, err
+    assert "1 cases, 0 load errors" in out and "description" not in err.split("note:")[0]
+    assert "note: docs/api/spec.yaml: not a conformance case: outside tests/, no recordings beside it, and its keys (info, openapi, paths)" in err
+    code, out, err = run("run")
+    assert code == 0, err
+
+
+def test_a_spec_yaml_is_a_conformance_case_where_adk_would_run_it(tmp_path, monkeypatch):
+    """Under tests/ (ADK's default), with recordings beside it, or written as a spec (a case not yet
+    recorded, anywhere): a case, and a broken one a load error with its line."""
+    spec = "description: turn on the light\nagent: home\nuser_messages:\n  - text: light on\n"
+    for folder in ("tests/conformance/lights/on", "cases/lights/new_case"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "spec.yaml").write_text(spec)
+    (tmp_path / "tests" / "broken" / "b").mkdir(parents=True)
+    (tmp_path / "tests" / "broken" / "b" / "spec.yaml").write_text(OPENAPI)  # under tests/: ADK reads it, and refuses it
+    (tmp_path / "api" / "v1").mkdir(parents=True)
+    (tmp_path / "api" / "v1" / "spec.yaml").write_text(OPENAPI)
+    (tmp_path / "api" / "v1" / "generated-recordings.yaml").write_text("recordings: []\n")  # recordings beside it: ADK would
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("list", "--json")
+    listed = json.loads(out)
+    ids = sorted(case["id"] for case in listed["cases"])
+    assert ids == ["cases/lights/new_case", "tests/conformance/lights/on"], listed
+    files = sorted({error["file"] for error in listed["errors"]})
+    assert files == ["api/v1/spec.yaml", "tests/broken/b/spec.yaml"], listed["errors"]
+    assert listed["notes"] == [] and code == 2
+    code, out, err = run("list", "api/v1/spec.yaml")  # a path the user names is read whatever it is
+    assert code == 2 and "api/v1/spec.yaml" in err
