@@ -57,3 +57,40 @@ def test_a_spec_yaml_is_a_conformance_case_where_adk_would_run_it(tmp_path, monk
     assert listed["notes"] == [] and code == 2
     code, out, err = run("list", "api/v1/spec.yaml")  # a path the user names is read whatever it is
     assert code == 2 and "api/v1/spec.yaml" in err
+
+
+def test_an_agent_asking_for_application_default_credentials_at_import_is_told_how_to_get_them(tmp_path, monkeypatch):
+    """`google.auth.default()` at import, no credentials: an API key cannot fix that, so the hint says
+    `gcloud auth application-default login` or GOOGLE_APPLICATION_CREDENTIALS."""
+    (tmp_path / "bq_agent").mkdir()
+    (tmp_path / "bq_agent" / "agent.py").write_text(
+        "import google.auth\n\ncredentials, project = google.auth.default()\n\n\nasync def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "bq_agent" / "bq.evalset.json").write_text(eval_set("bq", "hello"))
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))  # no application-default login either
+    monkeypatch.setenv("NO_GCE_CHECK", "True")  # and no metadata server to ask
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    error = json.loads(out)["cases"][0]["error"]
+    assert code == 1 and "DefaultCredentialsError" in error, error
+    assert "gcloud auth application-default login" in error and "GOOGLE_APPLICATION_CREDENTIALS" in error
+    assert "set GOOGLE_API_KEY" not in error
+
+
+def test_doctor_in_an_empty_folder_says_it_found_nothing_and_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("doctor")
+    assert code == 1 and "no problems" not in out
+    assert "no eval files found under . (looked for *.test.json, *.evalset.json" in out
+
+
+def test_doctor_with_no_agent_imported_does_not_claim_none_needs_gemini(tmp_path, monkeypatch):
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "orphan.evalset.json").write_text(eval_set("orphan", "hello"))  # no agent anywhere
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("doctor")
+    assert "no agent here needs them" not in out
+    assert "no Gemini credentials; no agent could be imported to tell whether one needs them" in out

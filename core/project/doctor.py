@@ -176,7 +176,10 @@ def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str
     gemini = any(name in where for name in GEMINI_KEYS)
     vertex = all(name in where for name in VERTEX_KEYS)
     needing = [folder.name for folder, result in sorted(imported.items()) if result.needs_gemini]
-    if not gemini and not vertex and not needing:
+    if not gemini and not vertex and not imported:  # no agent imported: whether one needs them is unknown
+        checks.append(Check("credentials", None, "no Gemini credentials; no agent could be imported to tell whether one "
+                            "needs them (live runs of a Gemini agent will)"))
+    elif not gemini and not vertex and not needing:
         checks.append(Check("credentials", None, "no Gemini credentials, and no agent here needs them"))
     elif not gemini and not vertex:
         checks.append(Check("credentials", False, f"no Gemini credentials: live runs of {', '.join(needing)} will fail "

@@ -9,8 +9,9 @@ import sys
 import traceback
 from typing import Any, Optional
 
-_CREDENTIAL_MESSAGES = ("No API key was provided", "Missing key inputs argument", "default credentials were not found",
-                        "Could not automatically determine credentials", "GOOGLE_CLOUD_PROJECT")
+_CREDENTIAL_MESSAGES = ("No API key was provided", "Missing key inputs argument", "GOOGLE_CLOUD_PROJECT")
+#: Google's Application Default Credentials missing (`google.auth.default()`): an API key cannot stand in.
+_ADC_MESSAGES = ("default credentials were not found", "Could not automatically determine credentials")
 
 
 _NETWORK_ERRORS = {"ClientConnectorError", "ClientConnectorDNSError", "ConnectError", "ConnectTimeout", "ServerDisconnectedError"}
@@ -29,7 +30,11 @@ def how_to_fix(exc: BaseException) -> str:
     text = str(exc)
     if "Cannot connect to host" in text or type(exc).__name__ in _NETWORK_ERRORS:
         return " (the model's API could not be reached from here: check the network connection, a proxy, or the API host)"
-    if any(message in text for message in _CREDENTIAL_MESSAGES) or type(exc).__name__ == "DefaultCredentialsError":
+    if any(message in text for message in _ADC_MESSAGES) or type(exc).__name__ == "DefaultCredentialsError":
+        return (" (Google Application Default Credentials were not found — the code asks for them with google.auth.default(), "
+                "which an API key does not answer: run `gcloud auth application-default login`, or set "
+                "GOOGLE_APPLICATION_CREDENTIALS to a service account's key file)")
+    if any(message in text for message in _CREDENTIAL_MESSAGES):
         return (" (no model credentials: set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with "
                 "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent; "
                 "`agentdiff doctor` shows which are set)")

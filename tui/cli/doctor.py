@@ -57,6 +57,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if check.fix:
             print(paint(f"      → {check.fix}", DIM, color), file=out)
     problems = sum(1 for c in checks if c.ok is False) + len(found.errors) + len(config_errors)
+    if not found.cases and not found.errors:  # nothing to check is not "no problems"
+        looked = ", ".join(str(p) for p in (list(args.paths) or list(config.paths) or [Path(".")]))
+        print(f"no eval files found under {looked} (looked for *.test.json, *.evalset.json, a spec.yaml in tests/, "
+              "tests/eval/datasets/*.json); name them with `paths` in the configuration, or pass their folder", file=out)
+        for note in found.notes:
+            print(f"note: {note}", file=out)
+        return EXIT_FAILED
     print(f"{len(found.cases)} cases; " + (f"{problems} problem{'s' if problems != 1 else ''}" if problems else "no problems"), file=out)
     print_errors(list(config_errors) + found.errors, err)
     return EXIT_FAILED if problems else EXIT_OK
