@@ -94,3 +94,18 @@ def test_doctor_with_no_agent_imported_does_not_claim_none_needs_gemini(tmp_path
     code, out, err = run("doctor")
     assert "no agent here needs them" not in out
     assert "no Gemini credentials; no agent could be imported to tell whether one needs them" in out
+
+
+def test_what_was_tried_names_each_rule_once(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "my-shop"\n')
+    for name in ("billing", "support"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agent.py").write_text(ECHO_AGENT)
+        (tmp_path / name / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "shop.evalset.json").write_text(eval_set("shop", "hello"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    error = json.loads(out)["cases"][0]["error"]
+    assert error.count("pyproject.toml's [project] name 'my-shop'") == 1, error
+    assert "more than one agent could run it, so none was guessed: billing, support" in error

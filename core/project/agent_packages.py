@@ -79,7 +79,8 @@ def project_candidates_why(root: Path) -> tuple[list[AgentRef], list[str], list[
     why_found: dict[Path, str] = {}
     how: list[str] = []
     for name, why in named:
-        how.append(why)
+        if why not in how:  # `my-shop` and `my_shop` are one rule, said once
+            how.append(why)
         for folder in dirs:
             if _NAME.match(name) and is_agent_package(folder / name):
                 found.setdefault(folder / name, AgentRef(agents_dir=str(folder), name=name))
