@@ -109,3 +109,21 @@ def test_what_was_tried_names_each_rule_once(tmp_path, monkeypatch):
     error = json.loads(out)["cases"][0]["error"]
     assert error.count("pyproject.toml's [project] name 'my-shop'") == 1, error
     assert "more than one agent could run it, so none was guessed: billing, support" in error
+
+
+def test_a_file_with_many_bad_rows_shows_its_first_errors_and_a_count(tmp_path, monkeypatch):
+    """Hand-made eval sets with a bad field in every case: a few lines per file, grouped under it,
+    never one line per case."""
+    (tmp_path / "evals").mkdir()
+    for n in range(2):
+        (tmp_path / "evals" / f"rows_{n}.evalset.json").write_text(json.dumps(
+            {"eval_set_id": f"rows_{n}", "eval_cases": [{"eval_id": f"r{i}", "conversation": 5} for i in range(8)]}, indent=1))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("list")
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 8, err
+    for n in range(2):
+        assert sum(f"rows_{n}.evalset.json" in line for line in lines) == 4, err
+    assert "error: evals/rows_0.evalset.json: and 5 more problems in this file (`agentdiff list --json` lists every one)" in err
+    code, out, _ = run("list", "--json")
+    assert len(json.loads(out)["errors"]) == 16  # every one there

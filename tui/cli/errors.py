@@ -32,9 +32,22 @@ class UsageError(Exception):
     """A command cannot start as asked: its one-line message is printed as `error: …`, exit 2."""
 
 
+#: Past this many errors in one file, the rest are counted, not printed (one bad file is not a page).
+ERRORS_SHOWN_PER_FILE = 3
+
+
 def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
+    """Each error on a line, a file's together; a file with many shows its first few and a count."""
+    by_file: dict[str, list[LoadError]] = {}
     for error in errors:
-        print(f"error: {error}", file=out)
+        by_file.setdefault(error.file, []).append(error)
+    for file, errors_of_file in by_file.items():
+        for error in errors_of_file[:ERRORS_SHOWN_PER_FILE]:
+            print(f"error: {error}", file=out)
+        more = len(errors_of_file) - ERRORS_SHOWN_PER_FILE
+        if more > 0:
+            print(f"error: {file}: and {more} more problem{'s' if more != 1 else ''} in this file "
+                  "(`agentdiff list --json` lists every one)", file=out)
 
 
 def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError]) -> int:
