@@ -103,6 +103,7 @@ async def test_the_detail_shows_where_and_e_opens_that_line_of_the_agent(failing
         await pilot.pause(0.2)
         header = str(app.screen.query_one("#detail-header").render())
         assert "agents/lookup/agent.py:5: KeyError: 'rome' (turn 1)" in header and "return CITIES[city]" in header
+        assert "(e: agents/lookup/agent.py:5)" in header and "(e: agents/lookup/lookup.evalset.json" not in header  # says where e goes
         await pilot.press("e")
         await until(pilot, lambda: editor.opened)
         assert editor.opened == [(failing / "agents" / "lookup" / "agent.py", 5)]

@@ -183,11 +183,11 @@ class CaseDetail(Vertical):
                                   f"{', '.join(map(str, turns))} (]: the next)", style="dim")
             elif self.divergence is not None:
                 self.extra.append(f"\ndivergence {index + 1}/{len(divergences)}: {self.divergence.summary}", style="bold")
-                source = self.divergence.source
-                if source:
-                    where = str(source)  # the whole path where it fits the line (`+`, a wide terminal); else the file's name
+                source, located = self.divergence.source, state.run.result.error_location if state.run else None
+                if source or located:  # where `e` goes: the project's line the agent failed at, else the expected value's
+                    where = located or str(source)  # the whole path where it fits the line (`+`, a wide terminal); else the file's name
                     line_width = cell_len(f"divergence {index + 1}/{len(divergences)}: {self.divergence.summary}  (e: {where})")
-                    if self.short_header and source.line and line_width > self.size.width - 2:
+                    if not located and self.short_header and source.line and line_width > self.size.width - 2:
                         where = f"{source.file.rsplit('/', 1)[-1]}:{source.line}"
                     self.extra.append(f"  (e: {where})", style="dim")
             if self.versus is not None and self.versus.scores_only:
