@@ -149,11 +149,12 @@ def test_undo_and_redo_merge_an_edit_made_elsewhere_in_the_file_and_refuse_one_b
     ("a\nB\nc\n", "a\nB!\nc\n", None),  # the written line itself changed: refused
     ("a\nB\nc\n", "a\nc\n", None),  # the written line deleted: refused
     ('{"x": [\n 1,\n 2\n]}\n', '{"x": [\n 1,\n 2\n]}\n', '{"x": [\n 1\n]}\n'),
+    ("same\n", "edited\n", "edited\n"),  # a write that changed nothing: nothing to take back, the edit stays
 ])
 def test_take_back_keeps_what_changed_apart_from_the_written_lines(written, current, expected):
     from agentdiff.core.baselines.merge import take_back
 
-    base = {"a\nB\nc\n": "a\nb\nc\n", "a\nB\nc\nd\ne\n": "a\nb\nc\nd\ne\n", '{"x": [\n 1,\n 2\n]}\n': '{"x": [\n 1\n]}\n'}[written]
+    base = {"a\nB\nc\n": "a\nb\nc\n", "a\nB\nc\nd\ne\n": "a\nb\nc\nd\ne\n", '{"x": [\n 1,\n 2\n]}\n': '{"x": [\n 1\n]}\n', "same\n": "same\n"}[written]
     assert take_back(base, written, current) == expected
 
 

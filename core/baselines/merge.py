@@ -38,7 +38,9 @@ def take_back(base: str, written: str, current: str) -> Optional[str]:
         return base
     ancestor = written.splitlines(keepends=True)
     undo, edits = _hunks(ancestor, base.splitlines(keepends=True)), _hunks(ancestor, current.splitlines(keepends=True))
-    if not undo or any(_touch(u, e) for u in undo for e in edits):
+    if not undo:  # the write changed nothing: there is nothing to take back
+        return current
+    if any(_touch(u, e) for u in undo for e in edits):
         return None
     out: list[str] = []
     at = 0
