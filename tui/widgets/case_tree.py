@@ -200,9 +200,10 @@ class CaseTree(Tree[str]):
         return False
 
     def appearing(self, rows: list[CaseRow], visible: Callable[[CaseRow], bool]) -> bool:
-        """Whether any of these rows now passes the filter but is not in the tree (a case that
-        errors while `status:error` is typed): only a rebuild shows it."""
-        return any(row.state.ref.id not in self._case_nodes and visible(row) for row in rows)
+        """Whether any of these rows, its run done, now passes the filter but is not in the tree (a
+        case that errors while `status:error` is typed): only a rebuild shows it. A case that only
+        started running waits for its verdict (with `f`, rows would come and go every second)."""
+        return any(not row.state.running and row.state.ref.id not in self._case_nodes and visible(row) for row in rows)
 
     def update_case(self, row: CaseRow) -> None:
         self._case_rows[row.state.ref.id] = row
