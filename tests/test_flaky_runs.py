@@ -7,21 +7,11 @@ from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.workbench import Workbench
 from agentdiff.tui.app import create_app
+from test_workbench import SecondRunDiffers
 from tui_support import FakeEditor, settle, until
 from workbench_support import EchoPool, case_id, echo_project
 
 ECHO_0 = case_id("echo", "case_0")
-
-
-class SecondRunDiffers(EchoPool):
-    """The second of a case's runs answers something else (a flaky agent)."""
-
-    async def run(self, job, timeout=None):
-        out = await super().run(job, timeout)
-        if job.repeat == 1:
-            for event in out.events[1::2]:
-                event["content"] = {"role": "model", "parts": [{"text": "something else entirely"}]}
-        return out
 
 
 async def test_another_run_of_a_flaky_case_has_its_own_actual_side_and_diff(tmp_path):
