@@ -66,7 +66,22 @@ def agent_ref(agent_module: str, agent_name: Optional[str] = None) -> AgentRef:
             raise ImportError(f"{agent_module!r} is a single file; agentdiff runs agents that are packages (a folder with __init__.py)")
     else:
         raise ImportError(f"cannot locate {agent_module!r}")
-    return AgentRef(agents_dir=str(folder.parent.resolve()), name=folder.name, sub_agent=agent_name)
+    return AgentRef(agents_dir=str(folder.parent.resolve()), name=folder.name, sub_agent=agent_name,
+                    import_from=_imported_from(agent_module, folder))
+
+
+def _imported_from(agent_module: str, folder: Path) -> Optional[str]:
+    """For a dotted module, the `sys.path` folder its top package is found in, so the worker imports it
+    by the same dotted name (its absolute imports of the project work as under pytest)."""
+    parts = agent_module.split(".")
+    if parts[-1] == "agent" and folder.name != "agent":
+        parts = parts[:-1]
+    if len(parts) < 2:
+        return None
+    base = folder.resolve()
+    for _ in parts:
+        base = base.parent
+    return str(base) if base.joinpath(*parts) == folder.resolve() else None
 
 
 def _config(test_file: str) -> LoadedConfig:

@@ -4,6 +4,7 @@ case, what is not, and what `list`, `run` and `doctor` say about it."""
 from __future__ import annotations
 
 import json
+import sys
 
 from test_cli import run
 from workbench_support import ECHO_AGENT
@@ -127,3 +128,66 @@ def test_a_file_with_many_bad_rows_shows_its_first_errors_and_a_count(tmp_path, 
     assert "error: evals/rows_0.evalset.json: and 5 more problems in this file (`agentdiff list --json` lists every one)" in err
     code, out, _ = run("list", "--json")
     assert len(json.loads(out)["errors"]) == 16  # every one there
+
+
+def _src_shop(root, agent_module: str) -> None:
+    """A `src/` layout: `shop` (its root agent echoes) holding `shop.eval_agents.billing_eval_agent`,
+    which imports the project by its absolute name; the conftest puts `src/` on `sys.path`, and the
+    test names the billing agent by its dotted module."""
+    (root / "pyproject.toml").write_text('[project]\nname = "shop"\n')
+    shop = root / "src" / "shop"
+    (shop / "eval_agents" / "billing_eval_agent").mkdir(parents=True)
+    (shop / "__init__.py").write_text("from . import agent\n")
+    (shop / "agent.py").write_text(ECHO_AGENT)
+    (shop / "tools.py").write_text("PREFIX = 'billing: '\n")
+    (shop / "eval_agents" / "__init__.py").write_text("")
+    (shop / "eval_agents" / "billing_eval_agent" / "__init__.py").write_text("from . import agent\n")
+    (shop / "eval_agents" / "billing_eval_agent" / "agent.py").write_text(
+        "from shop.tools import PREFIX\n\n\nasync def run_turn(ctx):\n    return PREFIX + ctx.message\n")
+    (root / "tests" / "eval").mkdir(parents=True)
+    (root / "tests" / "conftest.py").write_text(
+        "import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'src'))\n")
+    data = json.loads(eval_set("billing", "hello"))
+    data["eval_cases"][0]["conversation"][0]["final_response"]["parts"][0]["text"] = "billing: hello"
+    (root / "tests" / "eval" / "billing.test.json").write_text(json.dumps(data))
+    (root / "tests" / "test_billing.py").write_text(
+        "import pytest\nfrom google.adk.evaluation.agent_evaluator import AgentEvaluator\n\n\n@pytest.mark.asyncio\n"
+        "async def test_billing():\n    await AgentEvaluator.evaluate(\n"
+        f"        agent_module={agent_module!r},\n        eval_dataset_file_path_or_dir='tests/eval/billing.test.json',\n    )\n")
+
+
+def test_a_dotted_agent_module_is_resolved_whole_through_the_conftests_path(tmp_path, monkeypatch):
+    """`agent_module="shop.eval_agents.billing_eval_agent"` with `src/` on the conftest's `sys.path`: the
+    billing agent runs (imported as `shop.eval_agents.billing_eval_agent`, so its absolute imports
+    work), not the root agent of `shop`."""
+    _src_shop(tmp_path, "shop.eval_agents.billing_eval_agent")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    case = json.loads(out)["cases"][0]
+    assert code == 0 and case["status"] == "passed" and case["agent"] == "billing_eval_agent", case
+
+
+def test_a_named_agent_module_that_is_not_there_is_an_error_naming_it(tmp_path, monkeypatch):
+    """A typo in the dotted module: never its nearest package (`shop`, or `src`) in its place."""
+    _src_shop(tmp_path, "shop.eval_agents.biling_eval_agent")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    error = json.loads(out)["cases"][0]["error"]
+    assert code == 1 and "the module 'shop.eval_agents.biling_eval_agent' that tests/test_billing.py names as its agent_module" in error, error
+    assert "which is no package" in error and "src" in error and "fix the agent_module in tests/test_billing.py" in error
+
+
+def test_the_drop_in_imports_a_dotted_agent_module_by_its_dotted_name(tmp_path, monkeypatch):
+    """`agentdiff.core.testing.AgentEvaluator` under pytest: the worker imports the module from the
+    folder its top package was found in, so the agent's `from shop.tools import …` works there too."""
+    from agentdiff.core.testing import agent_ref
+
+    _src_shop(tmp_path, "shop.eval_agents.billing_eval_agent")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    try:
+        ref = agent_ref("shop.eval_agents.billing_eval_agent")
+        assert (ref.name, ref.import_from) == ("billing_eval_agent", str((tmp_path / "src").resolve()))
+        assert agent_ref("shop.eval_agents.billing_eval_agent.agent").import_from == ref.import_from
+    finally:  # find_spec imported the parent packages: leave no `shop` behind for other tests
+        for name in [n for n in sys.modules if n == "shop" or n.startswith("shop.")]:
+            del sys.modules[name]

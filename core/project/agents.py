@@ -3,7 +3,8 @@
 A conformance case: its `agent:`. An eval case, explicit configuration first, then what is inferred:
 1. `[tool.agentdiff.agent_for]` (a key matches the start of the case's id or source);
 2. each `--agents`/`agents` dir: the agent package in it holding the eval set, else its only one;
-3. the agent the project's own `AgentEvaluator` tests name for the eval file (`agent_hints`);
+3. the agent the project's own `AgentEvaluator` tests name for the eval file (`agent_hints`), its
+   dotted module resolved whole (`import_roots`); one that is not there is an error naming it;
 4. `session_input.app_name`;
 5. an agent package holding the eval set (`agent_packages.is_agent_package`: read, never imported);
 6. a parent folder named like an agent;
@@ -32,6 +33,7 @@ from agentdiff.core.project.agent_packages import (
     project_dirs,
 )
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
+from agentdiff.core.project.import_roots import import_roots
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.worker.jobs import AgentRef
 
@@ -91,16 +93,31 @@ def _find(name: str, dirs: Sequence[Path], strict: bool = False) -> Optional[Age
     return None
 
 
-def _find_module(name: str, dirs: Sequence[Path], root: Path) -> Optional[AgentRef]:
-    """An agent module as an `AgentEvaluator` call names it: dotted from the project root
-    (`tests.fixture.my_agent`: the folder `tests/fixture/my_agent`), else its top package in `dirs`."""
+def _find_module(name: str, dirs: Sequence[Path], root: Path, test_file: Optional[Path] = None) -> tuple[Optional[AgentRef], str]:
+    """An agent module as an `AgentEvaluator` call names it, resolved whole as ADK imports it
+    (`importlib.import_module`): a dotted `shop.eval_agents.billing` is the folder
+    `shop/eval_agents/billing` in a folder the tests import from (`import_roots`: the root, `src/`,
+    pytest's `pythonpath`, a conftest's `sys.path` changes), never its top package; `….agent` is
+    the folder holding `agent.py`. A single name is also looked for in `dirs`. (the agent, or where it
+    was looked for)."""
     module, _, sub = name.partition("/")
     parts = module.split(".")
-    if len(parts) > 1 and all(_AGENT_NAME.match(part) for part in parts):
-        folder = root.joinpath(*parts)
-        if is_agent_dir(folder) and (not sub or valid_agent_name(sub)):
-            return AgentRef(agents_dir=str(folder.parent.resolve()), name=parts[-1], sub_agent=sub or None)
-    return _find(parts[0] + (f"/{sub}" if sub else ""), dirs)
+    if not all(_AGENT_NAME.match(part) for part in parts) or (sub and not valid_agent_name(sub)):
+        return None, "which is not a Python module's dotted name"
+    if len(parts) > 1 and parts[-1] == "agent":
+        parts = parts[:-1]  # `pkg.agent`: ADK takes the module itself; the package is `pkg`
+    roots = import_roots(root, test_file)
+    for base in roots:
+        folder = base.joinpath(*parts)
+        if is_agent_dir(folder):
+            return AgentRef(agents_dir=str(folder.parent.resolve()), name=parts[-1], sub_agent=sub or None,
+                            import_from=str(base.resolve()) if len(parts) > 1 else None), ""
+    if len(parts) == 1:
+        found = _find(parts[0] + (f"/{sub}" if sub else ""), dirs)
+        if found:
+            return found, ""
+    looked = ", ".join(dict.fromkeys(_show(d, root) for d in (roots if len(parts) > 1 else [*roots, *dirs])))
+    return None, f"which is no package (a folder with __init__.py or agent.py) under {looked}"
 
 
 def resolve_agent(
@@ -129,7 +146,7 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     dirs = [*agents_dirs, *ancestors, *project_dirs(root.resolve())]
     for pattern, name in mapping.items():
         if ref.id.startswith(pattern) or ref.source.startswith(pattern):
-            found = _find(name, dirs)
+            found = _find_module(name, dirs, root)[0] if "." in name else _find(name, dirs)
             if found:
                 return AgentResolution(found, reason=f'agent_for "{pattern}"')
             tried.append(f"the configured agent {name!r} for {pattern!r}")
@@ -142,10 +159,14 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     if isinstance(ref, DatasetCaseRef):
         return _manifest_agent(ref, root, tried)
     for name, test_file in hinted_agents(source, root):
-        found = _find_module(name, dirs, root)
+        found, where = _find_module(name, dirs, root, test_file)
         if found:
             return AgentResolution(found, reason=f"AgentEvaluator.evaluate in {_show(test_file, root)}")
-        tried.append(f"the agent {name!r} the project's AgentEvaluator tests name for it")
+        # The agent the project's own test runs it with: another one in its place would be silently wrong.
+        module = name.partition("/")[0]
+        return AgentResolution(None, (*tried, f"the module {module!r} that {_show(test_file, root)} names as its agent_module, {where}"),
+                               f"fix the agent_module in {_show(test_file, root)}, or choose the agent in pyproject.toml:\n"
+                               f"[tool.agentdiff.agent_for]\n\"{ref.source}\" = \"<your_agent_package>\"")
     session = ref.case.session_input
     if session is not None and session.app_name:
         found = _find(session.app_name, dirs, strict=True)

@@ -48,18 +48,25 @@ def load_module(ref: AgentRef) -> Any:
     if not os.path.isdir(folder) or os.path.dirname(folder) != os.path.realpath(ref.agents_dir):
         raise ImportError(f"{ref.name!r} is not an agent folder in {ref.agents_dir}")
     load_dotenv(ref)
-    if ref.agents_dir not in sys.path:
-        sys.path.insert(0, ref.agents_dir)
-    package = importlib.import_module(ref.name)
+    name, on_path = ref.name, ref.agents_dir
+    if ref.import_from:  # a dotted module, imported as AgentEvaluator imports it
+        on_path = ref.import_from
+        relative = os.path.relpath(folder, os.path.realpath(on_path))
+        if relative.startswith(os.pardir) or os.path.isabs(relative):
+            raise ImportError(f"{ref.name!r} is not inside {on_path}")
+        name = relative.replace(os.sep, ".")
+    if on_path not in sys.path:
+        sys.path.insert(0, on_path)
+    package = importlib.import_module(name)
     origin = os.path.realpath(getattr(package, "__file__", None) or next(iter(getattr(package, "__path__", [])), ""))
     if not origin.startswith(folder):
-        raise ImportError(f"{ref.name!r} imported from {origin}, not from the agents dir {ref.agents_dir}")
+        raise ImportError(f"{name!r} imported from {origin}, not from the agents dir {ref.agents_dir}")
     module = getattr(package, "agent", None)
     if module is None and hasattr(package, "__path__"):
         try:
-            module = importlib.import_module(f"{ref.name}.agent")
+            module = importlib.import_module(f"{name}.agent")
         except ModuleNotFoundError as exc:
-            if exc.name != f"{ref.name}.agent":
+            if exc.name != f"{name}.agent":
                 raise
     return module if module is not None else package
 

@@ -148,7 +148,7 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
     (which ends the process), a run that blocks the event loop past `timeout` is answered as timed out
     and `abort` is called."""
     seen: set[str] = set()
-    _watch_reads(tuple(sorted({os.path.abspath(j.agent.agents_dir) + os.sep for j in jobs})), seen)
+    _watch_reads(tuple(sorted({os.path.abspath(d) + os.sep for j in jobs for d in (j.agent.agents_dir, j.agent.import_from) if d})), seen)
     os.environ["AGENTDIFF_REPEAT"] = str(jobs[0].repeat)  # a batch holds one repeat: agents may read it
     os.environ["AGENTDIFF_MODE"] = jobs[0].mode
     unanswered = set(range(len(jobs)))

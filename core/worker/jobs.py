@@ -21,6 +21,10 @@ class AgentRef(_Model):
     agents_dir: str
     name: str
     sub_agent: Optional[str] = None  # ADK's agent_name: run this sub-agent of the root instead
+    # A dotted module (`AgentEvaluator`'s `agent_module="shop.eval_agents.billing"`): the folder on
+    # `sys.path` it is imported from, as `shop.eval_agents.billing`; the package is still the folder
+    # `agents_dir/name`. None: `name` is imported from `agents_dir`, as `adk eval` does.
+    import_from: Optional[str] = None
 
     @property
     def label(self) -> str:
