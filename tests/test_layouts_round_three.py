@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from test_cli import run
 from workbench_support import ECHO_AGENT
 
@@ -191,3 +192,47 @@ def test_the_drop_in_imports_a_dotted_agent_module_by_its_dotted_name(tmp_path, 
     finally:  # find_spec imported the parent packages: leave no `shop` behind for other tests
         for name in [n for n in sys.modules if n == "shop" or n.startswith("shop.")]:
             del sys.modules[name]
+
+
+def test_an_eval_set_a_test_reads_into_evaluate_eval_set_is_found_and_a_fastapi_app_is_no_agent(tmp_path, monkeypatch):
+    """`evaluate_eval_set(agent_module="shop", eval_set=EvalSet.model_validate_json(Path(…).read_text()))`
+    names `tests/data/golden.json` (no eval-set suffix) and its agent; `web/__init__.py` exports a
+    FastAPI `app`, which is not an agent, so no case is "more than one agent could run it"."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "storefront"\n')
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "shop" / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "__init__.py").write_text("from fastapi import FastAPI\n\napp = FastAPI()\n")
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / "golden.json").write_text(eval_set("golden", "hello", "bye"))
+    (tmp_path / "tests" / "test_golden.py").write_text(
+        "from pathlib import Path\n\nfrom google.adk.evaluation.agent_evaluator import AgentEvaluator\n"
+        "from google.adk.evaluation.eval_set import EvalSet\n\nDATA = Path(__file__).parent / 'data'\n\n\n"
+        "async def test_golden():\n    eval_set = EvalSet.model_validate_json((DATA / 'golden.json').read_text(encoding='utf-8'))\n"
+        "    await AgentEvaluator.evaluate_eval_set(agent_module='shop', eval_set=eval_set, eval_config=None)\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    cases = json.loads(out)["cases"]
+    assert code == 0 and [(c["id"], c["agent"], c["status"]) for c in cases] == [
+        ("tests/data/golden.json::case_0", "shop", "passed"), ("tests/data/golden.json::case_1", "shop", "passed")], cases
+    (tmp_path / "tests" / "test_golden.py").unlink()  # no test names the agent: the FastAPI app is still not one
+    code, out, err = run("run", "--json", "tests/data/golden.json")
+    assert code == 0 and {c["agent"] for c in json.loads(out)["cases"]} == {"shop"}, out
+
+
+@pytest.mark.parametrize("init, sibling, is_agent", [
+    ("from fastapi import FastAPI\napp = FastAPI()\n", "", False),
+    ("from .main import app\n", "from flask import Flask\napp = Flask(__name__)\n", False),
+    ("from .main import app\n", "from google.adk.apps import App\napp = App(name='x', root_agent=agent)\n", True),
+    ("from google.adk.apps import App\nfrom .core import agent_obj\napp = App(name='x', root_agent=agent_obj)\n", "", True),
+    ("from .agent import root_agent\n", "", True),
+])
+def test_an_app_is_an_agent_only_when_it_is_adks(tmp_path, init, sibling, is_agent):
+    from agentdiff.core.project.agent_packages import is_agent_package
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(init)
+    if sibling:
+        (tmp_path / "pkg" / "main.py").write_text(sibling)
+    assert is_agent_package(tmp_path / "pkg") is is_agent

@@ -4,7 +4,9 @@
 root), and the root's own `test_*.py`, `*_test.py` and `eval*.py`, are read with `ast` (never imported;
 at most `MAX_FILES` files, each at most `MAX_BYTES`). A call `AgentEvaluator.evaluate(...)` or
 `AgentEvaluator.evaluate_eval_set(...)` names an agent module (1st positional or `agent_module=`) and an
-eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`), and maybe a sub-agent
+eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`; `evaluate_eval_set`'s
+`eval_set=`, an `EvalSet` read from a file: `EvalSet.model_validate_json(Path(p).read_text())`,
+`json.load(open(p))`, the file `p`), and maybe a sub-agent
 (`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module as written
 (with the sub-agent: `module/sub_agent`), which `agents` finds as a folder from the project root (a
 dotted module) or as a package. Each argument is worked out statically (`_static`): string literals, names assigned
@@ -28,7 +30,12 @@ SCANNED = ("tests", "test", "eval", "evals")
 MAX_FILES = 300
 MAX_BYTES = 200_000
 _CALLS = {"evaluate", "evaluate_eval_set"}
-_PATH_KEYWORDS = {"eval_dataset_file_path_or_dir", "eval_dataset", "eval_set_file_path"}
+_PATH_KEYWORDS = {"eval_dataset_file_path_or_dir", "eval_dataset", "eval_set_file_path", "eval_set"}
+#: What turns a file into an `EvalSet` in a test (`EvalSet.model_validate_json(Path(p).read_text())`,
+#: `json.load(open(p))`): the file is the one named inside.
+_PARSERS = {"model_validate_json", "model_validate", "parse_file", "parse_raw", "parse_obj", "load", "loads",
+            "load_eval_set_from_file", "_load_eval_set_from_file"}
+_READERS = {"read_text", "read_bytes", "read"}
 _parsed: dict[str, tuple[tuple[int, int], tuple[tuple[str, str], ...]]] = {}  # path → (mtime, size), calls
 
 
@@ -89,6 +96,29 @@ def _static(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth
     return None
 
 
+def _loaded_from(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth: int = 0) -> Optional[str]:
+    """The file an eval set argument is read from: a path as `_static` knows it, or the one inside the
+    calls that parse and read it (`EvalSet.model_validate_json(Path(p).read_text())`)."""
+    if node is None or depth > 10:
+        return None
+    if isinstance(node, ast.Name) and node.id in names:
+        return _loaded_from(names[node.id], names, file, depth + 1)
+    if isinstance(node, ast.Call):  # keywords (`encoding=`, `strict=`) do not change which file
+        name = _call_name(node)
+        if name in _PARSERS and node.args:
+            return _loaded_from(node.args[0], names, file, depth + 1)
+        if name in _READERS and isinstance(node.func, ast.Attribute) and not node.args:
+            return _loaded_from(node.func.value, names, file, depth + 1)
+        if name == "open" and node.args:
+            return _static(node.args[0], names, file)
+    return _static(node, names, file)
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _is_module(node: ast.AST) -> bool:
     """`os.path` / `pathlib` / `os`: the owner of a function, not a path value."""
     return (isinstance(node, ast.Name) and node.id in ("os", "pathlib", "posixpath")) or (
@@ -117,7 +147,7 @@ def calls_in(text: str, file: str = "__file__") -> tuple[tuple[str, str], ...]:
             continue
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         module = _static(node.args[0] if node.args else keywords.get("agent_module"), names, file)
-        path = _static(node.args[1] if len(node.args) > 1 else next((keywords[k] for k in _PATH_KEYWORDS if k in keywords), None), names, file)
+        path = _loaded_from(node.args[1] if len(node.args) > 1 else next((keywords[k] for k in _PATH_KEYWORDS if k in keywords), None), names, file)
         sub = keywords.get("agent_name", node.args[3] if node.func.attr == "evaluate" and len(node.args) > 3 else None)
         sub_name = _static(sub, names, file) if sub is not None else None
         if module and path:

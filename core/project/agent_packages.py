@@ -1,8 +1,9 @@
 """Which folders are agent packages, read statically (never imported), and which ones a project names.
 
-A folder is an agent package when it holds `agent.py`, or its `__init__.py` mentions `root_agent`,
-`get_agent_async` or `app` (`app =`, `import app`, `from .agent import`, `from . import agent`), or
-defines a native agent's `run_turn`. An
+A folder is an agent package when it holds `agent.py`, or its `__init__.py` mentions `root_agent` or
+`get_agent_async`, imports its agent (`from .agent import`, `from . import agent`), defines a native
+agent's `run_turn`, or has an `app` (`app =`, `import app`) that is ADK's `App` (the file, or the
+sibling module it imports `app` from, uses `google.adk` or `App(`: a FastAPI `app` is not). An
 `eval/` or `tests/` folder whose `__init__.py` is empty or holds only test code is never one.
 
 A project names its agent by its `pyproject.toml` `[project] name` (as is, and with `-` → `_`), by its
@@ -21,11 +22,22 @@ from agentdiff.core.formats.source_file import read_text_regular
 
 MAX_INIT_BYTES = 200_000
 _MARKS = re.compile(
-    r"\broot_agent\b|\bget_agent_async\b|\bdef\s+run_turn\b|^\s*app\s*(?::[^=\n]*)?=|\bimport\s+app\b"
+    r"\broot_agent\b|\bget_agent_async\b|\bdef\s+run_turn\b"
     r"|\bfrom\s+\.agent\s+import\b|\bfrom\s+\.\s+import\s+(?:\(?\s*)?agent\b",
     re.MULTILINE,
 )
+#: `app = …` or `import app`: an agent only when that `app` is ADK's `App` (a FastAPI or Flask `app`
+#: is not), which the file, or the sibling module it takes `app` from, shows.
+_APP = re.compile(r"^\s*app\s*(?::[^=\n]*)?=|\bimport\s+app\b", re.MULTILINE)
+_APP_FROM = re.compile(r"^\s*from\s+\.([A-Za-z_][A-Za-z0-9_]*)\s+import\s+[^\n]*\bapp\b", re.MULTILINE)
+_ADK_APP = re.compile(r"\bgoogle\.adk\b|\bApp\s*\(")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _read_small(path: Path) -> str:
+    if not path.is_file() or path.stat().st_size > MAX_INIT_BYTES:
+        return ""
+    return read_text_regular(path, "replace")
 
 
 def is_agent_package(path: Path) -> bool:
@@ -33,11 +45,19 @@ def is_agent_package(path: Path) -> bool:
         return False
     if (path / "agent.py").is_file():
         return True
-    init = path / "__init__.py"
     try:
-        if not init.is_file() or init.stat().st_size > MAX_INIT_BYTES:
+        text = _read_small(path / "__init__.py")
+        if _MARKS.search(text):
+            return True
+        if not _APP.search(text):
             return False
-        return bool(_MARKS.search(read_text_regular(init, "replace")))
+        if _ADK_APP.search(text):
+            return True
+        sibling = _APP_FROM.search(text)  # `from .main import app`: the module it comes from says what it is
+        if sibling is None:
+            return False
+        module = path / sibling.group(1)
+        return bool(_ADK_APP.search(_read_small(module.with_suffix(".py")) or _read_small(module / "__init__.py")))
     except OSError:
         return False
 
