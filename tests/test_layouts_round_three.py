@@ -236,3 +236,61 @@ def test_an_app_is_an_agent_only_when_it_is_adks(tmp_path, init, sibling, is_age
     if sibling:
         (tmp_path / "pkg" / "main.py").write_text(sibling)
     assert is_agent_package(tmp_path / "pkg") is is_agent
+
+
+def test_eval_sets_named_otherwise_are_found_beside_a_test_config_and_where_a_makefile_names_them(tmp_path, monkeypatch):
+    """`eval/golden_evalset.json` beside `eval/test_config.json` (a JSON schema beside it is no case), and
+    `eval/data/refunds_eval.json` that the Makefile's `adk eval support …` runs with `support`."""
+    for name in ("orders", "support"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "eval" / "data").mkdir(parents=True)
+    (tmp_path / "eval" / "golden_evalset.json").write_text(eval_set("golden", "hello"))
+    (tmp_path / "eval" / "test_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
+    (tmp_path / "eval" / "schema.json").write_text(json.dumps({"type": "object"}))
+    (tmp_path / "eval" / "data" / "refunds_eval.json").write_text(eval_set("refunds", "refund", "late refund"))
+    (tmp_path / "Makefile").write_text(
+        "REFUNDS ?= eval/data/refunds_eval.json\n\neval:\n\tuv run adk eval orders eval/golden_evalset.json\n"
+        "\tuv run adk eval \\\n\t\tsupport $(REFUNDS):case_0 --config_file_path eval/test_config.json\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    cases = json.loads(out)["cases"]
+    assert code == 0 and [(c["id"], c["agent"]) for c in cases] == [
+        ("eval/data/refunds_eval.json::case_0", "support"), ("eval/data/refunds_eval.json::case_1", "support"),
+        ("eval/golden_evalset.json::case_0", "orders")], cases
+    code, out, err = run("list")
+    assert "3 cases, 0 load errors" in out and "schema.json" not in out + err
+
+
+def test_eval_sets_nothing_names_are_pointed_out_with_how_to_include_them(tmp_path, monkeypatch):
+    (tmp_path / "support").mkdir()
+    (tmp_path / "support" / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "smoke_eval.json").write_text(eval_set("smoke", "hello", "bye"))
+    (tmp_path / "evals" / "package.json").write_text(json.dumps({"eval_cases": "not an eval set"}))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run")
+    assert code == 2 and "no cases found" in err, err
+    assert "note: evals/smoke_eval.json: an eval set (2 cases) not read: its name does not end in .test.json or .evalset.json" in err
+    assert 'paths = ["evals/smoke_eval.json"]' in err and "package.json" not in err
+    code, out, err = run("list", "--json")
+    assert json.loads(out)["notes"][0].startswith("evals/smoke_eval.json: an eval set (2 cases)")
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\npaths = ["evals/smoke_eval.json"]\n')  # the fix the note gives
+    code, out, err = run("run")
+    assert code == 0 and "running 2 cases" in err, err
+
+
+async def test_the_tui_with_no_case_says_which_files_look_like_eval_sets(tmp_path):
+    from fake_pool import CannedPool
+    from tui_support import FakeEditor
+
+    from agentdiff.tui.app import create_app
+
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "smoke_eval.json").write_text(eval_set("smoke", "hello"))
+    app = create_app(tmp_path, [tmp_path], pool=CannedPool(tmp_path), watch=False, editor=FakeEditor())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.2)
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("no cases found. evals/smoke_eval.json: an eval set (1 case) not read") and 'paths = ["evals/smoke_eval.json"]' in m
+                   for m in said), said

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Optional, Sequence
 
 from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.reports.compare import category
@@ -88,12 +88,15 @@ class LookAlikes:
             self._for, self.notes = ids, look_alikes(state.ref for state in cases.values())
 
 
-def startup_notices(triage: Triage, alike: dict[str, str]) -> list[str]:
+def startup_notices(triage: Triage, alike: dict[str, str], unread: Sequence[str] = ()) -> list[str]:
     """What the workbench says once when it opens: state files set aside or rolled back, ids that look
-    alike, a failure dictionary that cannot be read."""
+    alike, a failure dictionary that cannot be read, and with no case found, discovery's notes (eval
+    sets named otherwise, and how to include them)."""
     from agentdiff.core.formats.set_aside import take_notices
 
     said = take_notices()
+    if unread:
+        said.append("no cases found. " + "\n".join(unread))
     if alike:
         said.append(f"{len(alike)} case id(s) look like another's (marked ≈; `agentdiff list` says why): rename them so each reads as itself")
     if triage.error:

@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Optional
 
 from agentdiff.core.formats.source_file import read_text_regular
+from agentdiff.core.project.eval_commands import eval_commands, is_command_file
+
+#: An agent named by an `adk eval` command: its folder, not a module (`hinted_agents`).
+COMMAND_AGENT = "dir:"
 
 SCANNED = ("tests", "test", "eval", "evals")
 MAX_FILES = 300
@@ -170,11 +174,14 @@ def _tops(root: Path) -> list[Path]:
 
 
 def may_name_agents(path: Path, root: Path) -> bool:
-    """Whether a `.py` file at `path` is one this module reads (so editing it may move an agent)."""
+    """Whether `path` is a file this module reads, a test or a file of `adk eval` commands (so editing
+    it may move an agent)."""
     try:
         parts = path.relative_to(root).parts
     except ValueError:
         return False
+    if is_command_file(path, root):
+        return True
     if path.suffix != ".py" or not parts:
         return False
     if len(parts) == 1:
@@ -221,6 +228,8 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
             if not target.exists() and (file.parent / path).exists():
                 target = file.parent / path
             hints.append((target.resolve(), module, file))
+    for command in eval_commands(root):  # `adk eval AGENT_DIR FILE…` in a Makefile, a script, the README
+        hints.extend((path, COMMAND_AGENT + str(command.agent), command.file) for path in command.evals)
     return tuple(hints)
 
 
@@ -232,7 +241,7 @@ def hinted_eval_paths(root: Path) -> list[Path]:
 def hinted_agents(source: Path, root: Path) -> list[tuple[str, Path]]:
     """(agent module, test file naming it) the project's tests name for the eval file `source`, most
     specific path first; each once. A module is dotted as written (`tests.fixture.my_agent`), with
-    `/sub_agent` when the call names one."""
+    `/sub_agent` when the call names one; an `adk eval` command's agent is `COMMAND_AGENT` + its folder."""
     source = source.resolve()
     matches = [(len(path.parts), name, file) for path, name, file in _hints(root) if source == path or path in source.parents]
     out: dict[str, Path] = {}

@@ -4,7 +4,8 @@ A conformance case: its `agent:`. An eval case, explicit configuration first, th
 1. `[tool.agentdiff.agent_for]` (a key matches the start of the case's id or source);
 2. each `--agents`/`agents` dir: the agent package in it holding the eval set, else its only one;
 3. the agent the project's own `AgentEvaluator` tests name for the eval file (`agent_hints`), its
-   dotted module resolved whole (`import_roots`); one that is not there is an error naming it;
+   dotted module resolved whole (`import_roots`), or the folder an `adk eval` command the project
+   writes down runs it with (`eval_commands`); one that is not there is an error naming it;
 4. `session_input.app_name`;
 5. an agent package holding the eval set (`agent_packages.is_agent_package`: read, never imported);
 6. a parent folder named like an agent;
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from agentdiff.core.formats.source_file import resolved
-from agentdiff.core.project.agent_hints import hinted_agents
+from agentdiff.core.project.agent_hints import COMMAND_AGENT, hinted_agents
 from agentdiff.core.project.agent_packages import (
     agent_packages,
     all_project_packages,
@@ -159,6 +160,14 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     if isinstance(ref, DatasetCaseRef):
         return _manifest_agent(ref, root, tried)
     for name, test_file in hinted_agents(source, root):
+        if name.startswith(COMMAND_AGENT):  # `adk eval AGENT_DIR FILE` written in a Makefile, a script, the README
+            folder = Path(name.removeprefix(COMMAND_AGENT))
+            if is_agent_dir(folder):
+                return AgentResolution(AgentRef(agents_dir=str(folder.parent), name=folder.name), reason=f"adk eval in {_show(test_file, root)}")
+            return AgentResolution(None, (*tried, f"the folder {_show(folder, root)!r} that `adk eval` in {_show(test_file, root)} names as "
+                                   "its agent, which is no package (a folder with __init__.py or agent.py)"),
+                                   f"fix the `adk eval` command in {_show(test_file, root)}, or choose the agent in pyproject.toml:\n"
+                                   f"[tool.agentdiff.agent_for]\n\"{ref.source}\" = \"<your_agent_package>\"")
         found, where = _find_module(name, dirs, root, test_file)
         if found:
             return AgentResolution(found, reason=f"AgentEvaluator.evaluate in {_show(test_file, root)}")

@@ -7,9 +7,9 @@
 * `*.json` files under a `datasets/` folder of agents-cli's eval layout are agents-cli datasets
   (`dataset_cases`), each of their cases a `DatasetCaseRef`.
 * Eval files the project's own tests name (`AgentEvaluator.evaluate("pkg", "eval/data/x.json")`, read
-  by `agent_hints`, never run) are eval sets whatever their names, when inside the paths searched: a file
-  named so is loaded (a bad one is a load error); in a folder named so, its `*.json` files that load as
-  an eval set (at most `MAX_HINTED_FILES`; others are skipped silently).
+  by `agent_hints`, never run) or its `adk eval` commands name (`eval_commands`), and the `*.json`
+  files beside a `test_config.json`, are eval sets whatever their names (`named_eval_files`); when
+  nothing is found, the JSON files that would load as eval sets are named in `notes`.
 
 Every file is loaded independently: one bad file becomes a LoadError and hides nothing else.
 Results come back sorted, so the same tree always lists the same way.
@@ -45,18 +45,17 @@ from agentdiff.core.formats.eval_set_files import (
 )
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path, missing_reason, resolved
-from agentdiff.core.project.agent_hints import hinted_eval_paths
+from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_set_file and the suffixes are discovery's words
+    EVAL_SET_SUFFIXES,
+    SKIPPED_DIRS,
+    hinted_files,
+    is_eval_set_file,
+    unread_eval_sets,
+)
 from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
 from agentdiff.core.project.conformance_dirs import not_a_case
 
-EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
-MAX_HINTED_FILES = 200
-
-
-def is_eval_set_file(name: str) -> bool:
-    return name.endswith(EVAL_SET_SUFFIXES)
 
 
 @dataclass(frozen=True)
@@ -148,11 +147,12 @@ def case_units(path: Path) -> list[Path]:
 
 
 def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[Path] = None,
-          datasets: Optional[list[Path]] = None) -> tuple[list[Path], list[Path]]:
+          datasets: Optional[list[Path]] = None, beside: Optional[list[Path]] = None) -> tuple[list[Path], list[Path]]:
     """Eval set files and conformance case folders under `path` (a file or a folder); `datasets`
     collects the `.json` files under `datasets/` folders (agents-cli datasets, where they lie in its
-    layout). Anything else named (a device, a FIFO) is read as a file, so it is a load error rather
-    than nothing."""
+    layout), `beside` the other `.json` files beside a `test_config.json` (eval sets whatever their
+    names, if they load as ones). Anything else named (a device, a FIFO) is read as a file, so it is a
+    load error rather than nothing."""
     if not path.is_dir():
         if path.name == SPEC_FILE:
             return [], [path.parent]
@@ -174,6 +174,9 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
         if SPEC_FILE in files:
             case_dirs.append(here)
         eval_files.extend(here / name for name in sorted(files) if is_eval_set_file(name))
+        if beside is not None and CONFIG_FILE_NAME in files and DATASETS_DIR not in here.parts:
+            beside.extend(here / name for name in sorted(files) if name.endswith(".json") and not is_eval_set_file(name)
+                          and name != CONFIG_FILE_NAME and not name.endswith(RESULT_SUFFIX))
         if DATASETS_DIR in here.parts and datasets is not None:
             datasets.extend(here / name for name in sorted(files) if name.endswith(".json") and not is_eval_set_file(name))
     return eval_files, case_dirs
@@ -186,6 +189,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     case_dirs: list[Path] = []
     searched: list[Path] = []
     datasets: list[Path] = []
+    beside: list[Path] = []
     for path in paths:
         try:
             there = path.exists()
@@ -198,11 +202,12 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
                 message = "no such file or folder"
             found.errors.append(LoadError(file=display_path(path, root)[:200], message=message))
             continue
-        files, dirs = _walk(path, found.errors, root, datasets)
+        files, dirs = _walk(path, found.errors, root, datasets, beside)
         eval_files += files
         case_dirs += dirs
         searched.append(resolved(path))
-    named, in_named_dirs = _hinted_files(root, searched, {resolved(f) for f in eval_files})
+    named, in_named_dirs = hinted_files(root, searched, {resolved(f) for f in eval_files})
+    in_named_dirs += [f for f in beside if resolved(f) not in {resolved(n) for n in named}]
     configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
     checks = _ChecksFinder(root, found.errors)
     optional = set(in_named_dirs)
@@ -251,6 +256,8 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     found.cases, clashes = _without_clashes(found.cases)
     found.errors.extend(clashes)
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
+    if not found.cases and not found.errors and searched:  # eval sets named otherwise: say how to include them
+        found.notes += unread_eval_sets(searched, root)
     return found
 
 
@@ -342,51 +349,11 @@ def checks_file_for(path: Path, root: Path) -> Optional[Path]:
 
 def find_eval_sets(root: Path) -> CaseIds:
     """The eval set files under `root` (the project root), for naming stored results by their cases' ids."""
-    eval_files, _ = _walk(root)
-    named, in_named_dirs = _hinted_files(root, [root.resolve()], {resolved(f) for f in eval_files})
-    loaded = (load_eval_set(file, display_path(file, root))[0] for file in _unique(eval_files + named + in_named_dirs))
+    beside: list[Path] = []
+    eval_files, _ = _walk(root, beside=beside)
+    named, in_named_dirs = hinted_files(root, [root.resolve()], {resolved(f) for f in eval_files})
+    loaded = (load_eval_set(file, display_path(file, root))[0] for file in _unique(eval_files + named + in_named_dirs + beside))
     return CaseIds(eval_set for eval_set in loaded if eval_set is not None)
-
-
-def _is_candidate(path: Path, root: Path, searched: Sequence[Path], known: set[Path]) -> bool:
-    """A file the usual walk did not find, inside a searched path, not in a skipped folder, and not a
-    config or results file."""
-    name = path.name
-    if path in known or is_eval_set_file(name) or name == CONFIG_FILE_NAME or name.endswith(RESULT_SUFFIX):
-        return False
-    inside = [top for top in searched if path == top or top in path.parents]
-    if not inside:
-        return False
-    below = path.relative_to(inside[0]).parts[:-1]
-    return not any(part.startswith(".") or part in SKIPPED_DIRS for part in below)
-
-
-def _hinted_files(root: Path, searched: Sequence[Path], known: set[Path]) -> tuple[list[Path], list[Path]]:
-    """The eval files the project's tests name that the walk missed, and the `*.json` files in the
-    folders they name (loaded only if they turn out to be eval sets), each bounded."""
-    if not searched:
-        return [], []
-    named: list[Path] = []
-    in_dirs: list[Path] = []
-    for path in hinted_eval_paths(root):
-        if path.is_file():
-            if _is_candidate(path, root, searched, known):
-                named.append(path)
-            continue
-        if not path.is_dir():
-            continue
-        seen = 0
-        for folder, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-            seen += len(files)
-            if seen > 20 * MAX_HINTED_FILES or len(in_dirs) >= MAX_HINTED_FILES:
-                break
-            for file in sorted(files):
-                candidate = Path(folder) / file
-                if file.endswith(".json") and len(in_dirs) < MAX_HINTED_FILES and _is_candidate(candidate, root, searched, known):
-                    in_dirs.append(candidate)
-    in_dirs = [f for f in dict.fromkeys(in_dirs) if f not in named]
-    return list(dict.fromkeys(named)), in_dirs
 
 
 def _unique(paths: list[Path]) -> list[Path]:

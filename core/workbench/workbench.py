@@ -62,6 +62,7 @@ class Workbench(Baselines):
     def __post_init__(self) -> None:
         self.cases: dict[str, CaseState] = {}
         self.errors: list[LoadError] = []
+        self.notes: list[str] = []  # discovery's: files that look like cases and are not read as ones
         self.index = CaseIndex()
         self.progress = Progress()  # of the runs in flight
         self.snapshots = Snapshots(self.root)
@@ -105,7 +106,7 @@ class Workbench(Baselines):
             state = previous.get(ref.id) or CaseState(ref)
             state.ref = ref
             self.cases[ref.id] = state
-        self.errors = found.errors
+        self.errors, self.notes = found.errors, found.notes
         self.units = units_of(found.cases)
         self.index = CaseIndex()
         for state in self.cases.values():

@@ -164,7 +164,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             self.watch_files()
         if self.workbench.errors:
             self.notify(f"{len(self.workbench.errors)} file(s) failed to load: see the tree", severity="warning")
-        for notice in startup_notices(self.triage, self.alikes.notes):
+        for notice in startup_notices(self.triage, self.alikes.notes, () if self.workbench.cases else self.workbench.notes):
             self.notify(notice, severity="warning", timeout=8)
 
     def on_unmount(self) -> None:
