@@ -294,3 +294,19 @@ async def test_the_tui_with_no_case_says_which_files_look_like_eval_sets(tmp_pat
         said = [n.message for n in app._notifications]
         assert any(m.startswith("no cases found. evals/smoke_eval.json: an eval set (1 case) not read") and 'paths = ["evals/smoke_eval.json"]' in m
                    for m in said), said
+
+
+def test_run_from_a_monorepo_root_names_its_projects_and_the_one_to_cd_into(tmp_path, monkeypatch):
+    for project, agent in (("agents/travel", "travel_agent"), ("agents/billing", "billing_agent"), ("tools/lint", "")):
+        (tmp_path / project).mkdir(parents=True)
+        (tmp_path / project / "pyproject.toml").write_text(f'[project]\nname = "{project.split("/")[-1]}"\n')
+        if agent:
+            (tmp_path / project / agent).mkdir()
+            (tmp_path / project / agent / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "agents" / "travel" / "eval").mkdir()
+    (tmp_path / "agents" / "travel" / "eval" / "trips.evalset.json").write_text(eval_set("trips", "hello"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    error = json.loads(out)["cases"][0]["error"]
+    assert "the projects below, which hold agents: agents/billing, agents/travel" in error, error
+    assert "cd agents/travel && agentdiff" in error and "<your_agent_package>" not in error

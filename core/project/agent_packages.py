@@ -117,3 +117,33 @@ def project_candidates_why(root: Path) -> tuple[list[AgentRef], list[str], list[
 
 def all_project_packages(root: Path) -> list[str]:
     return [p.name for folder in project_dirs(root.resolve()) for p in agent_packages(folder)]
+
+
+#: How deep below a monorepo's root its projects are looked for.
+SUB_PROJECT_DEPTH = 3
+_NOT_PROJECTS = {"node_modules", "__pycache__", "site-packages", "venv", "env"}
+
+
+def sub_projects(root: Path, limit: int = 50) -> list[Path]:
+    """The projects inside a monorepo's root that hold agents: folders (at most `SUB_PROJECT_DEPTH`
+    down) with their own `pyproject.toml`, `requirements.txt` or `setup.py` whose packages include an
+    agent package (at their root or under `src/`); sorted, at most `limit`."""
+    root = root.resolve()
+    found: list[Path] = []
+    level = [root]
+    for _ in range(SUB_PROJECT_DEPTH):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in _NOT_PROJECTS)
+            except OSError:
+                continue
+            for child in children:
+                if any((child / marker).is_file() for marker in ("pyproject.toml", "requirements.txt", "setup.py")) and all_project_packages(child):
+                    found.append(child)
+                else:
+                    below.append(child)
+            if len(found) >= limit:
+                return found
+        level = below[:500]
+    return found

@@ -11,7 +11,8 @@ A conformance case: its `agent:`. An eval case, explicit configuration first, th
 6. a parent folder named like an agent;
 7. the project's agent (`agent_packages.project_candidates_why`): its pyproject name, its folder's name,
    its only agent package at the root or under `src/` — when two remain, none is guessed.
-When none is found, the error lists what was tried and the `agent_for` lines that would choose one.
+When none is found, the error lists what was tried and the `agent_for` lines that would choose one; at
+a monorepo's root, the projects below that hold agents, and `cd` into the eval file's.
 Names given explicitly (1, 3, conformance) may be any package folder; inferred ones (4-7) must be
 agent packages. Whether an agent is ADK or native is decided when the worker imports it.
 """
@@ -32,6 +33,7 @@ from agentdiff.core.project.agent_packages import (
     is_agent_package,
     project_candidates_why,
     project_dirs,
+    sub_projects,
 )
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.import_roots import import_roots
@@ -198,6 +200,14 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     names = [c.name for c in candidates] or all_project_packages(root)
     if len(names) > 1:
         tried.append("more than one agent could run it, so none was guessed: " + ", ".join(names))
+    if not names:  # a monorepo's root: its projects, each with its agents (and its own environment), are below
+        projects = sub_projects(root)
+        home = next((p for p in projects if p in source.resolve().parents), None)
+        if home is not None or projects:
+            shown = ", ".join(_show(p, root) for p in projects[:8]) + (f" and {len(projects) - 8} more" if len(projects) > 8 else "")
+            fix = (f"run agentdiff in the project the eval file belongs to: cd {_show(home, root)} && agentdiff" if home is not None
+                   else "run agentdiff in the project whose agent runs it: cd <project> && agentdiff")
+            return AgentResolution(None, (*tried, f"the projects below, which hold agents: {shown}"), fix)
     return AgentResolution(None, tuple(tried), _fix(ref.source, names))
 
 
