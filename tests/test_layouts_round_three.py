@@ -310,3 +310,52 @@ def test_run_from_a_monorepo_root_names_its_projects_and_the_one_to_cd_into(tmp_
     error = json.loads(out)["cases"][0]["error"]
     assert "the projects below, which hold agents: agents/billing, agents/travel" in error, error
     assert "cd agents/travel && agentdiff" in error and "<your_agent_package>" not in error
+
+
+LITELLM_AGENT = """import os
+
+from google.adk.agents import LlmAgent
+from google.adk.models.lite_llm import LiteLlm
+
+root_agent = LlmAgent(name="local_agent", model=LiteLlm(model=os.getenv("LOCAL_MODEL", "qwen3:32b")), instruction="Answer briefly.")
+"""
+
+
+def test_doctor_checks_each_litellm_model_as_the_agent_sees_it_and_the_run_says_the_same(tmp_path, monkeypatch):
+    """The project's default model without its `.env` (`qwen3:32b`, no provider), then an Ollama base
+    that does not answer, then one that does, then a provider whose key is not set."""
+    import socket
+
+    (tmp_path / "local_agent").mkdir()
+    (tmp_path / "local_agent" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "local_agent" / "agent.py").write_text(LITELLM_AGENT)
+    (tmp_path / "local_agent" / "smoke.evalset.json").write_text(eval_set("smoke", "hello"))
+    for name in ("LOCAL_MODEL", "OLLAMA_API_BASE", "OPENAI_API_KEY", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("doctor")
+    assert code == 1 and "no problems" not in out
+    assert "✗ local_agent: the model 'qwen3:32b' names no LiteLLM provider, so every run fails at its first model call" in out, out
+    assert "(for Ollama 'ollama_chat/qwen3:32b')" in out
+    code, out, err = run("run", "--mode", "live", "--json")
+    error = json.loads(out)["cases"][0]["error"]
+    assert "LLM Provider NOT provided. You passed model=qwen3:32b (LiteLLM cannot tell which provider serves this model" in error, error
+    assert "\n" not in error and "`agentdiff doctor` checks each agent's model" in error
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: nothing answers there
+        (tmp_path / ".env").write_text(f"LOCAL_MODEL=ollama_chat/qwen3:32b\nOLLAMA_API_BASE=http://127.0.0.1:{port}\n")
+        code, out, err = run("doctor")
+    assert f"the model 'ollama_chat/qwen3:32b' is served at http://127.0.0.1:{port} (OLLAMA_API_BASE), which does not answer" in out, out
+    assert "start Ollama (`ollama serve`)" in out and code == 1
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        (tmp_path / ".env").write_text(f"LOCAL_MODEL=ollama_chat/qwen3:32b\nOLLAMA_API_BASE=http://127.0.0.1:{port}\n")
+        code, out, err = run("doctor")
+    assert f"✓ local_agent: the model 'ollama_chat/qwen3:32b' via ollama_chat at http://127.0.0.1:{port}" in out, out
+    assert code == 0 and "no problems" in out
+    (tmp_path / ".env").write_text("LOCAL_MODEL=openai/gpt-4o\n")
+    code, out, err = run("doctor")
+    assert "✗ local_agent: the model 'openai/gpt-4o' (openai) needs OPENAI_API_KEY, which is not set" in out, out

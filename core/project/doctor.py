@@ -37,16 +37,22 @@ OTHER_KEYS = ("GOOGLE_APPLICATION_CREDENTIALS", "OPENAI_API_KEY", "ANTHROPIC_API
 IMPORT_TIMEOUT = 60.0
 _IMPORT = """
 import json, sys
-from {package}.adk_adapter import load_module, model_names
+from {package}.adk_adapter import llm_agents, load_module, model_names
 from {package}.hints import how_to_fix
 from {package}.jobs import AgentRef
+from {package}.model_endpoints import litellm_models
 try:
     module = load_module(AgentRef.model_validate_json(sys.argv[1]))
     try:
         models = model_names(module)
     except Exception:
         models = None
-    print(json.dumps({{"ok": True, "models": models}}))
+    try:
+        root = getattr(module, "root_agent", None) or getattr(getattr(module, "app", None), "root_agent", None)
+        litellm = litellm_models(llm_agents(root)) if root is not None else []
+    except Exception:
+        litellm = []
+    print(json.dumps({{"ok": True, "models": models, "litellm": litellm}}))
 except BaseException as exc:
     print(json.dumps({{"ok": False, "error": f"{{type(exc).__name__}}: {{exc}}{{how_to_fix(exc)}}"}}))
 """.format(package=WORKER_PACKAGE)
@@ -58,6 +64,7 @@ class Imported:
 
     error: Optional[str] = None
     models: Optional[tuple[str, ...]] = None
+    litellm: tuple[dict, ...] = ()  # its LiteLLM models as its Python sees them (`model_endpoints`)
 
     @property
     def needs_gemini(self) -> bool:
@@ -107,7 +114,7 @@ def agent_checks(
     folder with what its import said."""
     memo = AgentMemo(root)
     imported: dict[Path, Imported] = {}
-    agents: dict[tuple[str, str], list[str]] = {}
+    agents: dict[str, tuple[AgentRef, list[str]]] = {}
     checks: list[Check] = []
     for ref in found.cases:
         resolution = memo.resolve(ref, agents_dirs, mapping)
@@ -117,16 +124,18 @@ def agent_checks(
             if not any(c.text.startswith(where + ":") for c in checks):
                 checks.append(Check("agents", False, f"{where}: {first}", fix.replace("\n", " ")))
             continue
-        key = (resolution.agent.agents_dir, resolution.agent.name)
-        if where not in agents.setdefault(key, []):
-            agents[key].append(where)
-    for (agents_dir, name), sources in agents.items():
+        agent = resolution.agent.model_copy(update={"sub_agent": None})  # imported as a run imports it (a dotted module too)
+        _, sources = agents.setdefault(agent.model_dump_json(), (agent, []))
+        if where not in sources:
+            sources.append(where)
+    for agent, sources in agents.values():
+        name = agent.name
         if python.error:  # nothing can be imported; the agents are still named, their models unknown
-            imported[Path(agents_dir) / name] = Imported("not imported")
+            imported[Path(agent.agents_dir) / name] = Imported("not imported")
             checks.append(Check("agents", None, f"{name} (for {', '.join(sources[:3])}): not imported, the agents' Python cannot run"))
             continue
-        result = import_agent(python.path, AgentRef(agents_dir=agents_dir, name=name), root)
-        imported[Path(agents_dir) / name] = result
+        result = import_agent(python.path, agent, root)
+        imported[Path(agent.agents_dir) / name] = result
         shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
         if result.error is None:
             models = f"; models {', '.join(dict.fromkeys(result.models))}" if result.models else ""
@@ -156,7 +165,7 @@ def import_agent(python: str, agent: AgentRef, cwd: Optional[Path] = None) -> Im
     if not result.get("ok"):
         return Imported(result.get("error", "unknown error"))
     models = result.get("models")
-    return Imported(models=None if models is None else tuple(models))
+    return Imported(models=None if models is None else tuple(models), litellm=tuple(result.get("litellm") or ()))
 
 
 def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str, str]] = None) -> list[Check]:

@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from typing import Any, AsyncGenerator, Optional
 
 from .harness import Harness, RanPastRecording
-from .hints import how_to_fix, project_origin
+from .hints import how_to_fix, project_origin, said
 from .jobs import AgentRef, Job, RunOutput
 from .model_calls import call_with_retries
 from .replay_guard import guard_model_calls
@@ -324,7 +324,7 @@ async def run_adk(job: Job) -> RunOutput:
                 raise
             except BaseException as exc:  # the agent's own failure, SystemExit included
                 out.turn_errors[index] = f"{type(exc).__name__}: {exc}"
-                out.error = f"turn {index + 1}: {type(exc).__name__}: {exc}{how_to_fix(exc)}"
+                out.error = f"turn {index + 1}: {said(exc)}{how_to_fix(exc)}"
                 out.error_file, out.error_line, out.error_trace = project_origin(exc, job.agent.agents_dir)
                 break
         final = await runner.session_service.get_session(app_name=app_name, user_id=job.user_id, session_id=session.id)

@@ -5,6 +5,7 @@ failure is in the project's own code (`project_origin`)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from typing import Any, Optional
@@ -14,7 +15,22 @@ _CREDENTIAL_MESSAGES = ("No API key was provided", "Missing key inputs argument"
 _ADC_MESSAGES = ("default credentials were not found", "Could not automatically determine credentials")
 
 
-_NETWORK_ERRORS = {"ClientConnectorError", "ClientConnectorDNSError", "ConnectError", "ConnectTimeout", "ServerDisconnectedError"}
+_NETWORK_ERRORS = {"ClientConnectorError", "ClientConnectorDNSError", "ConnectError", "ConnectTimeout", "ServerDisconnectedError",
+                   "APIConnectionError"}  # LiteLLM's, for a server (Ollama's, say) that does not answer
+#: LiteLLM's error for a model string with no provider (`qwen3:32b` for `ollama_chat/qwen3:32b`).
+_NO_PROVIDER = "LLM Provider NOT provided"
+_PASSED_MODEL = re.compile(r"You passed model=(\S+)")
+_KEY_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")
+
+
+def said(exc: BaseException) -> str:
+    """An exception as its one-line error: `Type: message`, LiteLLM's no-provider error cut to its point
+    (it runs on over lines with a providers link)."""
+    text = str(exc)
+    if _NO_PROVIDER in text:
+        model = _PASSED_MODEL.search(text)
+        text = f"{_NO_PROVIDER}. You passed model={model.group(1)}" if model else _NO_PROVIDER
+    return f"{type(exc).__name__}: {text}"
 
 
 def how_to_fix(exc: BaseException) -> str:
@@ -28,12 +44,23 @@ def how_to_fix(exc: BaseException) -> str:
     if isinstance(exc, ImportError) and "(unknown location)" in str(exc):
         return f" ({exc.name or 'that package'} has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     text = str(exc)
+    if ("Cannot connect to host" in text or type(exc).__name__ in _NETWORK_ERRORS) and "Ollama" in text:
+        return " (Ollama could not be reached: start it (`ollama serve`), or set OLLAMA_API_BASE to where it runs)"
     if "Cannot connect to host" in text or type(exc).__name__ in _NETWORK_ERRORS:
         return " (the model's API could not be reached from here: check the network connection, a proxy, or the API host)"
     if any(message in text for message in _ADC_MESSAGES) or type(exc).__name__ == "DefaultCredentialsError":
         return (" (Google Application Default Credentials were not found — the code asks for them with google.auth.default(), "
                 "which an API key does not answer: run `gcloud auth application-default login`, or set "
                 "GOOGLE_APPLICATION_CREDENTIALS to a service account's key file)")
+    if _NO_PROVIDER in text:
+        model = _PASSED_MODEL.search(text)
+        bare = model.group(1).split("/")[-1] if model else "<model>"
+        return (f" (LiteLLM cannot tell which provider serves this model: write it as '<provider>/<model>' (for Ollama "
+                f"'ollama_chat/{bare}'), or set the variable the agent reads its model from, often in a .env kept out of git; "
+                "`agentdiff doctor` checks each agent's model)")
+    key = _KEY_VARIABLE.search(text) if type(exc).__name__ == "AuthenticationError" else None
+    if key is not None:
+        return f" (set {key.group(0)} in the environment or in a .env beside the agent; `agentdiff doctor` shows which are set)"
     if any(message in text for message in _CREDENTIAL_MESSAGES):
         return (" (no model credentials: set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with "
                 "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent; "

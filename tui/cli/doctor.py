@@ -14,7 +14,7 @@ from .options import add_color_option
 
 NAME = "doctor"
 _MARK = {True: ("✓", "32"), False: ("✗", "31"), None: ("·", DIM)}
-_TITLES = {"python": "the agents' Python", "agents": "agents", "credentials": "model credentials (names only)",
+_TITLES = {"python": "the agents' Python", "agents": "agents", "models": "models (LiteLLM)", "credentials": "model credentials (names only)",
            "metrics": "agents-cli metrics"}
 
 
@@ -37,6 +37,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.project.discovery import discover
     from agentdiff.core.project.doctor import agent_checks, credential_checks, drop_in_checks, metric_checks, python_checks
     from agentdiff.core.project.interpreter import find_interpreter
+    from agentdiff.core.project.model_checks import model_checks
 
     root = Path.cwd()
     color = wants_color(args.color, out)
@@ -46,7 +47,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(paint(f"agentdiff {__version__}", BOLD, color) + paint(f"  (on Python {sys.version.split()[0]}, {sys.prefix})", DIM, color), file=out)
     checks = python_checks(python, root) + drop_in_checks(python, root)
     found_agents, imported = agent_checks(found, root, tuple(args.agents) + config.agents, config.agent_for, python)
-    checks += found_agents + credential_checks(imported) + metric_checks(found.cases)
+    checks += found_agents + model_checks(imported) + credential_checks(imported) + metric_checks(found.cases)
     section = None
     for check in checks:
         if check.section != section:
