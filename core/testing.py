@@ -58,16 +58,19 @@ def agent_ref(agent_module: str, agent_name: Optional[str] = None) -> AgentRef:
     spec = importlib.util.find_spec(agent_module)
     if spec is None:
         raise ModuleNotFoundError(f"no module named {agent_module!r} (agentdiff runs it from the folder it lives in)")
+    entry = None
     if spec.submodule_search_locations:
         folder = Path(list(spec.submodule_search_locations)[0])
     elif spec.origin:
         folder = Path(spec.origin).parent  # a module inside its agent package (`pkg.agent`): the package
         if folder.name != agent_module.rsplit(".", 1)[0].rsplit(".", 1)[-1]:
             raise ImportError(f"{agent_module!r} is a single file; agentdiff runs agents that are packages (a folder with __init__.py)")
+        if Path(spec.origin).stem != "agent":  # `pkg.test_billing_agent`, a module that defines `agent`: that one
+            entry = Path(spec.origin).stem
     else:
         raise ImportError(f"cannot locate {agent_module!r}")
-    return AgentRef(agents_dir=str(folder.parent.resolve()), name=folder.name, sub_agent=agent_name,
-                    import_from=_imported_from(agent_module, folder))
+    return AgentRef(agents_dir=str(folder.parent.resolve()), name=folder.name, sub_agent=agent_name, entry=entry,
+                    import_from=_imported_from(agent_module.rsplit(".", 1)[0] if entry else agent_module, folder))
 
 
 def _imported_from(agent_module: str, folder: Path) -> Optional[str]:

@@ -359,3 +359,53 @@ def test_doctor_checks_each_litellm_model_as_the_agent_sees_it_and_the_run_says_
     (tmp_path / ".env").write_text("LOCAL_MODEL=openai/gpt-4o\n")
     code, out, err = run("doctor")
     assert "✗ local_agent: the model 'openai/gpt-4o' (openai) needs OPENAI_API_KEY, which is not set" in out, out
+
+
+def test_an_agent_module_that_is_a_file_defining_agent_runs_that_agent(tmp_path, monkeypatch):
+    """`agent_module="support.test_billing_agent"`: a module of the package that defines `agent` (ADK
+    takes it), not the package's own root agent; the drop-in names it the same way."""
+    (tmp_path / "support").mkdir()
+    (tmp_path / "support" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "support" / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "support" / "test_billing_agent.py").write_text(
+        "import types\n\n\nasync def _turn(ctx):\n    return 'billing: ' + ctx.message\n\n\nagent = types.SimpleNamespace(run_turn=_turn)\n")
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    data = json.loads(eval_set("billing", "hello"))
+    data["eval_cases"][0]["conversation"][0]["final_response"]["parts"][0]["text"] = "billing: hello"
+    (tmp_path / "tests" / "unit" / "billing_direct.test.json").write_text(json.dumps(data))
+    (tmp_path / "tests" / "unit" / "test_billing.py").write_text(
+        "from google.adk.evaluation.agent_evaluator import AgentEvaluator\n\n\nasync def test_billing():\n"
+        "    await AgentEvaluator.evaluate(agent_module='support.test_billing_agent',\n"
+        "                                  eval_dataset_file_path_or_dir='tests/unit/billing_direct.test.json')\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    case = json.loads(out)["cases"][0]
+    assert code == 0 and case["status"] == "passed" and case["agent"] == "support.test_billing_agent", case
+    from agentdiff.core.testing import agent_ref
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert agent_ref("support.test_billing_agent").entry == "test_billing_agent"
+    finally:
+        for name in [n for n in sys.modules if n == "support" or n.startswith("support.")]:
+            del sys.modules[name]
+
+
+def test_a_folder_an_adk_eval_usage_line_names_holds_eval_sets_for_that_agent(tmp_path, monkeypatch):
+    """`adk eval mystery tests/eval/eval_sets/` in a test's docstring and in CLAUDE.md: each `*_eval.json`
+    there that loads as an eval set is a case file, run by `mystery` (the other package is not)."""
+    for name in ("mystery", "podcast"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agent.py").write_text(ECHO_AGENT)
+    sets = tmp_path / "tests" / "eval" / "eval_sets"
+    sets.mkdir(parents=True)
+    for name in ("librarian", "scholar"):
+        (sets / f"{name}_eval.json").write_text(eval_set(name, "hello"))
+    (sets / "notes.json").write_text("[]")
+    (tmp_path / "tests" / "eval" / "test_adk_eval.py").write_text('"""Golden datasets.\n\nRun:\n    adk eval mystery tests/eval/eval_sets/\n"""\n')
+    (tmp_path / "CLAUDE.md").write_text("## Evaluation\n\n```bash\nadk eval mystery tests/eval/eval_sets/\n```\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    cases = json.loads(out)["cases"]
+    assert code == 0 and [(c["id"], c["agent"]) for c in cases] == [
+        ("tests/eval/eval_sets/librarian_eval.json::case_0", "mystery"), ("tests/eval/eval_sets/scholar_eval.json::case_0", "mystery")], cases

@@ -246,5 +246,5 @@ def _apply(request: AcceptRequest, data: Any) -> None:
             expected[key] = {**kept, **{child_key(previous, k) or k: v for k, v in updated.items()}}
 
 
-def apply_accept(plan: AcceptPlan, root: Path) -> JournalEntry:
-    return write_baseline(plan.writes, root, plan.description)
+def apply_accept(plan: AcceptPlan, root: Path, author: str = "") -> JournalEntry:
+    return write_baseline(plan.writes, root, plan.description, author)

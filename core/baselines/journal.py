@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import shutil
 import time
@@ -151,7 +153,7 @@ def recover(root: Path) -> list[str]:
             _, _, side, done = _STEPS[verb]
             _put(root, entry, side)
             files = tuple({k: v for k, v in file.items() if k != "merged"} for file in entry.files)  # merged texts served once
-            save_entry(root, JournalEntry(entry.id, entry.reason, entry.time, files, entry.seq, done))
+            save_entry(root, dataclasses.replace(entry, files=files, state=done))
             for file in entry.files:
                 path = root / file["path"]
                 (path.parent / _step_temp(path, entry, verb)).unlink(missing_ok=True)
@@ -186,7 +188,7 @@ def recover_at_start(root: Path) -> list[str]:
     return said
 
 
-def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> JournalEntry:
+def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str, author: str = "") -> JournalEntry:
     """Write all `writes` or none, as one journal entry (which undo reverts as one). A baseline that
     is a symlink is written through it (its target changes; the link stays a link), and journaled as
     the target, so undo puts the target back."""
@@ -210,7 +212,7 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
                 what = "was created" if write.expected_sha256 is None else "changed on disk"
                 raise BaselineConflict(f"{shown_in(write.path, root)} {what} since it was read; nothing was written")
         seq = next_seq(root)
-        entry = JournalEntry(f"{seq:08d}", reason, time.time(), (), seq, "pending")
+        entry = JournalEntry(f"{seq:08d}", reason, time.time(), (), seq, "pending", author)
         folder = entry_folder(root, entry)
         staged: list[tuple[str, Path]] = []
         try:
@@ -224,7 +226,7 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str) -> Jour
                 files.append({"path": shown_in(write.path, root), "before": write.expected_sha256, "after": text_sha(write.text),
                               "backup": backup, "new": f"{index}-after", "staged": f".{write.path.name}.agentdiff-{seq}.tmp",
                               **({"linked": True} if linked(write.path) else {})})
-            entry = JournalEntry(entry.id, reason, entry.time, tuple(files), seq, "pending")
+            entry = dataclasses.replace(entry, files=tuple(files))
             save_entry(root, entry)  # the intent, before any file changes
             _fault("intent")
             for write, file in zip(writes, files):
@@ -274,8 +276,8 @@ def _step(root: Path, entry: JournalEntry, verb: str) -> JournalEntry:
             staged.append((None if text is None else stage(path, text, name=_step_temp(path, entry, verb)), path))
         kept = [stage(folder / name, texts[i]) for i, name in merged.items()]
         entries = [*zip(kept, (folder / name for name in merged.values())),
-                   stage_entry(root, JournalEntry(entry.id, entry.reason, entry.time, tuple(
-                       {**file, "merged": merged[i]} if i in merged else file for i, file in enumerate(entry.files)), entry.seq, doing)),
+                   stage_entry(root, dataclasses.replace(entry, files=tuple(
+                       {**file, "merged": merged[i]} if i in merged else file for i, file in enumerate(entry.files)), state=doing)),
                    stage_entry(root, with_state(entry, done))]
     except OSError as exc:
         discard_staged(staged)

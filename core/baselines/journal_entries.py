@@ -4,6 +4,8 @@ is an `UnreadableEntry`, never followed), saved and staged, numbered, and pruned
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import shutil
@@ -29,6 +31,7 @@ class JournalEntry:
     files: tuple[dict, ...]  # {"path", "before": sha or None, "after": sha or None, "backup", "new"}
     seq: int = 0
     state: str = "applied"  # pending | applied | undoing | undone | redoing | dropped
+    author: str = ""  # who asked for the write when it was not the person at the keyboard: an assistant's MCP client name
 
 
 # --- the entries ---------------------------------------------------------------------------------
@@ -48,7 +51,7 @@ def stage_entry(root: Path, entry: JournalEntry) -> tuple[str, Path]:
 
 
 def with_state(entry: JournalEntry, state: str) -> JournalEntry:
-    return JournalEntry(entry.id, entry.reason, entry.time, entry.files, entry.seq, state)
+    return dataclasses.replace(entry, state=state)
 
 
 STATES = ("pending", "applied", "undoing", "undone", "redoing", "dropped")
@@ -72,6 +75,7 @@ class _Entry(BaseModel):
     seq: StrictInt = 0
     state: Optional[Literal[STATES]] = None  # type: ignore[valid-type]
     undone: Optional[bool] = None  # the first journal's flag
+    author: Optional[StrictStr] = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ def read_entries(root: Path) -> tuple[list[JournalEntry], list[UnreadableEntry]]
             continue
         state = data.state or ("undone" if data.undone else "applied")
         files = tuple(file.model_dump(exclude_none=False) for file in data.files)
-        entries.append(JournalEntry(item.parent.name, data.reason, float(data.time), files, data.seq, state))
+        entries.append(JournalEntry(item.parent.name, data.reason, float(data.time), files, data.seq, state, data.author or ""))
     entries.sort(key=lambda e: (e.seq, e.time, e.id))
     return entries, unreadable
 

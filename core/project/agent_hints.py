@@ -213,7 +213,9 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
     """(eval file or folder, resolved; top package; the test file naming them) for every call found."""
     root = root.resolve()
     hints: list[tuple[Path, str, Path]] = []
+    read: list[Path] = []
     for file in _files(root):
+        read.append(file)
         try:
             stat = file.stat()
             if stat.st_size > MAX_BYTES:
@@ -228,7 +230,7 @@ def _hints(root: Path) -> tuple[tuple[Path, str, Path], ...]:
             if not target.exists() and (file.parent / path).exists():
                 target = file.parent / path
             hints.append((target.resolve(), module, file))
-    for command in eval_commands(root):  # `adk eval AGENT_DIR FILE…` in a Makefile, a script, the README
+    for command in eval_commands(root, read):  # `adk eval AGENT_DIR FILE…` in a Makefile, a script, the README
         hints.extend((path, COMMAND_AGENT + str(command.agent), command.file) for path in command.evals)
     return tuple(hints)
 

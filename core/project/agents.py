@@ -115,6 +115,11 @@ def _find_module(name: str, dirs: Sequence[Path], root: Path, test_file: Optiona
         if is_agent_dir(folder):
             return AgentRef(agents_dir=str(folder.parent.resolve()), name=parts[-1], sub_agent=sub or None,
                             import_from=str(base.resolve()) if len(parts) > 1 else None), ""
+    for base in roots:  # a module file of a package that defines `agent` (`pkg.test_billing_agent`)
+        folder = base.joinpath(*parts[:-1])
+        if len(parts) > 1 and (folder / f"{parts[-1]}.py").is_file() and is_agent_dir(folder):
+            return AgentRef(agents_dir=str(folder.parent.resolve()), name=parts[-2], sub_agent=sub or None, entry=parts[-1],
+                            import_from=str(base.resolve()) if len(parts) > 2 else None), ""
     if len(parts) == 1:
         found = _find(parts[0] + (f"/{sub}" if sub else ""), dirs)
         if found:

@@ -216,8 +216,8 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             found.errors.append(LoadError(file=_bytes_shown(display_path(file, root)), message="its name is not valid UTF-8: rename the file"))
             continue
         loaded, errors = load_eval_set(file, display_path(file, root))
-        if file in optional and (errors or loaded is None):
-            continue  # a JSON file in a folder the tests name that is not an eval set: not a case file
+        if file in optional and (errors or loaded is None or not any(c.conversation or c.conversation_scenario for c in loaded.eval_set.eval_cases)):
+            continue  # a JSON file in a folder the tests name that is not an eval set (or is `[]`): not a case file
         found.errors.extend(errors)
         if loaded is None:
             continue

@@ -1,7 +1,9 @@
 """The `adk eval AGENT_DIR EVAL_FILE…` commands a project writes down for its users and its CI: in its
-Makefile, justfile, shell scripts (at the root and in `scripts/`), README, `pyproject.toml`, `tox.ini`
-and GitHub workflows. Read as text, never run. Each names eval files (whatever their names) and the
-agent folder that runs them, as `adk eval` would (adk-formats.md §5).
+Makefile, justfile, shell scripts (at the root and in `scripts/`), Markdown at the root and in `docs/`
+(README, CLAUDE.md, AGENTS.md…), `pyproject.toml`, `tox.ini`, GitHub workflows, and the test files
+`agent_hints` reads (a docstring's usage line). Read as text, never run. Each names eval files
+(whatever their names; a folder: its `*.json` that load as eval sets) and the agent folder that runs
+them, as `adk eval` would (adk-formats.md §5).
 
 * A command may continue over lines ending in `\\`; it ends at `;`, `&&`, `||`, `|`, `>`, `#` or a
   closing backquote.
@@ -18,13 +20,14 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from agentdiff.core.formats.source_file import read_text_regular
 
 MAX_BYTES = 500_000
 MAX_FILES = 60
-COMMAND_FILES = ("Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "README.md",
-                 "README.rst", "README", "pyproject.toml", "tox.ini", "noxfile.py")
+COMMAND_FILES = ("Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "README.rst", "README",
+                 "pyproject.toml", "tox.ini", "noxfile.py")
 _VALUED = {"--config_file_path", "--log_level", "--eval_storage_uri", "--enable_features", "--disable_features"}
 _ADK_EVAL = re.compile(r"(?:^|[\s`'\"(;&|])(?:uv\s+run\s+|poetry\s+run\s+|python\s+-m\s+google\.adk\.cli\s+)?adk\s+eval(?=\s)")
 _MAKE_VAR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*[:?]?=\s*(.*?)\s*$", re.MULTILINE)
@@ -42,7 +45,7 @@ class EvalCommand:
 def command_files(root: Path) -> list[Path]:
     """The files read, at most `MAX_FILES`."""
     files = [root / name for name in COMMAND_FILES]
-    for folder, pattern in ((root, "*.sh"), (root / "scripts", "*.sh"), (root / "scripts", "*.bash"),
+    for folder, pattern in ((root, "*.sh"), (root, "*.md"), (root / "docs", "*.md"), (root / "scripts", "*.sh"), (root / "scripts", "*.bash"),
                             (root / ".github" / "workflows", "*.yml"), (root / ".github" / "workflows", "*.yaml")):
         try:
             files += sorted(folder.glob(pattern))
@@ -58,8 +61,8 @@ def is_command_file(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     if len(parts) == 1:
-        return parts[0] in COMMAND_FILES or parts[0].endswith(".sh")
-    return parts[:-1] in (("scripts",), (".github", "workflows"))
+        return parts[0] in COMMAND_FILES or parts[0].endswith((".sh", ".md"))
+    return parts[:-1] in (("scripts",), ("docs",), (".github", "workflows"))
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -98,7 +101,7 @@ def commands_in(text: str, file: Path, root: Path) -> tuple[EvalCommand, ...]:
                 continue
             agent = _where(args[0], file, root)
             evals = tuple(_where(_file_part(a), file, root) for a in args[1:] if not any(ch in a for ch in "$*<{"))
-            evals = tuple(e for e in evals if e.suffix == ".json")
+            evals = tuple(e for e in evals if e.suffix == ".json" or e.is_dir())
             if evals:
                 found.append(EvalCommand(agent, evals, file))
     return tuple(found)
@@ -117,11 +120,12 @@ def _where(path: str, file: Path, root: Path) -> Path:
     return candidate.resolve()
 
 
-def eval_commands(root: Path) -> tuple[EvalCommand, ...]:
-    """The `adk eval` commands of the project at `root` (each file read again only when it changed)."""
+def eval_commands(root: Path, also: Sequence[Path] = ()) -> tuple[EvalCommand, ...]:
+    """The `adk eval` commands of the project at `root`, and in the files `also` (each file read again
+    only when it changed)."""
     root = root.resolve()
     out: list[EvalCommand] = []
-    for file in command_files(root):
+    for file in dict.fromkeys([*command_files(root), *also]):
         try:
             stat = file.stat()
             if stat.st_size > MAX_BYTES:

@@ -46,9 +46,9 @@ class Baselines:
         """One plan (one journal entry, one undo) for every case's whole run."""
         return await asyncio.to_thread(plan_accepts, [self._request(case_id) for case_id in case_ids], self.root)
 
-    async def accept(self, plan: AcceptPlan) -> JournalEntry:
+    async def accept(self, plan: AcceptPlan, author: str = "") -> JournalEntry:
         async with self._lock():
-            entry = await asyncio.to_thread(apply_accept, plan, self.root)
+            entry = await asyncio.to_thread(apply_accept, plan, self.root, author)
             self._own_writes([write.path for write in plan.writes])
             await self._after_write([write.path for write in plan.writes], "accepted")
         return entry

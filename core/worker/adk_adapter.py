@@ -61,6 +61,9 @@ def load_module(ref: AgentRef) -> Any:
     origin = os.path.realpath(getattr(package, "__file__", None) or next(iter(getattr(package, "__path__", [])), ""))
     if not origin.startswith(folder):
         raise ImportError(f"{name!r} imported from {origin}, not from the agents dir {ref.agents_dir}")
+    if ref.entry:  # a module of the package that defines the agent (ADK takes its `agent`)
+        name = f"{name}.{ref.entry}"
+        package = importlib.import_module(name)
     module = getattr(package, "agent", None)
     if module is None and hasattr(package, "__path__"):
         try:

@@ -25,10 +25,13 @@ class AgentRef(_Model):
     # `sys.path` it is imported from, as `shop.eval_agents.billing`; the package is still the folder
     # `agents_dir/name`. None: `name` is imported from `agents_dir`, as `adk eval` does.
     import_from: Optional[str] = None
+    # A module of the package that holds the agent (`customer_support_agent.test_billing_agent`, a file
+    # defining `agent`), imported instead of the package's `agent` module; ADK takes its `agent`.
+    entry: Optional[str] = None
 
     @property
     def label(self) -> str:
-        return self.name + (f"/{self.sub_agent}" if self.sub_agent else "")
+        return self.name + (f".{self.entry}" if self.entry else "") + (f"/{self.sub_agent}" if self.sub_agent else "")
 
 
 class Message(_Model):

@@ -379,7 +379,7 @@ class WorkerPool:
 
 
 def _batch_key(job: Job) -> tuple:
-    return (job.agent.agents_dir, job.agent.name, job.agent.import_from, job.agent.sub_agent, job.repeat, job.mode, job.streaming, job.judge is not None)
+    return (job.agent.agents_dir, job.agent.name, job.agent.import_from, job.agent.entry, job.agent.sub_agent, job.repeat, job.mode, job.streaming, job.judge is not None)
 
 
 def _kill(pid: int) -> None:

@@ -22,11 +22,15 @@ def add_parser(commands) -> None:
     )
     parser.add_argument("--drop", action="store_true",
                         help="drop the newest step instead (its files stay as they are), when a later edit blocks undoing it")
+    parser.add_argument("--list", action="store_true",
+                        help="list the journal instead, newest first: each step, its state, when, and who wrote it (an assistant's name)")
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.baselines.journal import drop_last, undo_last
 
+    if args.list:
+        return list_journal(out)
     return journal_step(drop_last if args.drop else undo_last, "drop" if args.drop else "undo", out)
 
 
@@ -41,7 +45,24 @@ def journal_step(step, verb: str, out: TextIO) -> int:
         print(f"nothing to {verb}", file=out)
         return EXIT_FAILED
     done = {"undo": "undone", "redo": "redone", "drop": "dropped (its files stay as they are)"}[verb]
-    print(f"{done}: {entry.reason}", file=out)
+    print(f"{done}: {entry.reason}" + (f" (written by {one_line(entry.author)})" if entry.author else ""), file=out)
     for file in entry.files:
         print(f"  {one_line(file['path'])}", file=out)
+    return EXIT_OK
+
+
+def list_journal(out: TextIO) -> int:
+    """The journal, newest first: what `undo` would take back comes first among the applied ones."""
+    import time
+
+    from agentdiff.core.baselines.journal_entries import journal_entries
+
+    entries = [e for e in journal_entries(Path.cwd()) if e.state != "dropped"]
+    if not entries:
+        print("the journal is empty", file=out)
+        return EXIT_OK
+    for entry in reversed(entries):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.time))
+        by = f"  by {one_line(entry.author)}" if entry.author else ""
+        print(f"{entry.id}  {entry.state:<8} {when}{by}  {one_line(entry.reason)}", file=out)
     return EXIT_OK
