@@ -409,3 +409,23 @@ def test_a_folder_an_adk_eval_usage_line_names_holds_eval_sets_for_that_agent(tm
     cases = json.loads(out)["cases"]
     assert code == 0 and [(c["id"], c["agent"]) for c in cases] == [
         ("tests/eval/eval_sets/librarian_eval.json::case_0", "mystery"), ("tests/eval/eval_sets/scholar_eval.json::case_0", "mystery")], cases
+
+
+def test_an_agent_whose_settings_lack_a_variable_or_that_needs_another_adk_says_so_in_one_line(tmp_path, monkeypatch):
+    """A pydantic settings class with no value for a field (the project's `.env` was not copied), and an
+    import of a name this ADK does not have: one line each, naming the variable, or the ADK version."""
+    (tmp_path / "devflow").mkdir()
+    (tmp_path / "devflow" / "agent.py").write_text(
+        "from pydantic import BaseModel\n\n\nclass AgentConfig(BaseModel):\n    github_personal_access_token: str\n\n\n"
+        "config = AgentConfig()\n\n\nasync def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "devflow" / "dev.evalset.json").write_text(eval_set("dev", "hello"))
+    (tmp_path / "old_adk").mkdir()
+    (tmp_path / "old_adk" / "agent.py").write_text(
+        "from google.adk.agents.callback_context import NoSuchContextInThisVersion\n\n\nasync def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "old_adk" / "old.evalset.json").write_text(eval_set("old", "hello"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("run", "--json")
+    errors = {c["agent"]: c["error"] for c in json.loads(out)["cases"]}
+    assert "\n" not in errors["devflow"] and "ValidationError: AgentConfig: github_personal_access_token: Field required" in errors["devflow"], errors
+    assert "(the agent's settings need GITHUB_PERSONAL_ACCESS_TOKEN: set it in the environment or in a .env beside the agent)" in errors["devflow"]
+    assert "the agent was written for another ADK version: this Python has google-adk " in errors["old_adk"], errors

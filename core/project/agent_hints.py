@@ -6,7 +6,7 @@ at most `MAX_FILES` files, each at most `MAX_BYTES`). A call `AgentEvaluator.eva
 `AgentEvaluator.evaluate_eval_set(...)` names an agent module (1st positional or `agent_module=`) and an
 eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`; `evaluate_eval_set`'s
 `eval_set=`, an `EvalSet` read from a file: `EvalSet.model_validate_json(Path(p).read_text())`,
-`json.load(open(p))`, the file `p`), and maybe a sub-agent
+`json.load(open(p))`, or the project's own loader given a `.json` path: the file `p`), and maybe a sub-agent
 (`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module as written
 (with the sub-agent: `module/sub_agent`), which `agents` finds as a folder from the project root (a
 dotted module) or as a package. Each argument is worked out statically (`_static`): string literals, names assigned
@@ -115,6 +115,9 @@ def _loaded_from(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, 
             return _loaded_from(node.func.value, names, file, depth + 1)
         if name == "open" and node.args:
             return _static(node.args[0], names, file)
+        if node.args and name not in _PATH_CALLS:  # the project's own loader: `load_eval_set("tests/unit/x.test.json")`
+            inner = _loaded_from(node.args[0], names, file, depth + 1)
+            return inner if inner and inner.endswith(".json") else None
     return _static(node, names, file)
 
 

@@ -17,7 +17,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional, Sequence
 
-from .hints import how_to_fix, project_origin
+from .hints import how_to_fix, project_origin, said
 from .jobs import Job, RunOutput
 
 _IGNORED_PREFIXES = tuple(
@@ -97,7 +97,8 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
             waiting = calls.waiting_on() if calls is not None else "waiting for the judge"
         out = RunOutput(error=f"timed out after {timeout:g} s (the run was stopped{', ' + waiting if waiting else ''})")
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
-        out = RunOutput(error=traceback.format_exception_only(type(exc), exc)[-1].strip() + how_to_fix(exc))
+        first = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        out = RunOutput(error=(said(exc) if "\n" in first else first) + how_to_fix(exc))  # one line, whatever the message
         out.error_file, out.error_line, out.error_trace = project_origin(exc, job.agent.agents_dir)
     out.seconds = time.perf_counter() - start
     return out

@@ -30,7 +30,38 @@ def said(exc: BaseException) -> str:
     if _NO_PROVIDER in text:
         model = _PASSED_MODEL.search(text)
         text = f"{_NO_PROVIDER}. You passed model={model.group(1)}" if model else _NO_PROVIDER
+    elif _pydantic_errors(exc):  # `1 validation error for AgentConfig\nfield\n  Field required […]`, on one line
+        text = f"{getattr(exc, 'title', '')}: " + "; ".join(f"{'.'.join(map(str, e.get('loc', ()))) or '(root)'}: {e.get('msg', '')}"
+                                                          for e in _pydantic_errors(exc)[:5])
     return f"{type(exc).__name__}: {text}"
+
+
+def _pydantic_errors(exc: BaseException) -> list:
+    errors = getattr(exc, "errors", None)
+    if type(exc).__name__ != "ValidationError" or not callable(errors):
+        return []
+    try:
+        found = errors()
+    except Exception:  # noqa: BLE001 - not pydantic's after all
+        return []
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def _missing_settings(exc: BaseException) -> list[str]:
+    """The fields a settings class (`…Config`, `…Settings`) found no value for: usually variables the
+    project's `.env` sets."""
+    if not str(getattr(exc, "title", "")).endswith(("Config", "Settings", "Env")):
+        return []
+    return [str(e["loc"][-1]) for e in _pydantic_errors(exc) if e.get("type") == "missing" and e.get("loc")]
+
+
+def _adk_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("google-adk")
+    except Exception:  # noqa: BLE001
+        return "unknown"
 
 
 def how_to_fix(exc: BaseException) -> str:
@@ -41,6 +72,13 @@ def how_to_fix(exc: BaseException) -> str:
         missing = "google-adk is" if exc.name in ("google", "google.adk") else "it is"
         return (f" ({missing} not installed for {sys.executable}: install the project's dependencies into that Python, "
                 "or choose the project's own with --python)")
+    if isinstance(exc, ImportError) and not isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("google.adk"):
+        return (f" (the agent was written for another ADK version: this Python has google-adk {_adk_version()}; install the "
+                "version the project asks for, or run its agents in its own environment with --python)")
+    missing = _missing_settings(exc)
+    if missing:
+        names = ", ".join(name.upper() for name in missing[:5])
+        return f" (the agent's settings need {names}: set {'it' if len(missing) == 1 else 'them'} in the environment or in a .env beside the agent)"
     if isinstance(exc, ImportError) and "(unknown location)" in str(exc):
         return f" ({exc.name or 'that package'} has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     text = str(exc)

@@ -110,7 +110,7 @@ def _agent_name(resolution) -> str | None:
     agent = resolution.agent
     if agent is None:
         return None
-    return f"{agent.name}/{agent.sub_agent}" if agent.sub_agent else agent.name
+    return agent.label
 
 
 def _print_agents(found, resolutions: dict, color: bool, out: TextIO) -> None:
