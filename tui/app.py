@@ -52,6 +52,16 @@ class AgentdiffApp(App):
     def get_default_screen(self) -> Screen:
         return self.main
 
+    def on_mount(self) -> None:
+        from .assist.activity import ActivityReader
+
+        self._activity = ActivityReader(self.workbench.root)  # what an assistant (`agentdiff mcp`) does, said here
+        self.set_interval(1.0, self._assistant_activity)
+
+    def _assistant_activity(self) -> None:
+        for item in self._activity.new()[-5:]:
+            self.notify(f"{item['who']} {item['what']}", title="assistant", timeout=4)
+
     def notify(self, message: str, *, title: str = "", severity="information", timeout: Optional[float] = None, markup: bool = True) -> None:
         """Every notification is plain text with its control characters pictured: messages carry
         case ids, file names and agent output, which must neither be read as markup nor reach the

@@ -1,0 +1,129 @@
+"""`agentdiff mcp [PATHS…]`: the workbench as a Model Context Protocol server over stdio, for a coding
+agent (Claude Code, Codex, Gemini CLI…); `--print-config` prints the snippet each one's MCP
+configuration takes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from .errors import EXIT_OK, EXIT_USAGE, exists, print_errors, quoted
+from .options import add_run_options, agents_python, run_options, worker_pool
+
+NAME = "mcp"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        NAME, help="serve the workbench to a coding agent over MCP (stdio): status, run, diff, explain, accept…",
+        description="A Model Context Protocol server over stdio on the cases under PATHS, backed by the same workbench as "
+        "the TUI: warm workers, the project's Python, watch on (the assistant's edits re-run the cases they affect), "
+        "accepts in the same journal as everyone's. It ends when its client closes stdin. "
+        "With --print-config, print what each assistant's MCP configuration takes, and exit.",
+    )
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="folders of cases and agents (default: the configured paths, else .)")
+    parser.add_argument("--print-config", action="store_true", help="print the MCP configuration snippets for Claude Code, Codex and Gemini CLI")
+    parser.add_argument("--no-watch", action="store_true", help="do not watch files: only run() re-runs cases")
+    add_run_options(parser, repeats=True)
+
+
+def server_command() -> list[str]:
+    """How an assistant starts this server: the `agentdiff` on PATH when it is this one, else this
+    Python running agentdiff."""
+    found = shutil.which("agentdiff")
+    here = Path(sys.executable).parent / "agentdiff"
+    if found and Path(found).resolve() == here.resolve():
+        return [found, NAME]
+    if here.is_file():
+        return [str(here), NAME]
+    return [sys.executable, "-m", "agentdiff.tui.cli", NAME]
+
+
+def print_config(out: TextIO, root: Path) -> None:
+    command, *args = server_command()
+    entry = {"command": command, "args": args}
+    print("# Claude Code: run this in the project (or put the JSON below in .mcp.json)", file=out)
+    print(f"claude mcp add agentdiff -- {shlex.join([command, *args])}", file=out)
+    print(json.dumps({"mcpServers": {"agentdiff": entry}}, indent=2), file=out)
+    print("\n# Codex: ~/.codex/config.toml (or the project's .codex/config.toml)", file=out)
+    print(f"[mcp_servers.agentdiff]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\ncwd = {json.dumps(str(root))}", file=out)
+    print("\n# Gemini CLI: .gemini/settings.json in the project (or ~/.gemini/settings.json)", file=out)
+    print(json.dumps({"mcpServers": {"agentdiff": {**entry, "cwd": str(root)}}}, indent=2), file=out)
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    root = Path.cwd()
+    if args.print_config:
+        print_config(out, root)
+        return EXIT_OK
+    import asyncio
+
+    from agentdiff.core.baselines.journal import recover_at_start
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.workbench.history import HISTORY_FILE, History
+    from agentdiff.core.workbench.triage import Triage
+    from agentdiff.core.workbench.watcher import watchfiles_source
+    from agentdiff.core.workbench.workbench import Workbench
+
+    from ..assist.activity import Activity
+    from ..assist.server import serve
+    from ..assist.session import AssistSession
+
+    config, config_errors = load_project_config(root)
+    print_errors(config_errors, err)
+    paths = list(args.paths) or list(config.paths) or [Path(".")]
+    missing = [p for p in paths if not exists(p)]
+    if missing:
+        print(f"error: no such folder: {quoted(missing[0])}", file=err)
+        return EXIT_USAGE
+    options = run_options(args, config)
+    python = agents_python(args, config)
+    pool = worker_pool(args, config, options, python)
+    started = time.time()
+    try:
+        recover_at_start(root)
+        workbench = Workbench(root, [p.resolve() for p in paths], pool, options, history=History(root / HISTORY_FILE))
+        session = AssistSession(workbench, Triage.load(root), confirm_live_above=config.confirm_live_above, activity=Activity(root))
+        changes = None if args.no_watch else watchfiles_source([*workbench.paths, *options.agents_dirs])
+
+        async def watch() -> None:
+            async for batch in changes():
+                session.triage.reload()  # labels written by the TUI or the CLI meanwhile (the filter's label:)
+                await workbench.on_changes(batch)
+
+        async def main() -> None:
+            replays = [case_id for case_id in workbench.cases if workbench.replays(case_id)]
+            if replays:  # recorded conformance cases cost nothing: their verdicts are there when asked
+                workbench.run(replays, "run as the server started")
+            await serve(session, watch if changes is not None else None, lambda: _close(workbench, config.keep_runs, started))
+
+        asyncio.run(main())
+    finally:
+        pool.close()
+    return EXIT_OK
+
+
+def _close(workbench, keep_runs: int, started: float) -> None:
+    """The session's results kept (as the TUI keeps its), for `compare` and `gate`; the history saved."""
+    if workbench.history is not None:
+        workbench.history.save(wait=True)
+    if keep_runs <= 0:
+        return
+    from agentdiff.core.reports.kept_runs import RunKeeper
+
+    ran = [s.run for s in workbench.cases.values() if s.run is not None and not s.running]
+    if not ran:
+        return
+    keeper = RunKeeper(workbench.root, "mcp", keep_runs, started)
+    unfinished = sum(1 for s in workbench.cases.values() if s.run is None or s.running or s.stale)
+    if unfinished:
+        keeper.partial = f"{unfinished} of {len(workbench.cases)} cases had no current verdict when the session closed"
+    for run in ran:
+        keeper.add(run)
+    keeper.finish([run.result for run in ran], workbench.options.prices)
