@@ -1019,6 +1019,16 @@ def workflow_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("mcp")
+def mcp_benchmark() -> list[tuple[str, str, str]]:
+    """`agentdiff mcp`, warm, on the samples over stdio: diff of one case, run("affected") after a prompt
+    edit in replay, idle CPU (benchmarks/mcp_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from mcp_bench import mcp_benchmark as measure
+
+    return measure()
+
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

@@ -96,6 +96,10 @@ class CaseIndex:
                     if not ids:
                         del table[key]
 
+    def paths(self) -> list[Path]:
+        """Every file some case depends on: its sources, and what its agent read in its last run."""
+        return [*self._by_source, *self._by_read]
+
     def is_source(self, path: Path) -> bool:
         return path in self._by_source
 

@@ -32,7 +32,8 @@ from .activity import Activity
 
 MAX_TEXT = 4000  # characters of one string in an answer (a response, a preview, a file's diff)
 TURNS_PER_PAGE = 3
-SETTLE = 0.15  # seconds the watcher is given to see an edit made just before `run("affected")`
+SETTLE = 0.03  # seconds the watcher is given to see an edit made just before `run("affected")`
+UNSEEN_WAIT = 1.5  # at most this much longer when a file changed since the last look and no case went stale yet
 WHICH = ("affected", "failed", "all")
 
 
@@ -75,6 +76,7 @@ class AssistSession:
     _seen: dict[str, tuple[str, int]] = field(default_factory=dict)  # case → (status, run count) at the last `status`
     _runs: dict[str, int] = field(default_factory=dict)  # case → runs finished this session
     _plans: dict[str, AcceptPlan] = field(default_factory=dict)
+    _mark: float = field(default_factory=time.time)  # when `run` last looked for edits
 
     def __post_init__(self) -> None:
         self.workbench.subscribe(self._on_event)
@@ -177,7 +179,7 @@ class AssistSession:
             self.workbench.options = self.workbench.options.with_mode(mode)
         waiting: list[str] = []
         if which == "affected":
-            await asyncio.sleep(SETTLE)  # an edit saved just before this call: the watcher's turn to see it
+            await self._edits_seen()
             states = self.workbench.cases.values()
             waiting = [s.ref.id for s in states if s.running]
             ids = [s.ref.id for s in states if s.stale and not s.running]
@@ -214,6 +216,26 @@ class AssistSession:
             "cases": [self._line(s) for s in states[:200]],
             **({"note": "nothing was affected: no case went stale since its last run"} if which == "affected" and not done_ids else {}),
         }
+
+    async def _edits_seen(self) -> None:
+        """An edit saved just before `run("affected")`: the watcher's turn to see it. When a file some
+        case depends on changed since the last look and no case is stale or running yet, wait (a
+        little) for the watcher to deliver it."""
+        mark, self._mark = self._mark, time.time()
+        await asyncio.sleep(SETTLE)
+        if self.workbench.paused or any(s.stale or s.running for s in self.workbench.cases.values()):
+            return
+        edited = False
+        for path in self.workbench.index.paths():
+            try:
+                if path.stat().st_mtime >= mark:
+                    edited = True
+                    break
+            except OSError:
+                continue
+        deadline = time.monotonic() + (UNSEEN_WAIT if edited else 0)
+        while time.monotonic() < deadline and not any(s.stale or s.running for s in self.workbench.cases.values()):
+            await asyncio.sleep(0.02)
 
     def _run_of(self, case_id: str):
         state = self.workbench.cases[case_id]
