@@ -106,6 +106,14 @@ async def test_a_coding_agent_fixes_a_case_through_the_tools_and_a_person_can_un
         assert evalset.read_bytes() == original  # byte for byte
         assert not (root / "sample_agents/home_automation/home_automation.agentdiff-record.json").exists()  # it was new
         assert (await call("redo"))["done"] and evalset.read_text() == after
+        doctor = await call("doctor")
+        assert "customer_service imports" in doctor["output"], doctor
+        report = await call.session.read_resource("agentdiff://report/latest.json")
+        assert any(case["id"] == REFUND_LATE and case["status"] == "passed" for case in json.loads(report.contents[0].text)["cases"])
+    from agentdiff.core.reports.kept_runs import kept_runs
+
+    (session_run,) = kept_runs(root)  # the session's results, kept for compare and gate
+    assert session_run.meta.get("source") == "mcp", session_run.meta
     listed = subprocess.run([AGENTDIFF, "undo", "--list"], cwd=root, capture_output=True, text=True)
     assert "by test-assistant" in listed.stdout, listed.stdout
     done = subprocess.run([AGENTDIFF, "undo"], cwd=root, capture_output=True, text=True)
@@ -124,6 +132,10 @@ async def test_what_the_server_refuses_says_what_to_do_instead(tmp_path):
         assert kind == "error" and "unknown filter key 'colour'" in text
         kind, text = await call("run")
         assert kind == "error" and "either `cases`" in text
+        kind, text = await call("compare", base="/etc/passwd.json")
+        assert kind == "error" and "outside the project" in text
+        kind, text = await call("gate", run="--junit=/tmp/x.xml")
+        assert kind == "error" and "is not a kept run" in text
         kind, text = await call("apply", plan_digest="0123456789abcdef")
         assert kind == "error" and "no such plan" in text
         plan = await call("accept", case=DIM)

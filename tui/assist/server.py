@@ -115,16 +115,27 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
             return {"exit_code": code, "output": text[-20000:]}
         return work
 
+    def kept(*values: Optional[str]) -> list[str]:
+        """Run names as the CLI takes them; a report file only inside the project, never an option."""
+        out = []
+        for value in values:
+            if not value:
+                continue
+            if not isinstance(value, str) or value.startswith("-") or "\x00" in value or len(value) > 500:
+                raise ToolError(f"{value!r} is not a kept run: give its name (from compare's answer), latest or previous")
+            if ("/" in value or value.endswith(".json")) and not session.owns(session.workbench.root / value):
+                raise ToolError(f"{value!r} is outside the project: only the project's own files are read")
+            out.append(value)
+        return out
+
     @server.tool(description="Compare two kept runs (default: the last two) case by case: fixed, broken, still failing, "
                  "new. Kept runs are those of `agentdiff run`, the TUI and this server's sessions.")
     async def compare(ctx: Context, base: Optional[str] = None, head: Optional[str] = None) -> dict:
-        argv = ["compare", *[r for r in (base, head) if r], "--json"]
-        return await call(ctx, command("compare", argv, True))
+        return await call(ctx, lambda: command("compare", ["compare", *kept(base, head), "--json"], True)())
 
     @server.tool(description="The release gate over a kept run (default: the newest): pass or fail, with each rule's result.")
     async def gate(ctx: Context, run: Optional[str] = None, baseline: Optional[str] = None) -> dict:
-        argv = ["gate", *(["--baseline", baseline] if baseline else []), *([run] if run else [])]
-        return await call(ctx, command("gate", argv, False))
+        return await call(ctx, lambda: command("gate", ["gate", *(["--baseline", *kept(baseline)] if baseline else []), *kept(run)], False)())
 
     @server.tool(description="The project's failure dictionary: each named failure, its description, how blocking it is, "
                  "and the cases bound to it.")
