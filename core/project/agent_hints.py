@@ -9,7 +9,7 @@ eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`; `evalua
 `json.load(open(p))`, or the project's own loader given a `.json` path: the file `p`), and maybe a sub-agent
 (`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module as written
 (with the sub-agent: `module/sub_agent`), which `agents` finds as a folder from the project root (a
-dotted module) or as a package. Each argument is worked out statically (`_static`): string literals, names assigned
+dotted module) or as a package. Each argument is worked out statically (`static_value`): string literals, names assigned
 once in the file, `__file__`, `Path(...)`, `/`, `.parent`, `os.path.join`/`dirname`/`abspath`, `str()`
 and f-strings of those; anything else (a loop variable, a call into the project) is skipped. Relative
 paths are taken from the project root, as pytest runs them from there; else from the test file.
@@ -47,7 +47,7 @@ _PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "fspath", "abspath", "rea
 _SAME_PATH_METHODS = {"resolve", "absolute", "expanduser", "as_posix"}
 
 
-def _assigned(tree: ast.AST) -> dict[str, ast.AST]:
+def assigned_once(tree: ast.AST) -> dict[str, ast.AST]:
     """Names bound exactly once in the file, by a plain `x = ...`, to what (a name also bound by a loop,
     a `with`, a parameter or a second assignment has no single value)."""
     bound = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
@@ -61,12 +61,12 @@ def _assigned(tree: ast.AST) -> dict[str, ast.AST]:
     return {name: value for name, value in values.items() if bound[name] == 1}
 
 
-def _static(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth: int = 0) -> Optional[str]:
+def static_value(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth: int = 0) -> Optional[str]:
     """The string (a path: `/`-joined; absolute when built on `__file__`) `node` always evaluates to,
     or None when it cannot be known without running the file."""
     if node is None or depth > 20:
         return None
-    again = lambda n: _static(n, names, file, depth + 1)  # noqa: E731
+    again = lambda n: static_value(n, names, file, depth + 1)  # noqa: E731
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
@@ -101,7 +101,7 @@ def _static(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth
 
 
 def _loaded_from(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, depth: int = 0) -> Optional[str]:
-    """The file an eval set argument is read from: a path as `_static` knows it, or the one inside the
+    """The file an eval set argument is read from: a path as `static_value` knows it, or the one inside the
     calls that parse and read it (`EvalSet.model_validate_json(Path(p).read_text())`)."""
     if node is None or depth > 10:
         return None
@@ -114,11 +114,11 @@ def _loaded_from(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, 
         if name in _READERS and isinstance(node.func, ast.Attribute) and not node.args:
             return _loaded_from(node.func.value, names, file, depth + 1)
         if name == "open" and node.args:
-            return _static(node.args[0], names, file)
+            return static_value(node.args[0], names, file)
         if node.args and name not in _PATH_CALLS:  # the project's own loader: `load_eval_set("tests/unit/x.test.json")`
             inner = _loaded_from(node.args[0], names, file, depth + 1)
             return inner if inner and inner.endswith(".json") else None
-    return _static(node, names, file)
+    return static_value(node, names, file)
 
 
 def _call_name(node: ast.Call) -> str:
@@ -147,16 +147,16 @@ def calls_in(text: str, file: str = "__file__") -> tuple[tuple[str, str], ...]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return ()
-    names = _assigned(tree)
+    names = assigned_once(tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not _is_evaluator(node.func):
             continue
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        module = _static(node.args[0] if node.args else keywords.get("agent_module"), names, file)
+        module = static_value(node.args[0] if node.args else keywords.get("agent_module"), names, file)
         path = _loaded_from(node.args[1] if len(node.args) > 1 else next((keywords[k] for k in _PATH_KEYWORDS if k in keywords), None), names, file)
         sub = keywords.get("agent_name", node.args[3] if node.func.attr == "evaluate" and len(node.args) > 3 else None)
-        sub_name = _static(sub, names, file) if sub is not None else None
+        sub_name = static_value(sub, names, file) if sub is not None else None
         if module and path:
             found.append((f"{module}/{sub_name}" if sub_name else module, path))
     return tuple(found)

@@ -6,7 +6,7 @@
   `pytest.ini`);
 * what a `conftest.py` (at the root, in `tests/`/`test/`, or above the test file) adds with
   `sys.path.insert(i, X)`, `sys.path.append(X)` or `sys.path.extend([X, …])`, `X` known statically
-  (`agent_hints._static`: literals, `__file__`, `Path`, `os.path.join`/`dirname`, …);
+  (`agent_hints.static_value`: literals, `__file__`, `Path`, `os.path.join`/`dirname`, …);
 * the test file's own first folder upward without an `__init__.py` (pytest's default `prepend` import
   mode puts it on `sys.path`).
 """
@@ -26,7 +26,7 @@ MAX_BYTES = 200_000
 
 
 def _conftest_paths(conftest: Path) -> list[Path]:
-    from agentdiff.core.project.agent_hints import _assigned, _static
+    from agentdiff.core.project.agent_hints import assigned_once, static_value
 
     try:
         if conftest.stat().st_size > MAX_BYTES:
@@ -34,7 +34,7 @@ def _conftest_paths(conftest: Path) -> list[Path]:
         tree = ast.parse(read_text_regular(conftest, "replace"))
     except (OSError, SyntaxError, ValueError):
         return []
-    names = _assigned(tree)
+    names = assigned_once(tree)
     found: list[Path] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("insert", "append", "extend")):
@@ -46,7 +46,7 @@ def _conftest_paths(conftest: Path) -> list[Path]:
         if node.func.attr == "extend" and args and isinstance(args[0], (ast.List, ast.Tuple)):
             args = list(args[0].elts)
         for arg in args[:8]:
-            value = _static(arg, names, str(conftest))
+            value = static_value(arg, names, str(conftest))
             if value:
                 path = Path(value) if os.path.isabs(value) else conftest.parent / value
                 found.append(Path(os.path.normpath(path)))
