@@ -136,12 +136,15 @@ class AssistSession:
         counts: dict[str, int] = {}
         for state in states:
             counts[status_of(state)] = counts.get(status_of(state), 0) + 1
-        changed = []
+        changed, reran = [], 0
         for state in states:
             now = (status_of(state), self._runs.get(state.ref.id, 0))
             before = self._seen.get(state.ref.id)
             if before is not None and before != now and now[0] not in ("running", "stale"):
-                changed.append({"id": state.ref.id, "was": before[0], "now": now[0], "why": cut(state.reason, 300)})
+                if before[0] != now[0]:
+                    changed.append({"id": state.ref.id, "was": before[0], "now": now[0], "why": cut(state.reason, 300)})
+                else:
+                    reran += 1
             if now[0] not in ("running", "stale"):
                 self._seen[state.ref.id] = now
         return {
@@ -151,7 +154,8 @@ class AssistSession:
             "watching": not self.workbench.paused,
             "running": [s.ref.id for s in states if s.running][:50],
             "stale": [s.ref.id for s in states if s.stale and not s.running][:50],
-            "changed_since_last_status": changed[:100],
+            "changed_since_last_status": changed[:100],  # a verdict that is not what it was at the last call
+            "reran_unchanged_since_last_status": reran,
             "load_errors": [{"file": e.file, "line": e.line, "message": cut(e.message, 300)} for e in self.workbench.errors[:20]],
             **({"notes": self.workbench.notes[:5]} if not states and self.workbench.notes else {}),
         }
