@@ -213,7 +213,7 @@ def _apply(request: AcceptRequest, data: Any) -> None:
     if record is None:
         raise RecordError("the run was not scored; there is nothing to accept")
     actual = record.actual
-    index = next(i for i, case in enumerate(ref.eval_set.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
+    index = ref.eval_set.index_of(ref.case.eval_id)
     case = data["eval_cases"][index]
     conversation = case[child_key(case, "conversation") or "conversation"]
     turns = range(len(conversation)) if request.scope == "case" or request.turn is None else [request.turn]

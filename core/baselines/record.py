@@ -66,7 +66,7 @@ def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Messag
             f"{loaded.source.display} is in ADK's legacy format; migrate it to an EvalSet "
             "(AgentEvaluator.migrate_eval_data_to_new_schema) before recording into it"
         )
-    index = next(i for i, case in enumerate(loaded.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
+    index = loaded.index_of(ref.case.eval_id)
     actual = invocations_from_output(out, messages, rules_for(out.adk_version))  # in the form that ADK writes
     updated = eval_case_update(loaded.raw, index, actual)
     path = loaded.source.path

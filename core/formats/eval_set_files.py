@@ -46,6 +46,17 @@ class LoadedEvalSet:
     raw: Any  # the parsed JSON exactly as read; writers patch it so unedited parts stay as they were
     legacy: Legacy = None
 
+    def index_of(self, eval_id: str) -> int:
+        """The position of the first case with `eval_id`, from an index built once per loaded file (a
+        scan per case made a suite of N cases in one file cost N²)."""
+        index = self.__dict__.get("_by_eval_id")
+        if index is None:
+            index = {}
+            for position, case in enumerate(self.eval_set.eval_cases):
+                index.setdefault(case.eval_id, position)
+            object.__setattr__(self, "_by_eval_id", index)  # a cache, not a field: equality and hashing ignore it
+        return index[eval_id]
+
 
 @dataclass(frozen=True)
 class LoadedConfig:

@@ -42,7 +42,7 @@ def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baselin
     if isinstance(ref, DatasetCaseRef):
         return dataset_baseline(ref)
     if isinstance(ref, EvalCaseRef):
-        index = next(i for i, case in enumerate(ref.eval_set.eval_set.eval_cases) if case.eval_id == ref.case.eval_id)
+        index = ref.eval_set.index_of(ref.case.eval_id)
         trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
         return Baseline(ref.id, trace, criteria_from_config(ref.config.config), SourceIndex([ref.eval_set.source]))
     case = ref.case
