@@ -34,7 +34,7 @@ from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.filter_bar import FilterBar
 from ..widgets import steady
-from ..widgets.header_bar import HeaderBar
+from ..widgets.header_bar import HeaderBar, Tally
 from ..widgets.key_footer import KeyFooter
 from .baseline_actions import BaselineActions
 from .help_screen import HelpScreen
@@ -106,15 +106,14 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     def __init__(self, workbench: Workbench, services, project: str, triage: Triage, stacked_below: int = 100,
                  confirm_live_above: int = 50) -> None:
         super().__init__()
-        self.confirm_live_above = confirm_live_above
-        self.stacked_below = stacked_below  # terminal columns: narrower, expected is shown above actual
+        self.confirm_live_above, self.stacked_below = confirm_live_above, stacked_below  # stacked_below: columns under which expected is above actual
         self.workbench, self.services, self.project, self.triage = workbench, services, project, triage
         self.alikes = LookAlikes()
-        self.filter_text = ""
-        self.failures_only = False
+        self.filter_text, self.failures_only = "", False
         self.first_paint_at: Optional[float] = None
         self.heap = HeapSettler()
         self._dirty: set[str] = set()
+        self.tally = Tally().update(workbench.cases, None)  # the header's counts, kept as cases change
         self._detail_timer = None
         self._busy = 0  # runs in flight at the last repaint
         self._repainted_at = float("-inf")
@@ -266,6 +265,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             return
         self._repainted_at = time.monotonic()
         dirty, self._dirty = self._dirty, set()
+        self.tally.update(self.workbench.cases, None if "*" in dirty else dirty)
         rows = [] if "*" in dirty else [self._row(self.workbench.cases[i]) for i in dirty if i in self.workbench.cases]
         if "*" in dirty:
             self._rebuild_tree()
@@ -278,7 +278,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             if self.tree.current_case_id in dirty:
                 self._show_selected(keep_position=True)
         self._refresh_header()
-        running = sum(1 for state in self.workbench.cases.values() if state.running)
+        running = self.tally.running
         if running == 0 and self._busy >= self.FREEZE_AFTER:
             gc.freeze()
         self._busy = max(self._busy, running) if running else 0
@@ -286,7 +286,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     def _refresh_header(self) -> None:
         wb = self.workbench
         self.query_one(HeaderBar).show(
-            self.project, self.mode_label(), wb.cases.values(), wb.paused, self.filter_text, self.failures_only, len(wb.errors),
+            self.project, self.mode_label(), self.tally, wb.paused, self.filter_text, self.failures_only, len(wb.errors),
             wb.progress, wb.clock(),
         )
         self._refresh_status_line()

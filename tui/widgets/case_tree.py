@@ -215,9 +215,12 @@ class CaseTree(Tree[str]):
     UNFOLDED = 1000  # more visible cases than this: groups start folded
 
     def update_cases(self, rows: list[CaseRow]) -> None:
-        """Many labels at once (a run of every case starting): one re-layout instead of one each.
+        """Many labels at once (a run of every case starting, the running rows each second): one
+        repaint of what is on screen instead of one each, and never a rebuild of the tree's lines (a
+        rebuild walks every row: once a second, that made a first run of N cases cost N²).
 
-        Uses the Tree's label and invalidation internals (Textual is pinned exactly)."""
+        Uses the Tree's label internals (Textual is pinned exactly): a node's `_updates` is in the
+        key of its line's cached strip, so only the changed rows on screen are drawn again."""
         if len(rows) < self.BULK:
             for row in rows:
                 self.update_case(row)
@@ -228,7 +231,7 @@ class CaseTree(Tree[str]):
             if node is not None:
                 node._label = self.process_label(self._label(row))
                 node._updates += 1
-        self._invalidate()
+        self.refresh()
 
     @staticmethod
     def _label(row: CaseRow) -> Text:

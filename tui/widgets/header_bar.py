@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.events import CaseState
@@ -34,20 +34,13 @@ class HeaderBar(Static):
                 return head, shown_mode
         return head, shown_mode
 
-    def show(self, project: str, mode: str, states: Iterable[CaseState], paused: bool, filter_text: str, failures_only: bool, errors: int,
-             progress: Optional[Progress] = None, now: float = 0.0) -> None:
-        """`progress`: the batch of runs in flight (a bar, done/total and ETA while runs are going)."""
-        counts = {status: 0 for status in CaseStatus}
-        running = stale = not_run = 0
-        for state in states:
-            if state.running:
-                running += 1
-            elif state.stale:
-                stale += 1
-            elif state.status is None:
-                not_run += 1
-            else:
-                counts[state.status] += 1
+    def show(self, project: str, mode: str, states: "Iterable[CaseState] | Tally", paused: bool, filter_text: str, failures_only: bool,
+             errors: int, progress: Optional[Progress] = None, now: float = 0.0) -> None:
+        """`states`: the cases, or their `Tally` (kept as they change: no count of every case per repaint).
+        `progress`: the batch of runs in flight (a bar, done/total and ETA while runs are going)."""
+        tally = states if isinstance(states, Tally) else Tally().update({i: s for i, s in enumerate(states)}, None)
+        counts = {status: tally.counts.get(status, 0) for status in CaseStatus}
+        running, stale, not_run = (tally.counts.get(key, 0) for key in ("running", "stale", "not run"))
         tail = Text()
         done, total = sum(counts.values()), running + stale + not_run + sum(counts.values())
         if progress is not None and progress.total:
@@ -78,3 +71,34 @@ class HeaderBar(Static):
         text.append("  ")
         text.append_text(tail)
         steady.update(self, shown(text), layout=False)  # one line, always: nothing to lay out again
+
+
+class Tally:
+    """How many cases are in each state (running, stale, not run, or their verdict), kept by updating
+    only the cases that changed."""
+
+    def __init__(self) -> None:
+        self.counts: dict = {}
+        self._of: dict = {}  # case id → the state it is counted in
+
+    @staticmethod
+    def _bucket(state: CaseState) -> object:
+        return "running" if state.running else "stale" if state.stale else state.status if state.status is not None else "not run"
+
+    def update(self, cases: Mapping, ids: Optional[Iterable]) -> "Tally":
+        """`ids`: the cases that changed (None: count every case again, as after a reload)."""
+        if ids is None:
+            self.counts, self._of = {}, {}
+            ids = cases
+        for case_id in ids:
+            old, state = self._of.pop(case_id, None), cases.get(case_id)
+            if old is not None:
+                self.counts[old] -= 1
+            if state is not None:
+                bucket = self._of[case_id] = self._bucket(state)
+                self.counts[bucket] = self.counts.get(bucket, 0) + 1
+        return self
+
+    @property
+    def running(self) -> int:
+        return self.counts.get("running", 0)
