@@ -92,6 +92,8 @@ async def test_a_coding_agent_fixes_a_case_through_the_tools_and_a_person_can_un
         assert evalset.read_bytes() == original  # a plan writes nothing
         written = await call("apply", plan_digest=plan["plan_digest"])
         assert set(written["files"]) == set(plan["files"]), written
+        record = json.loads((root / "sample_agents/home_automation/home_automation.agentdiff-record.json").read_text())
+        assert record["dim_living_room"]["assistant"] == "test-assistant"  # what `agentdiff baselines` shows of it
         after = evalset.read_text()
         before = original.decode()
         start = before.index('"eval_id": "dim_living_room"')

@@ -18,6 +18,7 @@ from typing import Any, Literal, Optional, Sequence
 
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.baselines.documents import (
+    ASSISTANT,
     REGISTRATION_FILE,
     RecordError,
     conformance_writes,
@@ -125,8 +126,17 @@ def plan_accept(run: CaseRun, root: Path, scope: Scope = "case", turn: Optional[
     return plan_accepts([AcceptRequest(run, scope, turn, layer)], root)
 
 
-def plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
-    """One plan for every request; `NothingToAccept` when none of them would change a file."""
+def plan_accepts(requests: Sequence[AcceptRequest], root: Path, assistant: str = "") -> AcceptPlan:
+    """One plan for every request; `NothingToAccept` when none of them would change a file. `assistant`:
+    the coding agent it is planned for (its registrations say so)."""
+    token = ASSISTANT.set(assistant)
+    try:
+        return _plan_accepts(requests, root)
+    finally:
+        ASSISTANT.reset(token)
+
+
+def _plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
     eval_files: dict[Path, _EvalFile] = {}
     datasets: dict[Path, DatasetFile] = {}
     writes: list[FileWrite] = []

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import copy
 import getpass
 import json
@@ -86,6 +88,10 @@ def _digest(path: str) -> Optional[str]:
     return digest[:16] if digest else None
 
 
+#: The coding agent (its MCP client's name) a baseline is written for, when not the person at the keyboard.
+ASSISTANT: ContextVar[str] = ContextVar("agentdiff_assistant", default="")
+
+
 def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = None) -> dict[str, Any]:
     files = {}
     for path in out.files_read:
@@ -106,6 +112,8 @@ def registration(out: RunOutput, agent: str, root: Path, mode: Optional[str] = N
     }
     if mode is not None:
         record["streaming_mode"] = mode
+    if ASSISTANT.get():
+        record["assistant"] = ASSISTANT.get()
     return record
 
 

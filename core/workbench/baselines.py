@@ -32,8 +32,8 @@ class Baselines:
         return AcceptRequest(dataclasses.replace(state.run, ref=state.ref), scope, turn, layer, repeat)  # the case as loaded now
 
     async def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None,
-                          repeat: Optional[int] = None) -> AcceptPlan:
-        return await asyncio.to_thread(plan_accepts, [self._request(case_id, scope, turn, layer, repeat)], self.root)
+                          repeat: Optional[int] = None, assistant: str = "") -> AcceptPlan:
+        return await asyncio.to_thread(plan_accepts, [self._request(case_id, scope, turn, layer, repeat)], self.root, assistant)
 
     def mark_reviewed(self, case_id: str, reason: str) -> None:
         """A failure looked at and kept as it is (review's reject): its reason says so until it runs again."""

@@ -307,7 +307,7 @@ class AssistSession:
         scope = "layer" if layer is not None else "turn" if turn is not None else "case"
         repeat = None if run is None else int(run) - 1
         try:
-            plan = await self.workbench.plan_accept(case_id, scope, turn, layer, repeat)
+            plan = await self.workbench.plan_accept(case_id, scope, turn, layer, repeat, assistant=self.client())
         except (ValueError, BaselineWriteError) as exc:
             raise ToolError(f"nothing to accept: {exc}") from None
         digest = hashlib.sha256(json.dumps([plan.description, plan.preview, [(str(w.path), w.expected_sha256) for w in plan.writes]])

@@ -51,7 +51,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"  files: {', '.join(change.files)}", file=out)
         record = change.registration or {}
         if record:
-            print(f"  recorded by {record.get('recorded_by', '?')} at {record.get('recorded_at', '?')}", file=out)
+            through = f" (accepted by the assistant {record['assistant']})" if isinstance(record.get("assistant"), str) else ""
+            print(f"  recorded by {record.get('recorded_by', '?')} at {record.get('recorded_at', '?')}{through}", file=out)
         for said in change.what_changed:
             print(f"  agent: {said}", file=out)
         for layer, said in change.layers:
