@@ -423,9 +423,13 @@ def test_an_agent_whose_settings_lack_a_variable_or_that_needs_another_adk_says_
     (tmp_path / "old_adk" / "agent.py").write_text(
         "from google.adk.agents.callback_context import NoSuchContextInThisVersion\n\n\nasync def run_turn(ctx):\n    return ctx.message\n")
     (tmp_path / "old_adk" / "old.evalset.json").write_text(eval_set("old", "hello"))
+    (tmp_path / "old_sdk").mkdir()  # a module of an installed package that this version of it lacks
+    (tmp_path / "old_sdk" / "agent.py").write_text("from pydantic.fastmodel_of_v0 import Model\n\n\nasync def run_turn(ctx):\n    return ctx.message\n")
+    (tmp_path / "old_sdk" / "sdk.evalset.json").write_text(eval_set("sdk", "hello"))
     monkeypatch.chdir(tmp_path)
     code, out, err = run("run", "--json")
     errors = {c["agent"]: c["error"] for c in json.loads(out)["cases"]}
     assert "\n" not in errors["devflow"] and "ValidationError: AgentConfig: github_personal_access_token: Field required" in errors["devflow"], errors
     assert "(the agent's settings need GITHUB_PERSONAL_ACCESS_TOKEN: set it in the environment or in a .env beside the agent)" in errors["devflow"]
     assert "the agent was written for another ADK version: this Python has google-adk " in errors["old_adk"], errors
+    assert "(pydantic is installed for " in errors["old_sdk"] and "a version without pydantic.fastmodel_of_v0" in errors["old_sdk"], errors

@@ -55,6 +55,18 @@ def _missing_settings(exc: BaseException) -> list[str]:
     return [str(e["loc"][-1]) for e in _pydantic_errors(exc) if e.get("type") == "missing" and e.get("loc")]
 
 
+def _installed(package: str) -> bool:
+    """Whether `package` is an installed distribution's (found in site-packages), looked up, never imported."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return False
+    where = (spec.origin or next(iter(spec.submodule_search_locations or []), "")) if spec else ""
+    return bool(where) and ("site-packages" in where or "dist-packages" in where)
+
+
 def _adk_version() -> str:
     try:
         from importlib.metadata import version
@@ -69,6 +81,10 @@ def how_to_fix(exc: BaseException) -> str:
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         if _is_projects_own(exc.name.rpartition(".")[0]):
             return f" (the project's own module {exc.name} is not there: a file missing from the checkout?)"
+        top = exc.name.split(".")[0]
+        if "." in exc.name and top not in ("google",) and _installed(top):  # `mcp.server.fastmcp` of an mcp 2 installed
+            return (f" ({top} is installed for {sys.executable}, but a version without {exc.name}: the project needs another "
+                    "version; install the project's dependencies into that Python, or choose the project's own with --python)")
         missing = "google-adk is" if exc.name in ("google", "google.adk") else "it is"
         return (f" ({missing} not installed for {sys.executable}: install the project's dependencies into that Python, "
                 "or choose the project's own with --python)")
