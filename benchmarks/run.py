@@ -733,6 +733,60 @@ def tui_scale_benchmark() -> list[tuple[str, str, str]]:
     return rows
 
 
+@benchmark("tui-one-set")
+def tui_one_set_benchmark() -> list[tuple[str, str, str]]:
+    """The real app's first full run on ONE eval set holding every case (its group unfolded under the
+    cursor: the layout where each relabel used to rebuild the whole tree), at 1,000 and at N cases
+    (`AGENTDIFF_BENCH_CASES`, default 5,000) in the same run: time per case should not grow with N."""
+    import asyncio
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from agentdiff.core.worker.pool import WorkerPool
+    from agentdiff.tui.app import create_app
+
+    rows: list[tuple[str, str, str]] = []
+    per_case: dict[int, float] = {}
+    for count in (1000, int(os.environ.get("AGENTDIFF_BENCH_CASES", "5000"))):
+        root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
+        pool = WorkerPool(timeout=60)
+
+        async def measure() -> None:
+            _scale_project(root, 1, count)
+            await pool.start()
+            start = time.perf_counter()
+            app = create_app(root, [root / "agents"], pool=pool, project="bench")
+            async with app.run_test(size=(160, 48)) as pilot:
+                lag = _LoopLag()
+                try:
+                    await _until("the first paint", lambda: app.main.first_paint_at is not None, 120)
+                    paint = app.main.first_paint_at - start
+                    cases = app.workbench.cases
+                    await _until("a verdict for every case", lambda: all(s.run is not None and not s.running for s in cases.values()), 1800)
+                    await app.workbench.wait()
+                    total = time.perf_counter() - start
+                    per_case[count] = total / count
+                    rows.append((f"tui-one-set: {count:,} cases in one eval set: first paint / first full run",
+                                 f"{paint * 1000:.0f} ms / {total:.1f} s", f"{total / count * 1000:.2f} ms per case"))
+                    rows.append((f"tui-one-set: {count:,} cases: longest loop stall during the first run", f"{await lag.settled() * 1000:.0f} ms",
+                                 "target <= 100 ms"))
+                    del pilot
+                finally:
+                    lag.stop()
+                    app.workbench.cancel()
+
+        try:
+            asyncio.run(measure())
+        finally:
+            pool.close()
+            shutil.rmtree(root, ignore_errors=True)
+    small, big = sorted(per_case)
+    rows.append((f"tui-one-set: time per case at {big:,} ÷ at {small:,}", f"{per_case[big] / per_case[small]:.2f}×", "target <= 1.3× (linear)"))
+    return rows
+
+
 def _process_facts() -> tuple[float, int, int]:
     """(RSS in MB, open file descriptors, live child processes) of this process."""
     import os
