@@ -138,8 +138,21 @@ async def test_what_the_server_refuses_says_what_to_do_instead(tmp_path):
         assert kind == "error" and "outside the project" in text
         kind, text = await call("gate", run="--junit=/tmp/x.xml")
         assert kind == "error" and "is not a kept run" in text
+        kind, text = await call("compare", head="latest")
+        assert kind == "error" and "give `base` with `head`" in text
         kind, text = await call("apply", plan_digest="0123456789abcdef")
         assert kind == "error" and "no such plan" in text
+        kind, text = await call("accept", case=DIM, turn=0)
+        assert kind == "error" and "`turn` counts from 1" in text
+        assert (await call("diff", case=DIM, turn=1))["turns"][0]["turn_index"] == 0
+        kitchen = "sample_agents/home_automation/home_automation.evalset.json::turn_on_kitchen_light"
+        await call("run", cases=[kitchen])
+        kind, text = await call("accept", case=kitchen)  # it passes: nothing to write
+        assert kind == "error" and "nothing to accept: the baseline already says what the run did" in text, text
+        replanned = await call("accept", case=DIM)
+        await call("run", cases=[DIM])  # it ran again since the plan
+        kind, text = await call("apply", plan_digest=replanned["plan_digest"])
+        assert kind == "error" and "ran again (or is running) since it was made" in text
         plan = await call("accept", case=DIM)
         evalset = root / "sample_agents/home_automation/home_automation.evalset.json"
         evalset.write_text(evalset.read_text() + "\n")  # edited since the plan
@@ -154,9 +167,24 @@ async def test_live_runs_over_the_projects_limit_need_the_estimate_they_were_sho
     async with mcp_session(root) as call:
         kind, text = await call("run", which="all", mode="live")
         assert kind == "error" and "over confirm_live_above (2)" in text, text
+        assert (await call("status"))["mode"] != "live"  # refused: the mode is as it was
         estimate = text.split("confirm=", 1)[1].split("; or run fewer")[0]
         done = await call("run", which="all", mode="live", confirm=json.loads(estimate))
         assert done["ran"] > 2 and done["still_running"] == []
+        prompt = root / "sample_agents/customer_service/prompt.md"  # its 7 cases (live now) affected: held, not run unseen
+        prompt.write_text(prompt.read_text() + "\nBe brief.\n")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 15
+        while len((await call("status"))["stale"]) < 7 and loop.time() < deadline:
+            await asyncio.sleep(0.1)
+        held = await call("status")
+        assert len(held["stale"]) == 7 and held["running"] == [], held
+        assert all(case_id.startswith("sample_agents/customer_service/") for case_id in held["stale"])
+        kind, text = await call("run", which="affected")
+        assert kind == "error" and "7 cases would run live" in text, text
+        estimate = text.split("confirm=", 1)[1].split("; or run fewer")[0]
+        done = await call("run", which="affected", confirm=json.loads(estimate))
+        assert done["ran"] == 7 and done["still_running"] == [] and (await call("status"))["stale"] == []
 
 
 def _children(pid: int) -> list[int]:

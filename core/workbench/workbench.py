@@ -301,8 +301,13 @@ class Workbench(Baselines):
                 selections.append(checks)
             for selection in selections:
                 if selection.action == "run":
-                    self.run(selection.case_ids, selection.reason)
+                    self.run(self.hold_runs(selection.case_ids, selection.reason), selection.reason)
         return selections
+
+    def hold_runs(self, case_ids: list[str], reason: str) -> list[str]:
+        """The runs a change may start by itself (all of them; `agentdiff mcp` keeps back live runs over
+        its limit, marked stale, until they are confirmed)."""
+        return case_ids
 
     async def _reload(self, paths: Sequence[Path], reason: str) -> list[Selection]:
         """Load the changed files again (in a thread), put them in place, and say what that means

@@ -47,6 +47,7 @@ class ActivityReader:
     def __init__(self, root: Path) -> None:
         self.path = root / ACTIVITY_FILE
         self._offset = self._size()
+        self._last = time.time()  # lines from before it looked first, or said already, are not said (again)
 
     def _size(self) -> int:
         try:
@@ -74,6 +75,9 @@ class ActivityReader:
                 item = json.loads(raw)
             except ValueError:
                 continue
-            if isinstance(item, dict) and isinstance(item.get("who"), str) and isinstance(item.get("what"), str):
+            if isinstance(item, dict) and isinstance(item.get("who"), str) and isinstance(item.get("what"), str) \
+                    and isinstance(item.get("time"), (int, float)) and item["time"] > self._last:
                 out.append(item)
+        if out:
+            self._last = max(item["time"] for item in out)
         return out

@@ -16,7 +16,8 @@ from typing import Any, Awaitable, Callable, Literal, Optional
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 
-from .session import AssistSession, ToolError
+from .answers import ToolError, bounded
+from .session import AssistSession
 
 INSTRUCTIONS = """agentdiff runs a project's ADK agent eval cases and shows, per layer (LLM request, tool calls,
 response, session), how each run differs from its baseline. Watching is on: when you edit the agent's
@@ -36,7 +37,7 @@ def _client_name(ctx: Any) -> str:
         return "assistant"
 
 
-def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, str]]) -> Any:
+def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, str, str]]) -> Any:
     """The MCP server over `session`; `cli(argv)` runs one of agentdiff's own commands in this process
     (compare, gate, failures, doctor) and returns its exit code and output."""
     server = MCPServer("agentdiff", instructions=INSTRUCTIONS)
@@ -70,12 +71,12 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
                  "re-running because of it), 'failed' or 'all'. mode='replay' or 'live' sets the mode from now on. "
                  "Running more live cases than the project's confirm_live_above needs confirm= the estimate the error gives.")
     async def run(ctx: Context, cases: Optional[list[str]] = None, which: Optional[Literal["affected", "failed", "all"]] = None,
-                  mode: Optional[Literal["replay", "live"]] = None, timeout: float = 120.0, confirm: Optional[str] = None) -> dict:
+                  mode: Optional[Literal["replay", "live"]] = None, timeout: float = 50.0, confirm: Optional[str] = None) -> dict:
         return await call(ctx, lambda: session.run(cases, which, mode, timeout, confirm))
 
     @server.tool(description="A case's diff as `agentdiff diff --json` gives it: the first divergence, each layer's "
                  "status, the divergences with the expected value's file and line, and the turns (a few per page: "
-                 "page=N for more; turn= and layer= narrow it). Judge reasons are in the metrics of explain.")
+                 "page=N for more; turn= (from 1) and layer= narrow it). Judge reasons are in the metrics of explain.")
     async def diff(ctx: Context, case: str, turn: Optional[int] = None,
                    layer: Optional[Literal["request", "tool_calls", "response", "nodes", "session"]] = None, page: int = 0) -> dict:
         return await call(ctx, lambda: session.diff(case, turn, layer, page))
@@ -86,8 +87,8 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
     async def explain(ctx: Context, case: str) -> dict:
         return await call(ctx, lambda: session.explain(case))
 
-    @server.tool(description="Plan accepting a case's last run as its baseline (the whole case, a turn, or one layer of "
-                 "a turn; run=N for repeat N of a flaky case). Returns the exact file change as a diff and a plan_digest. "
+    @server.tool(description="Plan accepting a case's last run as its baseline (the whole case, a turn (from 1), or one "
+                 "layer of a turn; run=N for repeat N of a flaky case). Returns the exact file change as a diff and a plan_digest. "
                  "Nothing is written: show the plan to the user, then apply(plan_digest).")
     async def accept(ctx: Context, case: str, turn: Optional[int] = None,
                      layer: Optional[Literal["tool_calls", "response"]] = None, run: Optional[int] = None) -> dict:
@@ -106,31 +107,37 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
     async def redo(ctx: Context) -> dict:
         return await call(ctx, lambda: session.step("redo"))
 
-    def command(name: str, argv: list[str], parse: bool) -> Callable[[], dict]:
-        def work() -> dict:
-            code, text = cli(argv)
+    def command(name: str, argv: list[str], parse: bool) -> Callable[[], Awaitable[dict]]:
+        async def work() -> dict:
+            code, out, err = await asyncio.to_thread(cli, argv)  # doctor imports each agent: never on the loop
+            said = {"exit_code": code, **({"messages": err[-4000:]} if err.strip() else {})}
             if parse:
                 with contextlib.suppress(ValueError):
-                    return {"exit_code": code, "result": json.loads(text)}
-            return {"exit_code": code, "output": text[-20000:]}
+                    return {**said, "result": bounded(json.loads(out))}
+            return {**said, "output": out[-20000:]}
         return work
 
     def kept(*values: Optional[str]) -> list[str]:
         """Run names as the CLI takes them; a report file only inside the project, never an option."""
         out = []
+        root = session.workbench.root
         for value in values:
             if not value:
                 continue
             if not isinstance(value, str) or value.startswith("-") or "\x00" in value or len(value) > 500:
                 raise ToolError(f"{value!r} is not a kept run: give its name (from compare's answer), latest or previous")
-            if ("/" in value or value.endswith(".json")) and not session.owns(session.workbench.root / value):
+            named = root / value
+            if ("/" in value or value.endswith(".json") or named.exists() or named.is_symlink()) and not session.owns(named):
                 raise ToolError(f"{value!r} is outside the project: only the project's own files are read")
             out.append(value)
         return out
 
     @server.tool(description="Compare two kept runs (default: the last two) case by case: fixed, broken, still failing, "
-                 "new. Kept runs are those of `agentdiff run`, the TUI and this server's sessions.")
+                 "new. Kept runs are those of `agentdiff run`, the TUI and this server's earlier sessions (a session is "
+                 "kept when it ends).")
     async def compare(ctx: Context, base: Optional[str] = None, head: Optional[str] = None) -> dict:
+        if head and not base:
+            raise McpToolError("give `base` with `head` (compare's BASE comes first)")
         return await call(ctx, lambda: command("compare", ["compare", *kept(base, head), "--json"], True)())
 
     @server.tool(description="The release gate over a kept run (default: the newest): pass or fail, with each rule's result.")
@@ -151,14 +158,14 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
                      description="The session's last result of each case, as `agentdiff run --json` reports them.",
                      mime_type="application/json")
     def latest() -> str:
-        return json.dumps(session.report(), indent=1)
+        return json.dumps(session.report())
 
     return server
 
 
-def in_process_cli(root: Path) -> Callable[[list[str]], tuple[int, str]]:
-    """Run one of agentdiff's commands here, its output captured (never a shell)."""
-    def run(argv: list[str]) -> tuple[int, str]:
+def in_process_cli(root: Path) -> Callable[[list[str]], tuple[int, str, str]]:
+    """Run one of agentdiff's commands here, its output and its messages captured (never a shell)."""
+    def run(argv: list[str]) -> tuple[int, str, str]:
         from ..cli import main
 
         out, err = io.StringIO(), io.StringIO()
@@ -166,7 +173,7 @@ def in_process_cli(root: Path) -> Callable[[list[str]], tuple[int, str]]:
             code = main(argv, out=out, err=err)
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code if isinstance(exc.code, int) else 2
-        return code, out.getvalue() + err.getvalue()
+        return code, out.getvalue(), err.getvalue()
     return run
 
 

@@ -17,53 +17,24 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from agentdiff.core.baselines.accept import AcceptPlan
+from agentdiff.core.baselines.documents import RecordError
 from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, sha256_of
 from agentdiff.core.diff.case import CaseDiff
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import ConformanceCaseRef, Discovery
 from agentdiff.core.reports.diff_json import diff_to_dict, divergence_to_dict
 from agentdiff.core.reports.estimate import from_results
-from agentdiff.core.workbench.events import CaseState
+from agentdiff.core.workbench.events import CaseState, CaseUpdated
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.workbench import Workbench
 
 from ..case_filter import CaseFacts, matches, parse_error
 from .activity import Activity
+from .answers import TURNS_PER_PAGE, ToolError, bounded, cut, status_of
 
-MAX_TEXT = 4000  # characters of one string in an answer (a response, a preview, a file's diff)
-TURNS_PER_PAGE = 3
 SETTLE = 0.03  # seconds the watcher is given to see an edit made just before `run("affected")`
 UNSEEN_WAIT = 1.5  # at most this much longer when a file changed since the last look and no case went stale yet
 WHICH = ("affected", "failed", "all")
-
-
-class ToolError(Exception):
-    """A request that cannot be met, with what to do instead (shown to the model as the tool's error)."""
-
-
-def cut(text: Optional[str], limit: int = MAX_TEXT) -> Optional[str]:
-    if text is None or len(text) <= limit:
-        return text
-    return text[:limit] + f"… [{len(text) - limit:,} more characters]"
-
-
-def _cut_all(value: Any) -> Any:
-    if isinstance(value, str):
-        return cut(value)
-    if isinstance(value, list):
-        return [_cut_all(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _cut_all(v) for k, v in value.items()}
-    return value
-
-
-def status_of(state: CaseState) -> str:
-    """The filter's status words: running, stale, not run, or the verdict."""
-    if state.running:
-        return "running"
-    if state.stale:
-        return "stale"
-    return state.status.value if state.status is not None else "not run"
 
 
 @dataclass
@@ -73,19 +44,44 @@ class AssistSession:
     client: Callable[[], str] = lambda: "assistant"  # the MCP client's name, once it has said it
     confirm_live_above: int = 50
     activity: Optional[Activity] = None
-    _seen: dict[str, tuple[str, int]] = field(default_factory=dict)  # case → (status, run count) at the last `status`
-    _runs: dict[str, int] = field(default_factory=dict)  # case → runs finished this session
-    _plans: dict[str, AcceptPlan] = field(default_factory=dict)
+    watching: bool = True
+    _seen: dict[str, tuple[str, int]] = field(default_factory=dict)  # case → (status, id of its run) at the last `status`
+    _ran: dict[str, int] = field(default_factory=dict)  # case → id of its run when `run` last looked
+    _plans: dict[str, tuple[AcceptPlan, str, int]] = field(default_factory=dict)  # digest → (plan, case, id of the run it is of)
     _mark: float = field(default_factory=time.time)  # when `run` last looked for edits
+    _notices: list[str] = field(default_factory=list)  # the engine's notices since they were last said
 
     def __post_init__(self) -> None:
         self.workbench.subscribe(self._on_event)
+        self.workbench.hold_runs = self._hold_live  # type: ignore[method-assign]
+        self._ran = {i: id(s.run) for i, s in self.workbench.cases.items()}
 
     def _on_event(self, event: Any) -> None:
-        case_id = getattr(event, "case_id", None)
-        state = self.workbench.cases.get(case_id) if case_id else None
-        if state is not None and not state.running and state.run is not None and not state.stale:
-            self._runs[case_id] = self._runs.get(case_id, 0) + 1
+        message = getattr(event, "message", None)
+        if isinstance(message, str):  # a Notice: an engine failure on a case, a write's news
+            self._notices = [*self._notices[-19:], cut(message, 500)]
+
+    def _said(self) -> dict[str, Any]:
+        from agentdiff.core.formats.set_aside import take_notices
+
+        notices, self._notices = [*self._notices, *take_notices()], []
+        return {"notices": notices[-20:]} if notices else {}
+
+    def _live(self, ids: Sequence[str]) -> list[str]:
+        return [i for i in ids if not self.workbench.replays(i) and (self.workbench.options.mode or "live") != "replay"]
+
+    def _hold_live(self, case_ids: list[str], reason: str) -> list[str]:
+        """A change's runs: live ones over `confirm_live_above` wait, stale, for `run(which="affected", confirm=…)`."""
+        live = self._live(case_ids)
+        if len(live) <= self.confirm_live_above:
+            return case_ids
+        held = set(live)
+        for case_id in live:
+            state = self.workbench.cases[case_id]
+            state.stale, state.reason = True, f"held: {reason}; {len(live)} live runs wait for run(which='affected', confirm=…)"
+            self.workbench._emit(CaseUpdated(case_id))
+        self._say(f"held {len(live)} live re-runs for confirmation")
+        return [i for i in case_ids if i not in held]
 
     def _say(self, what: str) -> None:
         if self.activity is not None:
@@ -106,8 +102,9 @@ class AssistSession:
 
     def _facts(self, state: CaseState) -> CaseFacts:
         run = state.run
+        files = self.workbench.index.get(state.ref.id)
         agent = run.agent.label if run is not None and run.agent is not None else (
-            state.ref.case.spec.agent if isinstance(state.ref, ConformanceCaseRef) else "")
+            state.ref.case.spec.agent if isinstance(state.ref, ConformanceCaseRef) else (files.agent_label if files else "") or "")
         layers = tuple(s.layer for s in run.diff.layers if s.status == "changed") if run is not None and run.diff else ()
         return CaseFacts(state.ref.id, status_of(state), agent, self.triage.label_of(state.ref.id) or "",
                          run.result.mode if run is not None else "", layers)
@@ -138,7 +135,7 @@ class AssistSession:
             counts[status_of(state)] = counts.get(status_of(state), 0) + 1
         changed, reran = [], 0
         for state in states:
-            now = (status_of(state), self._runs.get(state.ref.id, 0))
+            now = (status_of(state), id(state.run))
             before = self._seen.get(state.ref.id)
             if before is not None and before != now and now[0] not in ("running", "stale"):
                 if before[0] != now[0]:
@@ -151,13 +148,14 @@ class AssistSession:
             "cases": len(states),
             "counts": dict(sorted(counts.items())),
             "mode": self.workbench.options.mode or "per case (eval sets live, recorded conformance cases replay)",
-            "watching": not self.workbench.paused,
+            "watching": self.watching and not self.workbench.paused,
             "running": [s.ref.id for s in states if s.running][:50],
             "stale": [s.ref.id for s in states if s.stale and not s.running][:50],
             "changed_since_last_status": changed[:100],  # a verdict that is not what it was at the last call
             "reran_unchanged_since_last_status": reran,
             "load_errors": [{"file": e.file, "line": e.line, "message": cut(e.message, 300)} for e in self.workbench.errors[:20]],
             **({"notes": self.workbench.notes[:5]} if not states and self.workbench.notes else {}),
+            **self._said(),
         }
 
     def list_cases(self, filter: str = "", limit: int = 200, offset: int = 0) -> dict[str, Any]:
@@ -172,54 +170,70 @@ class AssistSession:
                 **({"next_offset": offset + limit} if offset + limit < len(picked) else {})}
 
     async def run(self, cases: Optional[Sequence[str]] = None, which: Optional[str] = None, mode: Optional[str] = None,
-                  timeout: float = 120.0, confirm: Optional[str] = None) -> dict[str, Any]:
+                  timeout: float = 50.0, confirm: Optional[str] = None) -> dict[str, Any]:
         if (cases is None) == (which is None):
             raise ToolError(f"give either `cases` (ids) or `which` ({', '.join(WHICH)})")
         if which is not None and which not in WHICH:
             raise ToolError(f"`which` is one of {', '.join(WHICH)}")
         if mode is not None and mode not in ("replay", "live"):
             raise ToolError("`mode` is replay or live")
-        if mode is not None and mode != (self.workbench.options.mode or None):
-            self.workbench.options = self.workbench.options.with_mode(mode)
-        waiting: list[str] = []
-        if which == "affected":
-            await self._edits_seen()
-            states = self.workbench.cases.values()
-            waiting = [s.ref.id for s in states if s.running]
-            ids = [s.ref.id for s in states if s.stale and not s.running]
-            why = "affected by a change"
-        elif which == "failed":
-            ids, why = [s.ref.id for s in self.workbench.cases.values() if s.failing and not s.running], "failing"
-        elif which == "all":
-            ids, why = list(self.workbench.cases), "all"
-        else:
-            ids, why = list(dict.fromkeys(self._resolve(c) for c in cases or ())), "asked for"
-        live = [i for i in ids if not self.workbench.replays(i) and (self.workbench.options.mode or "live") != "replay"]
-        if len(live) > self.confirm_live_above:
-            estimate = from_results((self.workbench.cases[i].run.result if self.workbench.cases[i].run else None) for i in live).line()
-            if confirm != estimate:
-                raise ToolError(f"{len(live)} cases would run live, over confirm_live_above ({self.confirm_live_above}): {estimate}. "
-                                f"To run them, call run again with confirm={json.dumps(estimate)}; or run fewer, or mode='replay'")
-        tasks = self.workbench.run(ids, f"re-run by {self.client()}: {why}") if ids else []
-        watched = [self.workbench._tasks[i] for i in waiting if i in self.workbench._tasks]
+        before = self.workbench.options
+        if mode is not None and mode != (before.mode or None):
+            self.workbench.options = before.with_mode(mode)  # for the checks below; put back when refused
+        try:
+            ids, waiting, why = await self._selection(cases, which)
+            live = self._live(ids)
+            if len(live) > self.confirm_live_above:
+                results = ((self.workbench.cases[i].run.result if self.workbench.cases[i].run else None) for i in live)
+                estimate = from_results(results, self.workbench.options.prices).line()
+                if confirm != estimate:
+                    raise ToolError(f"{len(live)} cases would run live, over confirm_live_above ({self.confirm_live_above}): {estimate}. "
+                                    f"Ask the user; to run them, call run again with confirm={json.dumps(estimate)}; or run fewer, "
+                                    "or mode='replay'")
+        except ToolError:
+            self.workbench.options = before
+            raise
         if ids:
+            self.workbench.run(ids, f"re-run by {self.client()}: {why}")
             self._say(f"re-ran {len(ids)} case{'s' if len(ids) != 1 else ''}")
+        everything = list(dict.fromkeys([*waiting, *ids]))
         started = time.monotonic()
-        pending = [t for t in [*tasks, *watched] if not t.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=max(0.1, min(float(timeout), 3600.0)))
-        done_ids = [*waiting, *ids]
-        states = [self.workbench.cases[i] for i in done_ids if i in self.workbench.cases]
+        deadline = started + max(0.1, min(float(timeout), 3600.0))
+        while True:  # a case re-run meanwhile (its task replaced) is waited for too
+            pending = [t for i in everything if (t := self.workbench._tasks.get(i)) is not None and not t.done()]
+            if not pending or time.monotonic() >= deadline:
+                break
+            await asyncio.wait(pending, timeout=deadline - time.monotonic())
+        self._ran = {i: id(s.run) for i, s in self.workbench.cases.items()}
+        states = [self.workbench.cases[i] for i in everything if i in self.workbench.cases]
         still = [s.ref.id for s in states if s.running or s.stale]
         return {
-            "ran": len(done_ids),
+            "ran": len(everything),
             "seconds": round(time.monotonic() - started, 3),
             "passed": sum(1 for s in states if status_of(s) == "passed"),
             "failing": sum(1 for s in states if s.failing and not s.running and not s.stale),
             "still_running": still[:100],
-            "cases": [self._line(s) for s in states[:200]],
-            **({"note": "nothing was affected: no case went stale since its last run"} if which == "affected" and not done_ids else {}),
+            "cases": [self._line(s) for s in states[:100]],
+            **({"more_cases": len(states) - 100} if len(states) > 100 else {}),
+            **({"note": "nothing was affected: no case ran or went stale since the last run call"} if which == "affected" and not everything else {}),
+            **self._said(),
         }
+
+    async def _selection(self, cases: Optional[Sequence[str]], which: Optional[str]) -> tuple[list[str], list[str], str]:
+        """(the cases to start, those already running or run since the last look that are waited for, why)."""
+        states = self.workbench.cases
+        if which == "affected":  # what an edit touched: already re-run, re-running, or stale (held, or while paused)
+            await self._edits_seen()
+            tasks = self.workbench._tasks
+            waiting = [i for i, s in states.items() if s.running or (i in tasks and not tasks[i].done())
+                       or (s.run is not None and id(s.run) != self._ran.get(i) and not s.stale)]
+            start = [i for i, s in states.items() if s.stale and not s.running and i not in waiting]
+            return start, waiting, "affected by a change"
+        if which == "failed":
+            return [i for i, s in states.items() if s.failing and not s.running], [], "failing"
+        if which == "all":
+            return list(states), [], "all"
+        return list(dict.fromkeys(self._resolve(c) for c in cases or ())), [], "asked for"
 
     async def _edits_seen(self) -> None:
         """An edit saved just before `run("affected")`: the watcher's turn to see it. When a file some
@@ -227,7 +241,7 @@ class AssistSession:
         little) for the watcher to deliver it."""
         mark, self._mark = self._mark, time.time()
         await asyncio.sleep(SETTLE)
-        if self.workbench.paused or any(s.stale or s.running for s in self.workbench.cases.values()):
+        if self.workbench.paused or any(s.stale or s.running or id(s.run) != self._ran.get(i) for i, s in self.workbench.cases.items()):
             return
         edited = False
         for path in self.workbench.index.paths():
@@ -238,7 +252,8 @@ class AssistSession:
             except OSError:
                 continue
         deadline = time.monotonic() + (UNSEEN_WAIT if edited else 0)
-        while time.monotonic() < deadline and not any(s.stale or s.running for s in self.workbench.cases.values()):
+        while time.monotonic() < deadline and not any(s.stale or s.running or id(s.run) != self._ran.get(i)
+                                                      for i, s in self.workbench.cases.items()):
             await asyncio.sleep(0.02)
 
     def _run_of(self, case_id: str):
@@ -255,8 +270,8 @@ class AssistSession:
         document = diff_to_dict(run.diff, {"id": case_id, "source": state.ref.source, "status": status_of(state)},
                                 f"its {run.result.mode} run in this session")
         turns = document.pop("turns")
-        if turn is not None:
-            turns = [t for t in turns if t["turn_index"] == turn]
+        if turn is not None:  # 1-based, as the CLI's --turn and every summary ("turn 1 · …") count them
+            turns = [t for t in turns if t["turn_index"] == turn - 1]
             if not turns:
                 raise ToolError(f"{case_id} has no turn {turn} (its turns: 1 to {len(run.diff.turns)})")
         if layer is not None:
@@ -271,7 +286,7 @@ class AssistSession:
         document["page"], document["pages"] = page, pages
         if page + 1 < pages:
             document["next_page"] = page + 1
-        return _cut_all(document)
+        return bounded(document)
 
     def explain(self, case: str) -> dict[str, Any]:
         case_id = self._resolve(case)
@@ -281,7 +296,7 @@ class AssistSession:
             answer["error"] = cut(run.result.located_error, 1500)
         diff: Optional[CaseDiff] = run.diff
         if diff is not None and diff.first_divergence is not None:
-            answer["first_divergence"] = _cut_all(divergence_to_dict(diff.first_divergence))
+            answer["first_divergence"] = bounded(divergence_to_dict(diff.first_divergence))
         failing = [m for m in run.result.metrics if m.status.value == "failed"]
         if failing:
             answer["failing_metrics"] = [{"name": m.name, "score": m.score, "threshold": m.threshold, "reason": cut(m.reason, 800)}
@@ -291,7 +306,8 @@ class AssistSession:
         if passed is None:
             answer["since_last_pass"] = "no passing run of this case is kept"
         else:
-            changes = self.workbench.snapshots.changed_since(passed["read"])
+            read = {path: digest for path, digest in passed["read"].items() if self.owns(self.workbench.root / path)}
+            changes = self.workbench.snapshots.changed_since(read)
             answer["since_last_pass"] = {"when": time.strftime("%Y-%m-%d %H:%M", time.localtime(passed.get("time", 0))),
                                          "files_read": len(passed["read"]),
                                          "changed": [{"file": c.path, "diff": cut(c.diff, 3000)} for c in changes[:10]]}
@@ -300,28 +316,41 @@ class AssistSession:
     async def accept(self, case: str, turn: Optional[int] = None, layer: Optional[str] = None, run: Optional[int] = None) -> dict[str, Any]:
         case_id = self._resolve(case)
         state, case_run = self._run_of(case_id)
-        if state.running:
-            raise ToolError(f"{case_id} is running: accept it once its run is done")
+        if state.running or state.stale:
+            raise ToolError(f"{case_id} is {'running' if state.running else 'stale (about to re-run)'}: accept it once its run is done")
         if layer is not None and turn is None:
             raise ToolError("a `layer` is accepted within a `turn`: give both")
+        if turn is not None and (not isinstance(turn, int) or turn < 1):
+            raise ToolError("`turn` counts from 1, as the diff's summaries do")
+        if run is not None and (not isinstance(run, int) or run < 1):
+            raise ToolError("`run` counts from 1 (which repeat of a flaky case)")
         scope = "layer" if layer is not None else "turn" if turn is not None else "case"
-        repeat = None if run is None else int(run) - 1
         try:
-            plan = await self.workbench.plan_accept(case_id, scope, turn, layer, repeat, assistant=self.client())
-        except (ValueError, BaselineWriteError) as exc:
-            raise ToolError(f"nothing to accept: {exc}") from None
+            plan = await self.workbench.plan_accept(case_id, scope, None if turn is None else turn - 1, layer,
+                                                    None if run is None else run - 1, assistant=self.client())
+        except (ValueError, RecordError, BaselineWriteError) as exc:
+            said = str(exc)
+            raise ToolError(said if said.startswith("nothing to accept") else f"nothing to accept: {said}") from None
         digest = hashlib.sha256(json.dumps([plan.description, plan.preview, [(str(w.path), w.expected_sha256) for w in plan.writes]])
                                 .encode()).hexdigest()[:16]
-        self._plans[digest] = plan
+        self._plans[digest] = (plan, case_id, id(case_run))
+        while len(self._plans) > 20:  # the oldest plans go: each holds whole files
+            self._plans.pop(next(iter(self._plans)))
         root = self.workbench.root
+        preview = cut(plan.preview, 12000)
         return {"plan_digest": digest, "description": plan.description, "files": [display_path(w.path, root) for w in plan.writes],
-                "preview": cut(plan.preview, 12000),
+                "preview": preview, **({"preview_cut": True} if preview != plan.preview else {}),
                 "next": f"show this plan to the user; apply(plan_digest={digest!r}) writes it (one journal step, undoable)"}
 
     async def apply(self, plan_digest: str) -> dict[str, Any]:
-        plan = self._plans.get(plan_digest) if isinstance(plan_digest, str) else None
-        if plan is None:
+        planned = self._plans.get(plan_digest) if isinstance(plan_digest, str) else None
+        if planned is None:
             raise ToolError("no such plan: call accept first, and pass the plan_digest it returned")
+        plan, case_id, run_id = planned
+        state = self.workbench.cases.get(case_id)
+        if state is None or state.running or state.stale or id(state.run) != run_id:
+            self._plans.pop(plan_digest, None)
+            raise ToolError(f"the plan is stale: {case_id} ran again (or is running) since it was made; call accept again")
         for write in plan.writes:
             if sha256_of(write.path) != write.expected_sha256:
                 self._plans.pop(plan_digest, None)
@@ -332,9 +361,9 @@ class AssistSession:
         except (BaselineConflict, BaselineWriteError) as exc:
             raise ToolError(str(exc)) from None
         self._plans.pop(plan_digest, None)
-        self._say(f"accepted {plan.description}")
+        self._say(plan.description.replace("accept ", "accepted ", 1))
         return {"written": entry.reason, "journal_step": entry.id, "files": [f["path"] for f in entry.files],
-                "undo": "undo() takes it back (so do `agentdiff undo` and the TUI's z)"}
+                "undo": "undo() takes it back (so do `agentdiff undo` and the TUI's z)", **self._said()}
 
     async def step(self, verb: str) -> dict[str, Any]:
         try:
@@ -345,7 +374,7 @@ class AssistSession:
             return {"done": False, "said": f"nothing to {verb}"}
         self._say(f"{verb}: {entry.reason}")
         return {"done": True, "said": f"{'undone' if verb == 'undo' else 'redone'}: {entry.reason}",
-                "files": [f["path"] for f in entry.files], **({"written_by": entry.author} if entry.author else {})}
+                "files": [f["path"] for f in entry.files], **({"written_by": entry.author} if entry.author else {}), **self._said()}
 
     def report(self) -> dict[str, Any]:
         """The session's last result of each case, as `run --json` reports them."""

@@ -52,7 +52,9 @@ def print_config(out: TextIO, root: Path) -> None:
     print(f"claude mcp add agentdiff -- {shlex.join([command, *args])}", file=out)
     print(json.dumps({"mcpServers": {"agentdiff": entry}}, indent=2), file=out)
     print("\n# Codex: ~/.codex/config.toml (or the project's .codex/config.toml)", file=out)
-    print(f"[mcp_servers.agentdiff]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\ncwd = {json.dumps(str(root))}", file=out)
+    print(f"[mcp_servers.agentdiff]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\ncwd = {json.dumps(str(root))}\n"
+          "startup_timeout_sec = 60  # a first start finds the cases and the project's Python\n"
+          "tool_timeout_sec = 600    # run() waits for verdicts (50 s by default, longer when asked)", file=out)
     print("\n# Gemini CLI: .gemini/settings.json in the project (or ~/.gemini/settings.json)", file=out)
     print(json.dumps({"mcpServers": {"agentdiff": {**entry, "cwd": str(root)}}}, indent=2), file=out)
 
@@ -89,13 +91,17 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         recover_at_start(root)
         workbench = Workbench(root, [p.resolve() for p in paths], pool, options, history=History(root / HISTORY_FILE))
-        session = AssistSession(workbench, Triage.load(root), confirm_live_above=config.confirm_live_above, activity=Activity(root))
+        session = AssistSession(workbench, Triage.load(root), confirm_live_above=config.confirm_live_above, activity=Activity(root),
+                                watching=not args.no_watch)
         changes = None if args.no_watch else watchfiles_source([*workbench.paths, *options.agents_dirs])
 
         async def watch() -> None:
             async for batch in changes():
-                session.triage.reload()  # labels written by the TUI or the CLI meanwhile (the filter's label:)
-                await workbench.on_changes(batch)
+                try:
+                    session.triage.reload()  # labels written by the TUI or the CLI meanwhile (the filter's label:)
+                    await workbench.on_changes(batch)
+                except Exception as exc:  # noqa: BLE001 - a bad batch is said, and watching goes on
+                    print(f"agentdiff mcp: a change could not be applied: {type(exc).__name__}: {exc}", file=sys.stderr)
 
         async def main() -> None:
             replays = [case_id for case_id in workbench.cases if workbench.replays(case_id)]

@@ -128,7 +128,8 @@ class BaselineActions:
             self.notify(f"cannot {step}: {exc}", severity="error")
             return
         done = {"undo": "undone", "redo": "redone", "drop": "dropped (its files stay as they are)"}[step]
-        self.notify(f"{done}: {entry.reason}" if entry else f"nothing to {step}")
+        by = f" (written by {entry.author})" if entry and entry.author else ""
+        self.notify(f"{done}: {entry.reason}{by}" if entry else f"nothing to {step}")
         from agentdiff.core.formats.set_aside import take_notices
 
         for line in take_notices():  # an undo that kept the other changes made to a file since
