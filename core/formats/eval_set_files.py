@@ -9,7 +9,7 @@ Legacy shapes, converted the way ADK converts them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import os
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -43,8 +43,17 @@ Legacy = Optional[Literal["rows", "named"]]
 class LoadedEvalSet:
     source: SourceText
     eval_set: EvalSet
-    raw: Any  # the parsed JSON exactly as read; writers patch it so unedited parts stay as they were
+    #: the parsed JSON exactly as read, when given; else parsed again from `source` when a writer asks
+    #: (`raw`): a loaded suite keeps its files' text and models, not a third copy of every case
+    parsed: Any = field(default=None, repr=False, compare=False)
     legacy: Legacy = None
+
+    @property
+    def raw(self) -> Any:
+        """The parsed JSON exactly as read; writers patch a copy, so unedited parts stay as they were."""
+        if self.parsed is None:
+            object.__setattr__(self, "parsed", parse_source(self.source, "json"))  # the text it was loaded from
+        return self.parsed
 
     def index_of(self, eval_id: str) -> int:
         """The position of the first case with `eval_id`, from an index built once per loaded file (a
@@ -102,7 +111,7 @@ def eval_set_from_data(source: SourceText, data: Any) -> tuple[Optional[LoadedEv
             LoadError(file=source.display, message=f"duplicate eval_id {dup!r} in the eval set", path="eval_cases")
             for dup in duplicates
         ]
-    return LoadedEvalSet(source=source, eval_set=eval_set, raw=data), []
+    return LoadedEvalSet(source=source, eval_set=eval_set), []
 
 
 def _duplicate_ids(eval_set: EvalSet) -> list[str]:
@@ -146,7 +155,7 @@ def _load_legacy(source: SourceText, data: list) -> tuple[Optional[LoadedEvalSet
         eval_set = EvalSet.model_validate(converted)
     except ValidationError as exc:
         return None, validation_errors(source.display, source.text, converted, exc, "json")
-    return LoadedEvalSet(source=source, eval_set=eval_set, raw=data, legacy="named" if named else "rows"), []
+    return LoadedEvalSet(source=source, eval_set=eval_set, legacy="named" if named else "rows"), []
 
 
 def _legacy_set_id(source: SourceText) -> str:

@@ -262,7 +262,7 @@ def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
         })
         cases.append(EvalCase(eval_id=key, conversation=[invocation]))
     name = loaded.source.path.name.removesuffix(".json")
-    return LoadedEvalSet(source=loaded.source, eval_set=EvalSet(eval_set_id=name, eval_cases=cases), raw=loaded.raw)
+    return LoadedEvalSet(source=loaded.source, eval_set=EvalSet(eval_set_id=name, eval_cases=cases), parsed=loaded.raw)
 
 
 def case_kind(ref: object) -> str:
