@@ -418,3 +418,33 @@ async def test_a_case_sits_under_its_agent_before_and_after_it_runs_and_moves_wh
         await pilot.pause(0.2)
         group = tree.root.children[0].children[0]
         assert not group.is_expanded and tree.root.children[0].is_expanded and tree.cursor_node is group
+
+
+def test_the_eta_kept_as_cases_finish_is_the_one_counted_from_the_cases_left():
+    """The ETA is kept as cases finish (a count of the batch per finished case made a run N²); it is
+    what counting the cases left says, at every step, cases with and without a last time mixed."""
+    import random
+
+    from agentdiff.core.workbench.progress import Progress
+
+    def counted(p: Progress, now: float):
+        left = p.ids - p.done
+        if not left:
+            return None
+        known = [p.expected[i] for i in left if i in p.expected]
+        if known:
+            return max((sum(known) + sum(known) / len(known) * (len(left) - len(known))) / max(1, p.jobs), max(known))
+        return None if not p.completed else (now - p.started) / p.completed * len(left)
+
+    rng = random.Random(7)
+    for _ in range(20):
+        ids = [f"c{i}" for i in range(rng.randint(1, 40))]
+        progress = Progress(jobs=rng.randint(1, 4))
+        progress.queued(ids, False, 0.0, {i: rng.uniform(0.1, 9) for i in ids if rng.random() < 0.6})
+        for step, case_id in enumerate(rng.sample(ids, len(ids))):
+            if step == len(ids) // 2:  # more queued while it runs: the batch grows
+                progress.queued([f"x{step}"], True, 1.0, {f"x{step}": 2.5})
+            progress.finished(case_id)
+            expected = counted(progress, 10.0 + step)
+            got = progress.eta(10.0 + step)
+            assert (got is None and expected is None) or abs(got - expected) < 1e-6, (got, expected)

@@ -28,6 +28,7 @@ from agentdiff.core.workbench.snapshots import Snapshots
 HISTORY_FILE = Path(".agentdiff") / "history.json"  # under the project root
 KEEP = 20
 SAVE_EVERY = 2.0  # seconds
+SAVE_SCALE = 2000  # cases: a history of more is saved proportionally less often
 
 
 def headline_score(result: CaseResult) -> Optional[float]:
@@ -82,7 +83,9 @@ class History:
             entries.append(entry)
             del entries[:-KEEP]
         self._dirty = True
-        if when - self._saved_at >= SAVE_EVERY:  # a burst of verdicts is written once, not once each
+        # a burst of verdicts is written once, not once each; a big history less often, as each write
+        # copies all of it (every 2 s, a long run of N cases wrote N² entries in all)
+        if when - self._saved_at >= SAVE_EVERY * max(1.0, len(self._data) / SAVE_SCALE):
             self.save(when)
 
     def entries(self, case_id: str) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ left that ran before, the batch's own pace so far (the time per finished case) t
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
@@ -18,6 +19,12 @@ class Progress:
     done: set[str] = field(default_factory=set)
     expected: dict[str, float] = field(default_factory=dict)  # a case's seconds the last time it ran
     jobs: int = 1  # cases run at once
+    # the cases left, and the sum and count of their known seconds, kept as cases finish: an ETA per
+    # finished case that walked the batch made a run of N cases cost N²
+    _left: set[str] = field(default_factory=set, repr=False)
+    _known: float = 0.0
+    _counted: int = 0
+    _longest: list[tuple[float, str]] = field(default_factory=list, repr=False)  # a heap of (-seconds, case) left
 
     def queued(self, case_ids: Iterable[str], in_flight: bool, now: float, expected: Optional[Mapping[str, float]] = None) -> None:
         if not in_flight:
@@ -26,10 +33,20 @@ class Progress:
         self.ids |= ids
         self.done -= ids
         self.expected.update(expected or {})
+        self._left = self.ids - self.done
+        known = [(self.expected[i], i) for i in self._left if i in self.expected]
+        self._known, self._counted = sum(seconds for seconds, _ in known), len(known)
+        self._longest = [(-seconds, i) for seconds, i in known]
+        heapq.heapify(self._longest)
 
     def finished(self, case_id: str) -> None:
         if case_id in self.ids:
             self.done.add(case_id)
+        if case_id in self._left:
+            self._left.discard(case_id)
+            if case_id in self.expected:
+                self._known -= self.expected[case_id]
+                self._counted -= 1
 
     @property
     def total(self) -> int:
@@ -41,16 +58,19 @@ class Progress:
 
     def eta(self, now: float) -> Optional[float]:
         """Seconds until the batch ends (see the module's docstring); None when nothing tells yet."""
-        left = self.ids - self.done
+        left = len(self._left)
         if not left:
             return None
-        known = [self.expected[i] for i in left if i in self.expected]
-        if known:
-            total = sum(known) + sum(known) / len(known) * (len(left) - len(known))
-            return max(total / max(1, self.jobs), max(known))
+        if self._counted > 0:
+            while self._longest and self._longest[0][1] not in self._left:  # finished since: gone from the heap
+                heapq.heappop(self._longest)
+            longest = -self._longest[0][0] if self._longest else 0.0
+            known = max(0.0, self._known)
+            total = known + known / self._counted * (left - self._counted)
+            return max(total / max(1, self.jobs), longest)
         if not self.completed:
             return None
-        return (now - self.started) / self.completed * len(left)
+        return (now - self.started) / self.completed * left
 
 
 def duration_text(seconds: float) -> str:
