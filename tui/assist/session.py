@@ -47,7 +47,7 @@ class AssistSession:
     watching: bool = True
     _seen: dict[str, tuple[str, int]] = field(default_factory=dict)  # case → (status, id of its run) at the last `status`
     _ran: dict[str, int] = field(default_factory=dict)  # case → id of its run when `run` last looked
-    _plans: dict[str, tuple[AcceptPlan, str, int]] = field(default_factory=dict)  # digest → (plan, case, id of the run it is of)
+    _plans: dict[str, tuple[AcceptPlan, str, object]] = field(default_factory=dict)  # digest → (plan, case, the run it is of)
     _mark: float = field(default_factory=time.time)  # when `run` last looked for edits
     _notices: list[str] = field(default_factory=list)  # the engine's notices since they were last said
 
@@ -333,7 +333,7 @@ class AssistSession:
             raise ToolError(said if said.startswith("nothing to accept") else f"nothing to accept: {said}") from None
         digest = hashlib.sha256(json.dumps([plan.description, plan.preview, [(str(w.path), w.expected_sha256) for w in plan.writes]])
                                 .encode()).hexdigest()[:16]
-        self._plans[digest] = (plan, case_id, id(case_run))
+        self._plans[digest] = (plan, case_id, case_run)  # the run itself: an id could be reused by a later run
         while len(self._plans) > 20:  # the oldest plans go: each holds whole files
             self._plans.pop(next(iter(self._plans)))
         root = self.workbench.root
@@ -346,9 +346,9 @@ class AssistSession:
         planned = self._plans.get(plan_digest) if isinstance(plan_digest, str) else None
         if planned is None:
             raise ToolError("no such plan: call accept first, and pass the plan_digest it returned")
-        plan, case_id, run_id = planned
+        plan, case_id, planned_run = planned
         state = self.workbench.cases.get(case_id)
-        if state is None or state.running or state.stale or id(state.run) != run_id:
+        if state is None or state.running or state.stale or state.run is not planned_run:
             self._plans.pop(plan_digest, None)
             raise ToolError(f"the plan is stale: {case_id} ran again (or is running) since it was made; call accept again")
         for write in plan.writes:
