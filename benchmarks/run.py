@@ -1083,6 +1083,16 @@ def mcp_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("scale")
+def scale_benchmark() -> list[tuple[str, str, str]]:
+    """`list` and `run --json` at several sizes (`AGENTDIFF_SCALE_SIZES`, default 1000,5000), one eval set and
+    50 of them: wall, peak memory, growth per case (benchmarks/scale_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from scale_bench import scale_benchmark as measure
+
+    return measure()
+
+
 def main(argv: list[str]) -> int:
     markdown = "--markdown" in argv
     argv = [a for a in argv if a != "--markdown"]

@@ -1,0 +1,66 @@
+"""`agentdiff list` and `agentdiff run --json` as a user runs them, over generated suites of one-turn echo
+cases (~1.1 KB each), at several sizes and in two layouts — one eval set holding every case, and 50
+eval sets of 50 agents — each size in its own process, measured from outside: wall time, peak memory
+(the largest process's, from the kernel's accounting of waited-for children), and the growth per case
+against the smallest size of the same run.
+
+    AGENTDIFF_SCALE_SIZES=1000,5000,20000,50000 .venv/bin/python benchmarks/run.py scale
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+AGENTDIFF = str(Path(sys.executable).parent / "agentdiff")
+ECHO = "async def run_turn(ctx):\n    return ctx.message\n"
+
+
+def _suite(root: Path, cases: int, sets: int) -> None:
+    per_set = -(-cases // sets)
+    for s in range(sets):
+        folder = root / "agents" / f"agent_{s:02d}"
+        folder.mkdir(parents=True)
+        (folder / "agent.py").write_text(ECHO)
+        count = min(per_set, cases - s * per_set)
+        text = lambda i: f"hello there, this is case number {i} of set {s}, " * 12  # noqa: E731 - about 1.1 KB a case
+        rows = [{"eval_id": f"case_{i:07d}", "conversation": [{"invocation_id": f"i{i}",
+                 "user_content": {"role": "user", "parts": [{"text": text(i)}]},
+                 "final_response": {"role": "model", "parts": [{"text": text(i)}]}, "intermediate_data": {"tool_uses": []}}]}
+                for i in range(count)]
+        (folder / f"agent_{s:02d}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s:02d}", "eval_cases": rows}))
+
+
+def _measured(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB of the process or its largest child) of one command."""
+    script = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+              "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+              "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", script, *argv], cwd=cwd, capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1]) / 1024
+
+
+def scale_benchmark() -> list[tuple[str, str, str]]:
+    sizes = [int(n) for n in os.environ.get("AGENTDIFF_SCALE_SIZES", "1000,5000").split(",") if n.strip()]
+    rows: list[tuple[str, str, str]] = []
+    for layout, sets in (("one eval set", 1), ("50 eval sets", 50)):
+        base: dict[str, float] = {}
+        for size in sizes:
+            root = Path(tempfile.mkdtemp(prefix="agentdiff-scale-"))
+            try:
+                _suite(root, size, sets)
+                for name, argv in (("list", [AGENTDIFF, "list"]), ("run", [AGENTDIFF, "run", "--json"])):
+                    wall, rss = _measured(argv, root)
+                    per_case = wall / size
+                    base.setdefault(name, per_case)
+                    growth = per_case / base[name]
+                    rows.append((f"scale: {name}, {size:,} cases, {layout}: wall / peak memory", f"{wall:.1f} s / {rss:.0f} MB",
+                                 f"{per_case * 1000:.2f} ms a case, {growth:.2f}× the {sizes[0]:,}'s (target ≤ 1.3×)"))
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+    return rows
