@@ -28,7 +28,7 @@ def _suite(root: Path, cases: int, sets: int) -> None:
         folder.mkdir(parents=True)
         (folder / "agent.py").write_text(ECHO)
         count = min(per_set, cases - s * per_set)
-        text = lambda i: f"hello there, this is case number {i} of set {s}, " * 12  # noqa: E731 - about 1.1 KB a case
+        text = lambda i: f"hello there, this is case number {i} of set {s}, " * 9  # noqa: E731 - about 1.1 KB a case
         rows = [{"eval_id": f"case_{i:07d}", "conversation": [{"invocation_id": f"i{i}",
                  "user_content": {"role": "user", "parts": [{"text": text(i)}]},
                  "final_response": {"role": "model", "parts": [{"text": text(i)}]}, "intermediate_data": {"tool_uses": []}}]}
@@ -36,13 +36,13 @@ def _suite(root: Path, cases: int, sets: int) -> None:
         (folder / f"agent_{s:02d}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s:02d}", "eval_cases": rows}))
 
 
-def _measured(argv: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB of the process or its largest child) of one command."""
+def _measured(argv: list[str], cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS in MB of the process or its largest child, exit code) of one command."""
     script = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-              "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
-              "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+              "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode; "
+              "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)")
     out = subprocess.run([sys.executable, "-c", script, *argv], cwd=cwd, capture_output=True, text=True, check=True).stdout.split()
-    return float(out[0]), float(out[1]) / 1024
+    return float(out[0]), float(out[1]) / 1024, int(out[2])
 
 
 def scale_benchmark() -> list[tuple[str, str, str]]:
@@ -55,7 +55,10 @@ def scale_benchmark() -> list[tuple[str, str, str]]:
             try:
                 _suite(root, size, sets)
                 for name, argv in (("list", [AGENTDIFF, "list"]), ("run", [AGENTDIFF, "run", "--json"])):
-                    wall, rss = _measured(argv, root)
+                    wall, rss, code = _measured(argv, root)
+                    if code not in (0, 1):  # 1: a case failed; anything else is not a measure (a file over the size limit, say)
+                        rows.append((f"scale: {name}, {size:,} cases, {layout}", f"exit {code}", "not measured: the command failed"))
+                        continue
                     per_case = wall / size
                     base.setdefault(name, per_case)
                     growth = per_case / base[name]
