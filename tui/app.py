@@ -84,20 +84,9 @@ class AgentdiffApp(App):
 
     def keep_session(self) -> None:
         """The session's last result of each case that ran, as a kept run (`compare`, `gate`)."""
-        if self.keep_runs <= 0:
-            return
-        from agentdiff.core.reports.kept_runs import RunKeeper
+        from .kept_session import keep_session
 
-        states = list(self.workbench.cases.values())
-        ran = [state.run for state in states if state.run is not None and not state.running]
-        keeper = RunKeeper(self.workbench.root, "tui", self.keep_runs, self.started)
-        unfinished = sum(1 for state in states if state.run is None or state.running or state.stale)
-        if unfinished:  # quit before every case had a fresh verdict: not a whole run to compare by default
-            keeper.partial = f"{unfinished} of {len(states)} cases had no current verdict when the session closed"
-        for run in ran:
-            keeper.add(run)
-        keeper.finish([run.result for run in ran], self.workbench.options.prices)
-
+        keep_session(self.workbench, "tui", self.keep_runs, self.started)
 
 
 def create_app(

@@ -57,13 +57,7 @@ def _missing_settings(exc: BaseException) -> list[str]:
 
 def _installed(package: str) -> bool:
     """Whether `package` is an installed distribution's (found in site-packages), looked up, never imported."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return False
-    where = (spec.origin or next(iter(spec.submodule_search_locations or []), "")) if spec else ""
+    where = _location(package)
     return bool(where) and ("site-packages" in where or "dist-packages" in where)
 
 
@@ -122,18 +116,26 @@ def how_to_fix(exc: BaseException) -> str:
     return ""
 
 
-def _is_projects_own(package: str) -> bool:
-    """Whether the top package of `package` is the project's (found outside the interpreter's own and
-    installed packages); looked up, never imported."""
+def _location(package: str) -> str:
+    """Where the top package of `package` would be imported from (its file or folder; "" when nowhere),
+    looked up, never imported."""
     import importlib.util
 
     if not package:
-        return False
+        return ""
     try:
         spec = importlib.util.find_spec(package.split(".")[0])
     except (ImportError, ValueError):
-        return False
-    where = (spec.origin if spec and spec.origin not in (None, "namespace") else next(iter(spec.submodule_search_locations or []), "")) if spec else ""
+        return ""
+    if spec is None:
+        return ""
+    return spec.origin if spec.origin not in (None, "namespace") else next(iter(spec.submodule_search_locations or []), "")
+
+
+def _is_projects_own(package: str) -> bool:
+    """Whether the top package of `package` is the project's (found outside the interpreter's own and
+    installed packages)."""
+    where = _location(package)
     return bool(where) and not any(part in where for part in ("site-packages", "dist-packages", sys.base_prefix + "/lib"))
 
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .errors import EXIT_OK, EXIT_USAGE, exists, print_errors, quoted
-from .options import add_run_options, agents_python, run_options, worker_pool
+from .errors import EXIT_OK, EXIT_USAGE
+from .options import add_run_options, project_session
 
 NAME = "mcp"
 
@@ -67,7 +67,6 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio
 
     from agentdiff.core.baselines.journal import recover_at_start
-    from agentdiff.core.project.config import load_project_config
     from agentdiff.core.workbench.history import HISTORY_FILE, History
     from agentdiff.core.workbench.triage import Triage
     from agentdiff.core.workbench.watcher import watchfiles_source
@@ -77,16 +76,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..assist.server import serve
     from ..assist.session import AssistSession
 
-    config, config_errors = load_project_config(root)
-    print_errors(config_errors, err)
-    paths = list(args.paths) or list(config.paths) or [Path(".")]
-    missing = [p for p in paths if not exists(p)]
-    if missing:
-        print(f"error: no such folder: {quoted(missing[0])}", file=err)
+    project = project_session(args, err)
+    if project is None:
         return EXIT_USAGE
-    options = run_options(args, config)
-    python = agents_python(args, config)
-    pool = worker_pool(args, config, options, python)
+    config, paths, options, _, pool = project
     started = time.time()
     try:
         recover_at_start(root)
@@ -116,20 +109,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _close(workbench, keep_runs: int, started: float) -> None:
-    """The session's results kept (as the TUI keeps its), for `compare` and `gate`; the history saved."""
+    """The history saved, and the session's results kept as the TUI keeps its (`compare`, `gate`)."""
+    from ..kept_session import keep_session
+
     if workbench.history is not None:
         workbench.history.save(wait=True)
-    if keep_runs <= 0:
-        return
-    from agentdiff.core.reports.kept_runs import RunKeeper
-
-    ran = [s.run for s in workbench.cases.values() if s.run is not None and not s.running]
-    if not ran:
-        return
-    keeper = RunKeeper(workbench.root, "mcp", keep_runs, started)
-    unfinished = sum(1 for s in workbench.cases.values() if s.run is None or s.running or s.stale)
-    if unfinished:
-        keeper.partial = f"{unfinished} of {len(workbench.cases)} cases had no current verdict when the session closed"
-    for run in ran:
-        keeper.add(run)
-    keeper.finish([run.result for run in ran], workbench.options.prices)
+    keep_session(workbench, "mcp", keep_runs, started)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from agentdiff.core.reports import DIR_KINDS, REPORT_KINDS, write_report
-from .errors import UsageError
+from .errors import UsageError, exists, print_errors, quoted
 
 
 def num_runs(value: str) -> int:
@@ -299,3 +299,21 @@ def _linked_cache() -> bool:
     from agentdiff.core.formats.set_aside import linked_state
 
     return linked_state(Path.cwd(), "judge-cache") is not None
+
+
+def project_session(args: argparse.Namespace, err: TextIO):
+    """What a long-lived session (the TUI, the MCP server) starts from, in the current folder: the
+    project's configuration (its problems printed), the paths of cases (the configured ones, else `.`),
+    the run options, the agents' Python and a worker pool. None, with why, when a path is not there."""
+    from agentdiff.core.project.config import load_project_config
+
+    config, config_errors = load_project_config(Path.cwd())
+    print_errors(config_errors, err)
+    paths = list(args.paths) or list(config.paths) or [Path(".")]
+    missing = [p for p in paths if not exists(p)]
+    if missing:
+        print(f"error: no such folder: {quoted(missing[0])}", file=err)
+        return None
+    options = run_options(args, config)
+    python = agents_python(args, config)
+    return config, paths, options, python, worker_pool(args, config, options, python)

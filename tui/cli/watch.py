@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Optional, TextIO
 
-from .errors import EXIT_OK, EXIT_USAGE, exists, print_errors, quoted
-from .options import add_run_options, agents_python, run_options, worker_pool
+from .errors import EXIT_OK, EXIT_USAGE
+from .options import add_run_options, project_session
 
 NAME = "watch"
 NO_TERMINAL = "error: the workbench needs a terminal; use `agentdiff run` for headless runs"
@@ -46,22 +46,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not has_terminal():
         print(NO_TERMINAL, file=err)
         return EXIT_USAGE
-    from agentdiff.core.project.config import load_project_config
-
     from ..app import create_app
     from ..editor import make_editor
 
     root = Path.cwd()
-    config, config_errors = load_project_config(root)
-    print_errors(config_errors, err)
-    paths = list(args.paths) or list(config.paths) or [Path(".")]
-    missing = [p for p in paths if not exists(p)]
-    if missing:
-        print(f"error: no such folder: {quoted(missing[0])}", file=err)
+    session = project_session(args, err)
+    if session is None:
         return EXIT_USAGE
-    options = run_options(args, config)
-    python = agents_python(args, config)
-    pool = worker_pool(args, config, options, python)
+    config, paths, options, python, pool = session
     try:
         create_app(
             root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
