@@ -772,6 +772,11 @@ def tui_one_set_benchmark() -> list[tuple[str, str, str]]:
                                  f"{paint * 1000:.0f} ms / {total:.1f} s", f"{total / count * 1000:.2f} ms per case"))
                     rows.append((f"tui-one-set: {count:,} cases: longest loop stall during the first run", f"{await lag.settled() * 1000:.0f} ms",
                                  "target <= 100 ms"))
+                    import gc
+
+                    gc.collect()
+                    rows.append((f"tui-one-set: {count:,} cases: memory of the app's process after the first run", f"{_process_facts()[0]:.0f} MB",
+                                 "workers apart; target at 50,000 <= 600 MB"))
                     del pilot
                 finally:
                     lag.stop()

@@ -5,6 +5,10 @@ eval sets of 50 agents — each size in its own process, measured from outside: 
 against the smallest size of the same run.
 
     AGENTDIFF_SCALE_SIZES=1000,5000,20000,50000 .venv/bin/python benchmarks/run.py scale
+
+`AGENTDIFF_SCALE_TINY=1000000` adds the tiny-case probe: `list` over that many cases of ~150 bytes in 100
+eval sets, and `run --json` over `AGENTDIFF_SCALE_TINY_RUN` of them (default all), its rate and memory
+read at each tenth of the way (the rate should hold and the memory stay flat to the end).
 """
 
 from __future__ import annotations
@@ -34,6 +38,55 @@ def _suite(root: Path, cases: int, sets: int) -> None:
                  "final_response": {"role": "model", "parts": [{"text": text(i)}]}, "intermediate_data": {"tool_uses": []}}]}
                 for i in range(count)]
         (folder / f"agent_{s:02d}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s:02d}", "eval_cases": rows}))
+
+
+def _tiny_suite(root: Path, cases: int, sets: int = 100) -> None:
+    per_set = -(-cases // sets)
+    for s in range(sets):
+        folder = root / "agents" / f"agent_{s:03d}"
+        folder.mkdir(parents=True)
+        (folder / "agent.py").write_text(ECHO)
+        count = min(per_set, cases - s * per_set)
+        rows = [{"eval_id": f"c{i}", "conversation": [{"user_content": {"role": "user", "parts": [{"text": f"hi {i}"}]},
+                 "final_response": {"role": "model", "parts": [{"text": f"hi {i}"}]}}]} for i in range(count)]
+        (folder / f"agent_{s:03d}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s:03d}", "eval_cases": rows}))
+
+
+def _streamed(argv: list[str], cwd: Path, total: int) -> list[tuple[int, float, float]]:
+    """(cases done, seconds, RSS in MB of the process) at each tenth of a run, read off its progress lines."""
+    import re
+    import time
+
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    start, marks, step = time.perf_counter(), [], max(1, total // 10)
+    assert process.stderr is not None
+    for line in process.stderr:
+        found = re.match(r"\[(\d+)/\d+\]", line)
+        if found and int(found.group(1)) % step == 0:
+            with open(f"/proc/{process.pid}/status") as status:
+                rss = next(int(row.split()[1]) for row in status if row.startswith("VmRSS:")) / 1024
+            marks.append((int(found.group(1)), time.perf_counter() - start, rss))
+    process.wait()
+    return marks
+
+
+def tiny_probe(total: int, ran: int) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    root = Path(tempfile.mkdtemp(prefix="agentdiff-tiny-"))
+    try:
+        _tiny_suite(root, total)
+        wall, rss, code = _measured([AGENTDIFF, "list"], root)
+        rows.append((f"scale: list, {total:,} tiny cases in 100 eval sets: wall / peak memory", f"{wall:.1f} s / {rss:.0f} MB", "target ≤ 10 s"))
+        paths = [str(p.parent) for p in sorted((root / "agents").glob("*/*.evalset.json"))][: max(1, -(-ran * 100 // total))]
+        marks = _streamed([AGENTDIFF, "run", "--json", *paths], root, min(ran, total))
+        last = (0, 0.0, 0.0)
+        for done, seconds, memory in marks:
+            rate = (done - last[0]) / max(seconds - last[1], 1e-9)
+            rows.append((f"scale: run, tiny cases, at {done:,}", f"{rate:.0f} cases/s, {memory:.0f} MB", "steady rate, flat memory"))
+            last = (done, seconds, memory)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return rows
 
 
 def _measured(argv: list[str], cwd: Path) -> tuple[float, float, int]:
@@ -66,4 +119,7 @@ def scale_benchmark() -> list[tuple[str, str, str]]:
                                  f"{per_case * 1000:.2f} ms a case, {growth:.2f}× the {sizes[0]:,}'s (target ≤ 1.3×)"))
             finally:
                 shutil.rmtree(root, ignore_errors=True)
+    tiny = int(os.environ.get("AGENTDIFF_SCALE_TINY", "0") or 0)
+    if tiny:
+        rows += tiny_probe(tiny, int(os.environ.get("AGENTDIFF_SCALE_TINY_RUN", "0") or 0) or tiny)
     return rows

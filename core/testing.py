@@ -105,12 +105,15 @@ def _as_data(value: Any) -> Any:
 
 def _refs(loaded, config: LoadedConfig, initial_state: Optional[dict]) -> list[EvalCaseRef]:
     refs = []
-    for case, key in zip(loaded.eval_set.eval_cases, case_keys(loaded)):
-        if initial_state is not None and case.session_input is None:
-            from agentdiff.core.formats.eval_set import SessionInput
+    if initial_state is not None:  # the cases without a session of their own start from it
+        from agentdiff.core.formats.eval_set import SessionInput
+        from agentdiff.core.formats.eval_set_files import LoadedEvalSet
 
-            case = case.model_copy(update={"session_input": SessionInput(app_name="", user_id="", state=initial_state)})
-        refs.append(EvalCaseRef(loaded, case, config, (), key))
+        session = SessionInput(app_name="", user_id="", state=initial_state)
+        cases = [case if case.session_input is not None else case.model_copy(update={"session_input": session}) for case in loaded.cases]
+        loaded = LoadedEvalSet.of(loaded.source, loaded.eval_set.model_copy(update={"eval_cases": cases}), loaded.parsed, loaded.legacy)
+    for position, key in enumerate(case_keys(loaded)):
+        refs.append(EvalCaseRef(loaded, config, (), key, position=position))
     errors: list = []
     refs = with_checks(refs, Path.cwd(), errors)  # journey checks apply here as in every run
     if errors:
@@ -223,7 +226,7 @@ class AgentEvaluator:
         if loaded is None:
             raise ValueError("; ".join(str(e) for e in errors))
         await _evaluate(_refs(loaded, LoadedConfig(config, None), None), agent_ref(agent_module, agent_name), num_runs,
-                        print_detailed_results, output_file, eval_set_results_manager, app_name, loaded.eval_set.eval_set_id)
+                        print_detailed_results, output_file, eval_set_results_manager, app_name, loaded.eval_set_id)
 
     @staticmethod
     async def evaluate(
@@ -260,7 +263,7 @@ class AgentEvaluator:
             if loaded is None:
                 raise ValueError("; ".join(str(e) for e in errors))
             await _evaluate(_refs(loaded, _config(test_file), initial_state), agent, num_runs, print_detailed_results, output_file,
-                            eval_set_results_manager, app_name, test_file, loaded.eval_set.eval_set_id)
+                            eval_set_results_manager, app_name, test_file, loaded.eval_set_id)
 
     @staticmethod
     def migrate_eval_data_to_new_schema(old_eval_data_file: str, new_eval_data_file: str, initial_session_file: Optional[str] = None) -> None:

@@ -49,8 +49,7 @@ def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: boo
 def case_facts(row: CaseRow) -> CaseFacts:
     state = row.state
     status = "running" if state.running else "stale" if state.stale else (state.status.value if state.status else "not run")
-    diff = state.run.diff if state.run else None
-    layers = tuple(s.layer for s in diff.layers if s.status == "changed") if diff else ()
+    layers = state.run.changed_layers if state.run else ()
     mode = state.run.result.mode if state.run else ""
     return CaseFacts(state.ref.id, status, row.agent, row.label or "", mode, layers)
 

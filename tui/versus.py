@@ -73,5 +73,5 @@ def ids_by_eval_id(states: Iterable[CaseState]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for state in states:
         if isinstance(state.ref, DatasetCaseRef):
-            out.setdefault(state.ref.case.eval_id, []).append(state.ref.id)
+            out.setdefault(state.ref.eval_id, []).append(state.ref.id)
     return out

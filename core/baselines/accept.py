@@ -163,7 +163,7 @@ def _plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
         before = copy.deepcopy(file.data)
         _apply(request, file.data)
         if file.data != before:
-            file.sidecar[ref.case.eval_id] = registration(out, request.run.agent.label if request.run.agent else "", root)
+            file.sidecar[ref.eval_id] = registration(out, request.run.agent.label if request.run.agent else "", root)
             accepted.append(request)
     for path, file in eval_files.items():
         if file.data == file.loaded.raw:
@@ -223,7 +223,7 @@ def _apply(request: AcceptRequest, data: Any) -> None:
     if record is None:
         raise RecordError("the run was not scored; there is nothing to accept")
     actual = record.actual
-    index = ref.eval_set.index_of(ref.case.eval_id)
+    index = ref.eval_set.index_of(ref.eval_id)
     case = data["eval_cases"][index]
     conversation = case[child_key(case, "conversation") or "conversation"]
     turns = range(len(conversation)) if request.scope == "case" or request.turn is None else [request.turn]

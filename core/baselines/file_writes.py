@@ -8,7 +8,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TextIO, Union
 
 from agentdiff.core.formats.source_file import read_regular, resolved
 
@@ -29,8 +29,9 @@ def text_sha(text: Optional[str]) -> Optional[str]:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def atomic_write(path: Path, text: str, durable: bool = True) -> None:
-    """Replace `path` with `text` all at once; `durable` also waits for the disk (baselines do)."""
+def atomic_write(path: Path, text: Union[str, Callable[[TextIO], None]], durable: bool = True) -> None:
+    """Replace `path` with `text` all at once (or what `text(handle)` writes: a big report, streamed);
+    `durable` also waits for the disk (baselines do)."""
     temp = stage(path, text, durable)
     try:
         os.replace(temp, path)
@@ -49,7 +50,7 @@ def shown_in(path: Path, root: Path) -> str:
         return str(resolved(path))
 
 
-def stage(path: Path, text: str, durable: bool = True, name: Optional[str] = None) -> str:
+def stage(path: Path, text: Union[str, Callable[[TextIO], None]], durable: bool = True, name: Optional[str] = None) -> str:
     """Write `text` to a temporary file beside `path` (`name`, else a fresh one); returns its path.
     It gets the file's permissions, or the usual ones for a new file (mkstemp makes it private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,7 +61,10 @@ def stage(path: Path, text: str, durable: bool = True, name: Optional[str] = Non
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                text(handle)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())

@@ -66,14 +66,14 @@ def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Messag
             f"{loaded.source.display} is in ADK's legacy format; migrate it to an EvalSet "
             "(AgentEvaluator.migrate_eval_data_to_new_schema) before recording into it"
         )
-    index = loaded.index_of(ref.case.eval_id)
+    index = loaded.index_of(ref.eval_id)
     actual = invocations_from_output(out, messages, rules_for(out.adk_version))  # in the form that ADK writes
     updated = eval_case_update(loaded.raw, index, actual)
     path = loaded.source.path
     registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
     writes = [
         FileWrite(path, _edited(loaded, updated), loaded.source.sha256),
-        registration_write(registration_path, ref.case.eval_id, registration(out, agent, root)),
+        registration_write(registration_path, ref.eval_id, registration(out, agent, root)),
     ]
     return write_baseline(writes, root, f"record {ref.id}")
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from agentdiff.core.diff.model import SourceLocation
 from agentdiff.core.diff.tree import render_path
+from agentdiff.core.formats.eval_cases import EvalCases
 from agentdiff.core.formats.load_error import child_key, locate
 from agentdiff.core.formats.source_file import SourceFileError, SourceText, parse_source
 from agentdiff.core.traces.model import Origin
@@ -21,9 +23,12 @@ class SourceIndex:
     located instead.
     """
 
-    def __init__(self, sources: Iterable[SourceText] = ()) -> None:
+    def __init__(self, sources: Iterable[SourceText] = (), cases: Optional[Mapping[str, EvalCases]] = None) -> None:
+        """`cases`: an eval set file's cases by its display name, when they are kept as spans of its text:
+        a value in a case is then located in that case's text alone, however big the file."""
         self._sources: dict[str, SourceText] = {}
         self._data: dict[str, Any] = {}
+        self._cases = dict(cases or {})
         for source in sources:
             self.add(source)
 
@@ -39,12 +44,32 @@ class SourceIndex:
         if source is None:
             return SourceLocation(origin.file, path=render_path(origin.path))
         kind = "yaml" if source.path.suffix in (".yaml", ".yml") else "json"
+        in_case = self._in_case(origin)
+        if in_case is not None:
+            return in_case
         if origin.file not in self._data:
             self._data[origin.file] = _parsed(source, kind)
         found = existing_prefix(self._data[origin.file], origin.path)
         position = locate(source.text, found, kind)
         line, column = position if position else (None, None)
         return SourceLocation(origin.file, line, column, render_path(found))
+
+
+    def _in_case(self, origin: Origin) -> Optional[SourceLocation]:
+        cases, path = self._cases.get(origin.file), origin.path
+        if cases is None or len(path) < 2 or path[0] != "eval_cases" or not isinstance(path[1], int):
+            return None
+        part = cases.text_of(path[1])
+        if part is None:
+            return None
+        text, line, column = part
+        found = existing_prefix(json.loads(text), path[2:])
+        position = locate(text, found, "json")
+        full = ["eval_cases", path[1], *found]
+        if position is None:
+            return SourceLocation(origin.file, path=render_path(full))
+        at_line, at_column = position
+        return SourceLocation(origin.file, line + at_line - 1, at_column + (column - 1 if at_line == 1 else 0), render_path(full))
 
 
 #: Parsed baseline files shared by every case's index, by content: the cases of one eval set (a

@@ -125,7 +125,21 @@ class EvalMetric(BaseModel):
         raise ValueError(f"Evaluation metric {self.metric_name!r} requires a threshold.")
 
 
+#: The metrics of the configs seen lately: a suite's cases share their file's config, so its metrics are
+#: made once and every case's scores refer to the same (frozen) ones, not a copy per case.
+_MADE: dict[tuple[int, AdkRules], tuple[EvalConfig, tuple[EvalMetric, ...]]] = {}
+
+
 def eval_metrics(config: EvalConfig, rules: AdkRules = RULES_NEWEST) -> list[EvalMetric]:
+    made = _MADE.get((id(config), rules))
+    if made is None or made[0] is not config:
+        if len(_MADE) >= 256:
+            _MADE.clear()
+        made = _MADE[(id(config), rules)] = (config, tuple(_made(config, rules)))
+    return list(made[1])
+
+
+def _made(config: EvalConfig, rules: AdkRules) -> list[EvalMetric]:
     """The metrics of a config, in its order, then (from ADK 2.10) the efficiency metrics it did not name."""
     metrics: list[EvalMetric] = []
     for name, criterion in config.criteria.items():

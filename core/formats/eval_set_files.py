@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from agentdiff.core.formats.eval_config import EvalConfig, default_eval_config
+from agentdiff.core.formats.eval_cases import EvalCases, read_compact
 from agentdiff.core.formats.eval_set import EvalSet
 from agentdiff.core.formats.load_error import (
     LoadError,
@@ -42,11 +43,27 @@ Legacy = Optional[Literal["rows", "named"]]
 @dataclass(frozen=True)
 class LoadedEvalSet:
     source: SourceText
-    eval_set: EvalSet
+    #: the set's own fields (its `eval_cases` empty): the cases are `cases`
+    header: EvalSet
+    cases: EvalCases
     #: the parsed JSON exactly as read, when given; else parsed again from `source` when a writer asks
-    #: (`raw`): a loaded suite keeps its files' text and models, not a third copy of every case
+    #: (`raw`): a loaded suite keeps its files' text, not a second copy of every case
     parsed: Any = field(default=None, repr=False, compare=False)
     legacy: Legacy = None
+
+    @classmethod
+    def of(cls, source: SourceText, eval_set: EvalSet, parsed: Any = None, legacy: Legacy = None) -> "LoadedEvalSet":
+        """A set whose cases are kept as the models given."""
+        return cls(source, eval_set.model_copy(update={"eval_cases": []}), EvalCases.of_models(eval_set.eval_cases), parsed, legacy)
+
+    @property
+    def eval_set_id(self) -> str:
+        return self.header.eval_set_id
+
+    @property
+    def eval_set(self) -> EvalSet:
+        """The whole set as one model, every case built: for writers and reviews of one file, never per case."""
+        return self.header.model_copy(update={"eval_cases": list(self.cases)})
 
     @property
     def raw(self) -> Any:
@@ -61,8 +78,8 @@ class LoadedEvalSet:
         index = self.__dict__.get("_by_eval_id")
         if index is None:
             index = {}
-            for position, case in enumerate(self.eval_set.eval_cases):
-                index.setdefault(case.eval_id, position)
+            for position, case_id in enumerate(self.cases.eval_ids):
+                index.setdefault(case_id, position)
             object.__setattr__(self, "_by_eval_id", index)  # a cache, not a field: equality and hashing ignore it
         return index[eval_id]
 
@@ -78,6 +95,12 @@ def load_eval_set(path: Path, display: Optional[str] = None) -> tuple[Optional[L
     """Read one EvalSet file in any of ADK's shapes. Never raises for bad input."""
     try:
         source = read_source(path, display)
+    except SourceFileError as exc:
+        return None, [exc.error]
+    loaded = _compact(source)
+    if loaded is not None:
+        return loaded
+    try:
         data = parse_source(source, "json")
     except SourceFileError as exc:
         return None, [exc.error]
@@ -85,6 +108,7 @@ def load_eval_set(path: Path, display: Optional[str] = None) -> tuple[Optional[L
 
 
 def eval_set_from_data(source: SourceText, data: Any) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
+    """A set from its parsed data, its cases kept as models; or its errors, located in `source`."""
     if isinstance(data, list):
         return _load_legacy(source, data)
     if not isinstance(data, dict):
@@ -105,23 +129,34 @@ def eval_set_from_data(source: SourceText, data: Any) -> tuple[Optional[LoadedEv
                 ),
             )
         return None, errors
-    duplicates = _duplicate_ids(eval_set)
-    if duplicates:
-        return None, [
-            LoadError(file=source.display, message=f"duplicate eval_id {dup!r} in the eval set", path="eval_cases")
-            for dup in duplicates
-        ]
-    return LoadedEvalSet(source=source, eval_set=eval_set), []
+    return _without_duplicates(LoadedEvalSet.of(source, eval_set))
 
 
-def _duplicate_ids(eval_set: EvalSet) -> list[str]:
+def _compact(source: SourceText) -> Optional[tuple[Optional[LoadedEvalSet], list[LoadError]]]:
+    """A set that reads and validates whole, kept as its eval_ids and the spans of its text
+    (`eval_cases.read_compact`); None when it does not (its errors are found reading it whole)."""
+    read = read_compact(source.text)
+    if read is None:
+        return None
+    fields, cases = read
+    try:
+        header = EvalSet.model_validate({**fields, "eval_cases": []})
+    except ValidationError:
+        return None
+    return _without_duplicates(LoadedEvalSet(source, header, cases))
+
+
+def _without_duplicates(loaded: LoadedEvalSet) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
     seen: set[str] = set()
     dups: list[str] = []
-    for case in eval_set.eval_cases:
-        if case.eval_id in seen and case.eval_id not in dups:
-            dups.append(case.eval_id)
-        seen.add(case.eval_id)
-    return dups
+    for eval_id in loaded.cases.eval_ids:
+        if eval_id in seen and eval_id not in dups:
+            dups.append(eval_id)
+        seen.add(eval_id)
+    if dups:
+        return None, [LoadError(file=loaded.source.display, message=f"duplicate eval_id {dup!r} in the eval set", path="eval_cases")
+                      for dup in dups]
+    return loaded, []
 
 
 def _load_legacy(source: SourceText, data: list) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
@@ -155,7 +190,7 @@ def _load_legacy(source: SourceText, data: list) -> tuple[Optional[LoadedEvalSet
         eval_set = EvalSet.model_validate(converted)
     except ValidationError as exc:
         return None, validation_errors(source.display, source.text, converted, exc, "json")
-    return LoadedEvalSet(source=source, eval_set=eval_set, legacy="named" if named else "rows"), []
+    return LoadedEvalSet.of(source, eval_set, legacy="named" if named else "rows"), []
 
 
 def _legacy_set_id(source: SourceText) -> str:

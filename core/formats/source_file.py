@@ -225,13 +225,13 @@ MAX_DEPTH = 200
 
 def parse_source(source: SourceText, kind: Kind) -> Any:
     data = _parse(source, kind)
-    if _deeper_than(data, MAX_DEPTH):
+    if deeper_than(data, MAX_DEPTH):
         raise SourceFileError(LoadError(file=source.display, message=f"invalid {'JSON' if kind == 'json' else 'YAML'}: nested too deeply "
                                                                      f"(more than {MAX_DEPTH} levels)"))
     return data
 
 
-def _deeper_than(data: Any, limit: int) -> bool:
+def deeper_than(data: Any, limit: int) -> bool:
     """Whether containers nest more than `limit` deep (walked without recursion; a YAML cycle counts once)."""
     stack, seen = [(data, 1)], set()
     while stack:

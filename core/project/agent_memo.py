@@ -31,6 +31,5 @@ def _key(ref: CaseRef, agents_dirs: tuple[Path, ...], mapping: Mapping[str, str]
     AgentEvaluator tests are read from it; the root is the memo's)."""
     if isinstance(ref, ConformanceCaseRef):
         return ("conformance", ref.case.dir, ref.case.spec.agent, agents_dirs)
-    session = ref.case.session_input
     patterns = tuple((p, name) for p, name in mapping.items() if ref.id.startswith(p) or ref.source.startswith(p))
-    return ("eval", ref.eval_set.source.path, session.app_name if session else None, patterns, agents_dirs)
+    return ("eval", ref.eval_set.source.path, ref.app_name, patterns, agents_dirs)

@@ -36,7 +36,7 @@ def makes_a_poor_key(eval_id: str, loaded: LoadedEvalSet) -> bool:
 
 def case_keys(loaded: LoadedEvalSet) -> list[str]:
     """The `<key>` of every case of one file, in file order."""
-    eval_ids = [case.eval_id for case in loaded.eval_set.eval_cases]
+    eval_ids = loaded.cases.eval_ids
     taken = set(eval_ids)
     keys = []
     for number, eval_id in enumerate(eval_ids, start=1):
@@ -57,8 +57,8 @@ class CaseIds:
     def __init__(self, eval_sets: Iterable[LoadedEvalSet]):
         self._by_set: dict[str, list[tuple[LoadedEvalSet, dict[str, str]]]] = {}
         for loaded in eval_sets:
-            ids = {case.eval_id: eval_case_id(loaded.source.display, key) for case, key in zip(loaded.eval_set.eval_cases, case_keys(loaded))}
-            self._by_set.setdefault(loaded.eval_set.eval_set_id, []).append((loaded, ids))
+            ids = {eval_id: eval_case_id(loaded.source.display, key) for eval_id, key in zip(loaded.cases.eval_ids, case_keys(loaded))}
+            self._by_set.setdefault(loaded.eval_set_id, []).append((loaded, ids))
 
     def find(self, eval_set_id: Optional[str], eval_id: str) -> Optional[str]:
         """The id of the one discovered case this stored result is of; None when none or several are."""

@@ -128,7 +128,7 @@ def dataset_cases_in(files: Sequence[Path], root: Path, errors: list[LoadError],
     for ref in cases:
         found = checks_near(ref.eval_set.source.path.parent)
         if found is not None:
-            keys = (ref.eval_set.source.path.name, ref.eval_set.eval_set.eval_set_id)
+            keys = (ref.eval_set.source.path.name, ref.eval_set.eval_set_id)
             ref = dataclasses.replace(ref, checks=found.for_case(keys, (ref.name, ref.id)))
         out.append(ref)
     return out
@@ -164,7 +164,7 @@ def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetC
         for index, (written, key) in enumerate(zip(loaded.cases, loaded.keys)):
             found = accepted.get(key)
             cases.append(DatasetCaseRef(
-                eval_set=eval_set, case=eval_set.eval_set.eval_cases[index], config=_NO_ADK_CONFIG, key=key,
+                eval_set=eval_set, position=index, config=_NO_ADK_CONFIG, key=key,
                 dataset=loaded, index=index, metrics=metrics, metrics_errors=metric_errors, manifest=manifest,
                 baseline_path=baseline_path, baseline_display=baseline_display, baseline_source=baseline_source,
                 baseline=found[1] if found else None, baseline_index=found[0] if found else None,
@@ -175,7 +175,7 @@ def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetC
 def bare_refs(loaded: LoadedDataset) -> list[DatasetCaseRef]:
     """The cases of a loaded file with nothing around them (no metrics, manifest or baseline)."""
     eval_set = _as_eval_set(loaded)
-    return [DatasetCaseRef(eval_set=eval_set, case=eval_set.eval_set.eval_cases[i], config=_NO_ADK_CONFIG, key=key, dataset=loaded, index=i)
+    return [DatasetCaseRef(eval_set=eval_set, position=i, config=_NO_ADK_CONFIG, key=key, dataset=loaded, index=i)
             for i, key in enumerate(loaded.keys)]
 
 
@@ -262,7 +262,7 @@ def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
         })
         cases.append(EvalCase(eval_id=key, conversation=[invocation]))
     name = loaded.source.path.name.removesuffix(".json")
-    return LoadedEvalSet(source=loaded.source, eval_set=EvalSet(eval_set_id=name, eval_cases=cases), parsed=loaded.raw)
+    return LoadedEvalSet.of(loaded.source, EvalSet(eval_set_id=name, eval_cases=cases), parsed=loaded.raw)
 
 
 def case_kind(ref: object) -> str:

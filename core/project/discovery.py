@@ -65,11 +65,30 @@ class EvalCaseRef:
     `key` names the case in its id (`case_ids.case_keys`): its eval_id, or `case_<n>` when that is a path."""
 
     eval_set: LoadedEvalSet
-    case: EvalCase
     config: LoadedConfig
     config_errors: tuple[LoadError, ...] = ()
     key: str = ""
     checks: tuple[CheckSpec, ...] = ()  # its journey checks (`agentdiff-checks.yaml`)
+    position: int = 0  # its place in the file's `eval_cases`
+
+    @property
+    def case(self) -> EvalCase:
+        """Its model, built from the file's text when the set is kept compact (`eval_cases.EvalCases`)."""
+        return self.eval_set.cases[self.position]
+
+    @property
+    def eval_id(self) -> str:
+        return self.eval_set.cases.eval_ids[self.position]
+
+    @property
+    def app_name(self) -> Optional[str]:
+        """Its `session_input.app_name`, known without its model."""
+        return self.eval_set.cases.app_name(self.position)
+
+    @property
+    def turns(self) -> Optional[int]:
+        """How many turns its conversation has (None: a scenario, the user simulated), known without its model."""
+        return self.eval_set.cases.turns[self.position]
 
     @property
     def id(self) -> str:
@@ -85,7 +104,7 @@ class EvalCaseRef:
 
     @property
     def name(self) -> str:
-        return self.key or self.case.eval_id
+        return self.key or self.eval_id
 
 
 @dataclass(frozen=True)
@@ -136,7 +155,7 @@ class Discovery:
 
 
 def _eval_id(ref: CaseRef) -> Optional[str]:
-    return ref.case.eval_id if isinstance(ref, EvalCaseRef) else None
+    return ref.eval_id if isinstance(ref, EvalCaseRef) else None
 
 
 def case_units(path: Path) -> list[Path]:
@@ -216,7 +235,7 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             found.errors.append(LoadError(file=_bytes_shown(display_path(file, root)), message="its name is not valid UTF-8: rename the file"))
             continue
         loaded, errors = load_eval_set(file, display_path(file, root))
-        if file in optional and (errors or loaded is None or not any(c.conversation or c.conversation_scenario for c in loaded.eval_set.eval_cases)):
+        if file in optional and (errors or loaded is None or not loaded.cases.runnable):
             continue  # a JSON file in a folder the tests name that is not an eval set (or is `[]`): not a case file
         found.errors.extend(errors)
         if loaded is None:
@@ -227,10 +246,11 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
             found.errors.extend(configs[file.parent][1])
         config, config_errors = configs[file.parent]
         checks_file = checks.near(file.parent)
-        for case, key in zip(loaded.eval_set.eval_cases, case_keys(loaded)):
-            ref = EvalCaseRef(loaded, case, config, tuple(config_errors), key)
+        shared_errors = tuple(config_errors)
+        for position, (eval_id, key) in enumerate(zip(loaded.cases.eval_ids, case_keys(loaded))):
+            ref = EvalCaseRef(loaded, config, shared_errors, key, position=position)
             if checks_file is not None:
-                specs = checks_file.for_case((file.name, loaded.eval_set.eval_set_id), (case.eval_id, ref.name, ref.id))
+                specs = checks_file.for_case((file.name, loaded.eval_set_id), (eval_id, ref.name, ref.id))
                 ref = dataclasses.replace(ref, checks=specs)
             found.cases.append(ref)
     named_dirs = {resolved(p.parent if p.name == SPEC_FILE else p) for p in paths}
@@ -330,7 +350,7 @@ def with_checks(refs: Sequence["EvalCaseRef"], root: Path, errors: Optional[list
     for ref in refs:
         checks_file = finder.near(ref.eval_set.source.path.parent) if ref.eval_set.source.path.parent.exists() else None
         if checks_file is not None:
-            specs = checks_file.for_case((ref.eval_set.source.path.name, ref.eval_set.eval_set.eval_set_id), (ref.case.eval_id, ref.name, ref.id))
+            specs = checks_file.for_case((ref.eval_set.source.path.name, ref.eval_set.eval_set_id), (ref.eval_id, ref.name, ref.id))
             ref = dataclasses.replace(ref, checks=specs)
         out.append(ref)
     return out

@@ -52,12 +52,12 @@ def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
     by_file: dict[str, list[tuple[str, str]]] = {}
     for ref in refs:
         if isinstance(ref, EvalCaseRef):
-            by_file.setdefault(ref.source, []).append((ref.id, ref.case.eval_id))
+            by_file.setdefault(ref.source, []).append((ref.id, ref.eval_id))
     for items in by_file.values():
         group(items, "eval_id")
     for ref in refs:
         key = ref.id.split("::", 1)[1] if "::" in ref.id else None
-        if isinstance(ref, EvalCaseRef) and key is not None and key == ref.case.eval_id and _AMBIGUOUS.search(key):
+        if isinstance(ref, EvalCaseRef) and key is not None and key == ref.eval_id and _AMBIGUOUS.search(key):
             notes.setdefault(ref.id, f"its eval_id {key!r} reads ambiguously, and is kept as its id because the name it "
                                      f"would get ({INDEX_PREFIX}<n>) is another case's eval_id: rename one")
     return notes

@@ -94,7 +94,7 @@ def unread_eval_sets(searched: Sequence[Path], root: Path, limit: int = 5) -> li
                     continue
                 loaded, errors = load_eval_set(path, display_path(path, root))
                 if loaded is not None and not errors:
-                    found.append((display_path(path, root), len(loaded.eval_set.eval_cases)))
+                    found.append((display_path(path, root), len(loaded.cases)))
     if not found:
         return []
     paths = ", ".join(f'"{shown}"' for shown, _ in found)

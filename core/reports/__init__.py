@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
 
 from agentdiff.core.reports.csv_report import append_csv, render_csv
-from agentdiff.core.reports.json_report import render_json
+from agentdiff.core.reports.json_report import render_json, write_json
 from agentdiff.core.reports.junit import render_junit
 from agentdiff.core.reports.markdown import render_markdown
 from agentdiff.core.scoring.results import CaseResult
@@ -49,12 +49,15 @@ def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Opt
     if kind == "csv":
         append_csv(cases, path)
         return
-    text = render_json(cases, prices=prices, load_errors=load_errors, shard=shard) if kind == "json" else RENDERERS[kind](cases)
+    text = None if kind == "json" else RENDERERS[kind](cases)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            if text is None:  # a case at a time: a report of many thousand cases is never whole in memory
+                write_json(handle, cases, prices=prices, load_errors=load_errors, shard=shard)
+            else:
+                handle.write(text)
         os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:

@@ -79,7 +79,7 @@ def registration_path(ref: CaseRef) -> Path:
 
 
 def registration_key(ref: CaseRef) -> str:
-    return ref.case.eval_id if isinstance(ref, EvalCaseRef) else next(iter(sorted(ref.case.baselines)), "none")
+    return ref.eval_id if isinstance(ref, EvalCaseRef) else next(iter(sorted(ref.case.baselines)), "none")
 
 
 def _records(text: Optional[str]) -> dict[str, Any]:
@@ -194,8 +194,8 @@ def _eval(ref: EvalCaseRef, root: Path, since: str, changed: set[Path], scratch:
     old_set, _ = load_eval_set(old_file, ref.eval_set.source.display)
     given = lambda case: ([inv.user_content.model_dump_json() for inv in case.conversation or []],  # noqa: E731
                           case.session_input.model_dump_json() if case.session_input else None)
-    old_cases = old_set.eval_set.eval_cases if old_set else []
-    old = next((c for c in old_cases if c.eval_id == ref.case.eval_id), None)
+    old_cases = list(old_set.cases) if old_set else []
+    old = next((c for c in old_cases if c.eval_id == ref.eval_id), None)
     if old is None:  # its eval_id renamed: the old case asked the same (one such case only)
         same = [c for c in old_cases if given(c) == given(ref.case)]
         old = same[0] if len(same) == 1 else None
@@ -208,8 +208,8 @@ def _eval(ref: EvalCaseRef, root: Path, since: str, changed: set[Path], scratch:
     reg = registration_path(ref)
     old_records = _records(_git_show(root, since, reg) if reg.exists() else None)
     new_records = _records(read_text_regular(reg) if reg.is_file() else None)
-    change = BaselineChange(ref.id, [ref.eval_set.source.display], new_records.get(ref.case.eval_id))
-    change.what_changed = _what_changed(old_records.get(ref.case.eval_id), change.registration) if change.registration else \
+    change = BaselineChange(ref.id, [ref.eval_set.source.display], new_records.get(ref.eval_id))
+    change.what_changed = _what_changed(old_records.get(ref.eval_id), change.registration) if change.registration else \
         ["no registration: edited by hand, or recorded by another tool"]
     change.layers = _layers(trace_from_invocations(old.conversation or []), trace_from_invocations(ref.case.conversation or []))
     return change

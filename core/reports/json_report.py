@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
 from agentdiff.core.diff.clusters import clusters
@@ -59,6 +60,51 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
     """The report; `agents_python` (what ran the agents: python, interpreter, chosen_by, adk) when known;
     with `prices`, each case's and the run's estimated cost; `load_errors`: the files that did not load
     (their cases are not in the run: the gate fails on them)."""
+    report = _report(cases, agents_python, prices, load_errors, shard)
+    report["cases"] = [case_to_dict(case, prices) for case in cases]
+    return report
+
+
+class _Cases:
+    """The place of the report's `cases` in a document `write_json` writes: each case's dict is made as
+    it is written, so a report of many thousand cases is never whole in memory."""
+
+    def __init__(self, cases: Sequence[CaseResult], prices: Optional[Mapping[str, Mapping[str, float]]]) -> None:
+        self.cases, self.prices = cases, prices
+
+
+def write_json(out: TextIO, cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None,
+               prices: Optional[Mapping[str, Mapping[str, float]]] = None, load_errors: Sequence[Any] = (),
+               shard: Optional[str] = None, indent: int = 2, more: Optional[Mapping[str, Any]] = None) -> None:
+    """The report as `render_json` writes it (`more`: top-level keys added at its end; `indent` its
+    indent), written to `out` a case at a time."""
+    document: dict[str, Any] = {**_report(cases, agents_python, prices, load_errors, shard), **(more or {})}
+    document["cases"] = _Cases(cases, prices)
+    pad = " " * indent
+
+    def dumped(value: Any, depth: int) -> str:
+        return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + pad * depth)
+
+    out.write("{")
+    for number, key in enumerate(document):  # "cases" keeps its place
+        out.write(("," if number else "") + "\n" + pad + json.dumps(key, ensure_ascii=False) + ": ")
+        value = document[key]
+        if not isinstance(value, _Cases):
+            out.write(dumped(value, 1))
+            continue
+        if not value.cases:
+            out.write("[]")
+            continue
+        out.write("[")
+        for index, case in enumerate(value.cases):
+            out.write(("," if index else "") + "\n" + pad * 2 + dumped(case_to_dict(case, value.prices), 2))
+        out.write("\n" + pad + "]")
+    out.write("\n}\n")
+
+
+def _report(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]], prices: Optional[Mapping[str, Mapping[str, float]]],
+            load_errors: Sequence[Any], shard: Optional[str]) -> dict[str, Any]:
+    """The report with its `cases` still to fill in (in their place: first after the header)."""
     summary = summarize(cases)
     usage = merge([case.usage for case in cases])
     return {
@@ -66,7 +112,7 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
         "agentdiff_version": __version__,
         **({"agents_python": agents_python} if agents_python is not None else {}),
         **({"shard": shard} if shard else {}),  # "K/N": `merge` checks that every shard is there
-        "cases": [case_to_dict(case, prices) for case in cases],
+        "cases": None,
         "load_errors": [{"file": e.file, "line": e.line, "column": e.column, "path": e.path, "message": e.message} for e in load_errors],
         "summary": {
             "passed": summary.passed,
@@ -85,4 +131,6 @@ def report_dict(cases: Sequence[CaseResult], agents_python: Optional[dict[str, A
 
 def render_json(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]] = None,
                 prices: Optional[Mapping[str, Mapping[str, float]]] = None, load_errors: Sequence[Any] = (), shard: Optional[str] = None) -> str:
-    return json.dumps(report_dict(cases, agents_python, prices, load_errors, shard), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    out = io.StringIO()
+    write_json(out, cases, agents_python, prices, load_errors, shard)
+    return out.getvalue()

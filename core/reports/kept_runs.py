@@ -32,7 +32,7 @@ from agentdiff.core.formats.agents_cli.grade_results import is_grade_results, lo
 from agentdiff.core.formats.set_aside import linked_state, set_aside
 from agentdiff.core.formats.source_file import display_path, read_text_regular
 from agentdiff.core.reports.agents_cli_runs import report_from_grade_results
-from agentdiff.core.reports.json_report import report_dict
+from agentdiff.core.reports.json_report import write_json
 from agentdiff.core.reports.report_shape import report_problem
 from agentdiff.core.run.case_run import CaseRun
 
@@ -143,8 +143,7 @@ class RunKeeper:
             self._open()
         if self._broken or self._traces is None or self.folder is None:
             return None
-        report = report_dict(list(results), agents_python, prices, load_errors)
-        report["run"] = {
+        run = {
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "source": self.source,
@@ -156,7 +155,8 @@ class RunKeeper:
         }
         try:
             self._traces.close()
-            atomic_write(self.folder / REPORT, json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n", durable=False)
+            atomic_write(self.folder / REPORT, lambda out: write_json(out, results, agents_python, prices, load_errors, indent=1, more={"run": run}),
+                         durable=False)  # written a case at a time: never the whole report in memory
         except (OSError, ValueError) as exc:
             self._give_up(exc)
             return None

@@ -21,7 +21,7 @@ from agentdiff.core.traces.model import Trace
 def find_adk_results(ref: EvalCaseRef, root: Path) -> list[Path]:
     """ADK's stored results for the case's eval set, newest first: `.adk/eval_history/` of the
     eval set's folder and of each parent up to the project root."""
-    set_id = ref.eval_set.eval_set.eval_set_id
+    set_id = ref.eval_set.eval_set_id
     folder = resolved(ref.eval_set.source.path).parent
     top = root.resolve()
     found: list[Path] = []
@@ -51,7 +51,7 @@ def latest_actual(ref: EvalCaseRef, root: Path, candidates: Optional[Sequence[Pa
         loaded, errors = load_eval_set_result(path, display_path(path, root))
         if loaded is None:
             continue
-        found = actual_from_results(loaded, ref.case.eval_id)
+        found = actual_from_results(loaded, ref.eval_id)
         if found is not None:
             return found[0], loaded.source.display
     return None

@@ -43,6 +43,10 @@ class CaseRun:
     #: Another repeat's actual trace and diff, made when asked (`showing`); None: only one is shown.
     restage: Optional[Callable[[int], tuple[Trace, CaseDiff]]] = dataclasses.field(default=None, compare=False, repr=False)
 
+    def full(self) -> "CaseRun":
+        """The whole run (itself; a `LightRun` kept on disk reads its whole back)."""
+        return self
+
     def showing(self, index: int) -> "CaseRun":
         """This run with repeat `index` shown: its actual side, its diff (the case's verdict and
         scores stay those of all its repeats). Itself when that repeat is shown or cannot be."""
@@ -50,6 +54,16 @@ class CaseRun:
             return self
         trace, diff = self.restage(index)
         return dataclasses.replace(self, trace=trace, diff=diff, shown=index)
+
+    @property
+    def has_outputs(self) -> bool:
+        """It ran (a re-score has something to score), known without reading a run kept on disk."""
+        return bool(self.outputs)
+
+    @property
+    def changed_layers(self) -> tuple[str, ...]:
+        """The layers its diff found changed (what `layer:` filters by)."""
+        return tuple(s.layer for s in self.diff.layers if s.status == "changed") if self.diff else ()
 
     @property
     def files_read(self) -> frozenset[str]:
@@ -76,8 +90,8 @@ def layer_summaries(diff: Optional[CaseDiff]) -> tuple[LayerSummary, ...]:
 
 def case_result(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus, **extra: Any) -> CaseResult:
     if isinstance(ref, EvalCaseRef):
-        set_id: Optional[str] = ref.eval_set.eval_set.eval_set_id
-        eval_id = ref.case.eval_id
+        set_id: Optional[str] = ref.eval_set.eval_set_id
+        eval_id = ref.eval_id
         description = None
     else:
         set_id, eval_id, description = ref.case.category, ref.case.name, ref.case.spec.description

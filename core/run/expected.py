@@ -42,9 +42,10 @@ def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baselin
     if isinstance(ref, DatasetCaseRef):
         return dataset_baseline(ref)
     if isinstance(ref, EvalCaseRef):
-        index = ref.eval_set.index_of(ref.case.eval_id)
+        index = ref.eval_set.index_of(ref.eval_id)
         trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
-        return Baseline(ref.id, trace, criteria_from_config(ref.config.config), SourceIndex([ref.eval_set.source]))
+        located = SourceIndex([ref.eval_set.source], {ref.eval_set.source.display: ref.eval_set.cases})
+        return Baseline(ref.id, trace, criteria_from_config(ref.config.config), located)
     case = ref.case
     if not case.baselines:
         raise NotRecorded(f"{case.display} has no recordings yet (record it with `agentdiff record {case.display}`)")

@@ -14,7 +14,7 @@ from agentdiff.core.run.case_run import CaseRun, unrun, summarised
 from agentdiff.core.run.conformance import judge_replay, score_live_conformance
 from agentdiff.core.run.eval_case import score_eval_case
 from agentdiff.core.run.journey import apply_checks
-from agentdiff.core.run.judging import Judged, judge_outputs
+from agentdiff.core.run.judging import Judged, judge_outputs, judged_criteria
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 
@@ -47,6 +47,8 @@ async def judge_again(ref: CaseRef, previous: CaseRun, pool, options: RunOptions
     cache when nothing the judge sees changed); a dataset case's, its eval config's local metrics."""
     if isinstance(ref, DatasetCaseRef) and previous.outputs and previous.agent is not None:
         return await grade_outputs(ref, previous.agent, previous.outputs, pool, options, again=True)
-    if not isinstance(ref, EvalCaseRef) or not previous.outputs:
+    if not isinstance(ref, EvalCaseRef) or not previous.has_outputs:
         return []
+    if not judged_criteria(ref) or previous.agent is None:  # nothing to judge: its run is not read (it may be on disk)
+        return [None] * len(previous.result.runs)
     return await judge_outputs(ref, previous.agent, previous.outputs, pool, options)

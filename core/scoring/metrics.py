@@ -30,14 +30,14 @@ class MetricStatus(str, Enum):
     INFORMATIONAL = "informational"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InvocationScore:
     score: Optional[float]
     status: MetricStatus
     details: Optional[dict[str, Any]] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricEvaluation:
     """One metric computed over one run: overall and per invocation."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Optional, Sequence
 
@@ -19,7 +19,7 @@ class CaseStatus(str, Enum):
     NEW = "new"  # nothing accepted yet to diff it against (an agents-cli case with no baseline): pending
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """One run of a case: the invocations on both sides and every metric computed on them."""
 
@@ -30,7 +30,7 @@ class RunRecord:
     error: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricResult:
     """A metric over all runs of a case (one run: that run's values)."""
 
@@ -44,7 +44,7 @@ class MetricResult:
     details: Optional[dict[str, Any]] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LayerSummary:
     layer: str  # nodes | request | tool_calls | response | session
     status: str  # same | changed
@@ -52,7 +52,7 @@ class LayerSummary:
     lead: bool = False  # this layer holds the divergence the case leads with (what `diff` names first)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseResult:
     id: str
     source: str
@@ -96,6 +96,15 @@ class CaseResult:
         if sep and turn.startswith("turn ") and turn[5:].isdigit():
             return f"{self.error_location}: {rest} ({turn})"
         return f"{self.error_location}: {error}"
+
+
+def slim(result: CaseResult) -> CaseResult:
+    """What a long run keeps of a finished case: its result without its runs' invocations (the bulk of
+    it), and, when it passed, without each run's own metric values (the case's are kept; only a failing
+    metric's runs are shown: its judge's reasons). What the table and every report but the CSV and ADK's
+    need, so a run of many thousand cases keeps a little of each."""
+    passed = result.status is CaseStatus.PASSED
+    return replace(result, runs=tuple(RunRecord((), None, () if passed else run.metrics, run.status, run.error) for run in result.runs))
 
 
 @dataclass(frozen=True)

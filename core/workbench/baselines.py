@@ -29,7 +29,7 @@ class Baselines:
         state = self.cases[case_id]
         if state.run is None:
             raise ValueError(f"{case_id} has not run yet")
-        return AcceptRequest(dataclasses.replace(state.run, ref=state.ref), scope, turn, layer, repeat)  # the case as loaded now
+        return AcceptRequest(dataclasses.replace(state.run.full(), ref=state.ref), scope, turn, layer, repeat)  # the case as loaded now
 
     async def plan_accept(self, case_id: str, scope: Scope = "case", turn: Optional[int] = None, layer: Optional[str] = None,
                           repeat: Optional[int] = None, assistant: str = "") -> AcceptPlan:

@@ -24,7 +24,10 @@ class CaseCost:
 
 def run_cost(run: CaseRun, prices: Mapping[str, Mapping[str, float]]) -> tuple[Optional[float], int, Optional[float], Optional[float]]:
     """(seconds, tokens, tool calls, cost) of a case's run."""
-    seconds, tools, _ = measures(run.outputs) if run.outputs else (None, None, None)
+    if run.result.seconds is not None:  # the means over its repeats, as `measures` gives them (kept on its result)
+        seconds, tools = run.result.seconds, run.result.tool_calls
+    else:
+        seconds, tools, _ = measures(run.outputs) if run.outputs else (None, None, None)
     usage = run.result.usage
     return seconds, total_tokens(usage), tools, estimated_cost(usage, prices) if prices else None
 

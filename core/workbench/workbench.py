@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
@@ -44,6 +45,7 @@ from agentdiff.core.workbench.events import (
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.snapshots import Snapshots
+from agentdiff.core.workbench import spill as spills
 from agentdiff.core.workbench.reload import Reload, load_units, units_for
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
@@ -75,6 +77,9 @@ class Workbench(Baselines):
         self._tasks: dict[str, asyncio.Task] = {}
         self._slots: Optional[asyncio.Semaphore] = None
         self._serial: Optional[asyncio.Lock] = None  # one change, accept or undo applied at a time
+        self.spill = spills.Spill()  # a big session's older runs, on disk
+        self._whole: OrderedDict[str, None] = OrderedDict()  # the cases settled last, whose runs stay whole
+        self._rescoring: list[set[str]] = []  # the cases of the re-scores under way
         self.load()
 
     # --- events -----------------------------------------------------------------------------------
@@ -220,6 +225,18 @@ class Workbench(Baselines):
         if self.history is not None:
             self.history.record(run, self.clock(), self.progress.started or None, self.snapshots)
         self._emit(CaseUpdated(state.ref.id))
+        self._spill_older(state)
+
+    def _spill_older(self, state: CaseState) -> None:
+        """Past `SPILL_FROM` cases, the runs settled before the last `KEEP_WHOLE` are kept on disk."""
+        if len(self.cases) < spills.SPILL_FROM:
+            return
+        self._whole[state.ref.id] = None
+        self._whole.move_to_end(state.ref.id)
+        while len(self._whole) > spills.KEEP_WHOLE:
+            older = self.cases.get(self._whole.popitem(last=False)[0])
+            if older is not None and isinstance(older.run, CaseRun) and not older.running and not any(older.ref.id in h for h in self._rescoring):
+                older.run = self.spill.put(older.run) or older.run
 
     async def wait(self) -> None:
         """Until every run started so far has finished (tests and the CLI)."""
@@ -236,7 +253,7 @@ class Workbench(Baselines):
             state = self.cases.get(case_id)
             if state is None:
                 continue
-            if state.run is None or not state.run.outputs or state.running:
+            if state.run is None or not state.run.has_outputs or state.running:
                 unrun.append(case_id)
             else:
                 cached.append((state, state.ref, state.run))
@@ -245,6 +262,8 @@ class Workbench(Baselines):
         if not cached:
             return
         options = self.options
+        held = {state.ref.id for state, _, _ in cached}
+        self._rescoring.append(held)  # their runs stay as they are until their new scores are in
         judged = await asyncio.gather(*(judge_again(ref, run, self.pool, options) for _, ref, run in cached), return_exceptions=True)
 
         def score_all() -> list[tuple[CaseState, CaseRef, CaseRun, object]]:
@@ -258,7 +277,11 @@ class Workbench(Baselines):
                     out.append((state, ref, run, exc))
             return out
 
-        for state, ref, run, fresh in await asyncio.to_thread(score_all):
+        try:
+            scored = await asyncio.to_thread(score_all)
+        finally:
+            self._rescoring.remove(held)
+        for state, ref, run, fresh in scored:
             if state.ref is not ref or state.run is not run or self.cases.get(ref.id) is not state or state.running:
                 continue  # loaded again, or run again (or running again), meanwhile
             if isinstance(fresh, Exception):

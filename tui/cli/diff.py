@@ -69,7 +69,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if loaded is None:
             print_errors(errors, err)
             return EXIT_USAGE
-        eval_id = ref.case.eval_id if isinstance(ref, EvalCaseRef) else ref.name
+        eval_id = ref.eval_id if isinstance(ref, EvalCaseRef) else ref.name
         found = actual_from_results(loaded, eval_id)
         if found is None:
             print(f"error: {loaded.source.display} has no run of {eval_id!r}", file=err)

@@ -54,8 +54,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             elif isinstance(ref, ConformanceCaseRef):
                 item |= {"kind": "conformance", "agent": ref.case.spec.agent, "recorded": sorted(ref.case.baselines)}
             else:
-                item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set.eval_set_id, "eval_id": ref.case.eval_id,
-                         "turns": len(ref.case.conversation or []), "config": ref.config.file}
+                item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set_id, "eval_id": ref.eval_id,
+                         "turns": ref.turns or 0, "config": ref.config.file}
             if ref.id in alike:
                 item["look_alike"] = alike[ref.id]
             if args.agents:
@@ -85,8 +85,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
                 print(f"  {one_line(ref.name)}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color), file=out)
             else:
-                turns = len(ref.case.conversation or [])
-                kind = f"{turns} turn{'s' if turns != 1 else ''}" if ref.case.conversation is not None else "scenario"
+                turns = ref.turns
+                kind = f"{turns} turn{'s' if turns != 1 else ''}" if turns is not None else "scenario"
                 print(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Optional, TextIO
 
-from agentdiff.core.reports.json_report import render_json
+from agentdiff.core.reports.json_report import write_json
+from agentdiff.core.scoring.results import slim
 
 from . import options as shared
 from .color import is_terminal, paint_status, wants_color
@@ -151,14 +152,6 @@ def agents_cli_trace(case_run) -> list[tuple[str, dict]]:
     if not isinstance(case_run.ref, DatasetCaseRef) or out is None or out.error is not None:
         return []
     return [(case_run.ref.id, traced(case_run.ref, out))]
-
-
-def _without_invocations(result):
-    """A case's result without its runs' invocations (the bulk of it): what the table and every report
-    but the CSV need, so a run of many thousand cases keeps a little of each."""
-    import dataclasses
-
-    return dataclasses.replace(result, runs=tuple(dataclasses.replace(run, actual=(), expected=None) for run in result.runs))
 
 
 async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyncio.Semaphore, agents):
@@ -321,7 +314,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     case_run, seconds = task.result()
                     keeper.add(case_run)
                     history.record(case_run, time.time(), began, snapshots)  # `p` and `S` show headless runs too
-                    cases.append(case_run.result if keep_invocations else _without_invocations(case_run.result))
+                    cases.append(case_run.result if keep_invocations else slim(case_run.result))
                     if wants_traces:
                         traces.extend(agents_cli_trace(case_run))
                     progress.case_done(case_run.result, seconds)
@@ -351,8 +344,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if keeper.problem:  # the results stand; only compare and gate will not find this run
         print(f"warning: this run could not be kept under .agentdiff/runs ({keeper.problem}): `compare` and `gate` "
               "will not find it", file=err)
-    out.write(render_json(cases, runtime, config.prices, errors, keeper.shard) if args.json
-              else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
+    if args.json:
+        write_json(out, cases, runtime, config.prices, errors, keeper.shard)
+    else:
+        out.write(render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
     if unknown or errors or not found.cases or not reports_written:
         if not found.cases and not errors and not unknown:
             print("error: no cases found", file=err)

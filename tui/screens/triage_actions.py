@@ -25,11 +25,10 @@ from .text_modal import TextModal
 
 def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
     """Where the case's eval_id is written in its eval set file (a legacy file: its first row)."""
-    cases = ref.eval_set.eval_set.eval_cases
-    index = next((i for i, case in enumerate(cases) if case is ref.case), 0)
+    index = ref.position
     key = "eval_case_id" if isinstance(ref, DatasetCaseRef) else "eval_id"  # an agents-cli case: its eval_case_id
     path = ("eval_cases", index, key) if isinstance(ref.eval_set.raw, dict) else (0,)
-    found = SourceIndex([ref.eval_set.source]).locate(Origin(file=ref.eval_set.source.display, path=path))
+    found = SourceIndex([ref.eval_set.source], {ref.eval_set.source.display: ref.eval_set.cases}).locate(Origin(file=ref.eval_set.source.display, path=path))
     return found.line, found.column
 
 

@@ -1,0 +1,145 @@
+"""Finished runs kept on disk while a session holds many cases.
+
+A case's whole run (its diff, traces, the worker's output, every invocation) is some tens of KB; a
+session of 50,000 cases would hold GBs of them. Past `SPILL_FROM` cases, the workbench keeps the
+`KEEP_WHOLE` runs settled last whole, and each older one as a `LightRun`: its slim result, agent and
+files read in memory (all the list, the header, filters and the index need) and the rest in a
+temporary file, read back when the case is opened, accepted or re-scored. The file goes when the
+session does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import tempfile
+import threading
+from collections import OrderedDict
+from typing import Any, Optional
+
+from agentdiff.core.project.dataset_cases import DatasetCaseRef
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.scoring.results import CaseResult, slim
+
+#: A session with fewer cases keeps every run whole.
+SPILL_FROM = 2_000
+#: Runs settled last that stay whole (the ones being looked at, most likely).
+KEEP_WHOLE = 256
+#: Runs read back from the file that stay read (a case opened again, a detail repainted).
+READ_BACK = 64
+
+
+def spillable(run: CaseRun) -> bool:
+    """An EvalSet case's run of one repeat (a run of repeats keeps how to show each of them)."""
+    return isinstance(run.ref, EvalCaseRef) and not isinstance(run.ref, DatasetCaseRef) and len(run.outputs) == 1 and run.restage is None
+
+
+class Spill:
+    """Whole runs in an anonymous temporary file, each written once and read back by offset."""
+
+    def __init__(self) -> None:
+        self._file: Optional[Any] = None
+        self._end = 0
+        self._lock = threading.Lock()
+        self._read: OrderedDict[int, CaseRun] = OrderedDict()
+        self.problem: Optional[str] = None  # why runs stay whole (a full disk, say)
+
+    def put(self, run: CaseRun) -> Optional["LightRun"]:
+        """The run as a `LightRun`, its whole written to the file; None when it cannot be (it stays whole)."""
+        if self.problem is not None or not spillable(run):
+            return None
+        baseline = dataclasses.replace(run.baseline, sources=None) if run.baseline is not None else None  # re-attached when read
+        blob = pickle.dumps((run.result, run.diff, baseline, run.trace, run.outputs), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            with self._lock:
+                if self._file is None:
+                    self._file = tempfile.TemporaryFile(prefix="agentdiff-runs-")
+                at = self._end
+                os.pwrite(self._file.fileno(), blob, at)
+                self._end += len(blob)
+        except OSError as exc:
+            self.problem = exc.strerror or str(exc)
+            return None
+        light = LightRun(self, at, len(blob), run.ref, slim(run.result), run.agent, run.files_read, run.shown, run.modes)
+        light.changed_layers = run.changed_layers
+        return light
+
+    def whole(self, light: "LightRun") -> CaseRun:
+        with self._lock:
+            run = self._read.get(light.at)
+            if run is not None and run.ref is light.ref:
+                self._read.move_to_end(light.at)
+                return run
+            assert self._file is not None
+            blob = os.pread(self._file.fileno(), light.size, light.at)
+        result, diff, baseline, trace, outputs = pickle.loads(blob)
+        if baseline is not None:
+            baseline = dataclasses.replace(baseline, sources=_sources(light.ref))
+        run = CaseRun(light.ref, result, light.agent, diff, baseline, trace, outputs, light.shown, light.modes)
+        with self._lock:
+            self._read[light.at] = run
+            while len(self._read) > READ_BACK:
+                self._read.popitem(last=False)
+        return run
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+            self._read.clear()
+
+
+def _sources(ref: CaseRef):
+    from agentdiff.core.diff.source_index import SourceIndex
+
+    assert isinstance(ref, EvalCaseRef)
+    return SourceIndex([ref.eval_set.source], {ref.eval_set.source.display: ref.eval_set.cases})
+
+
+class LightRun:
+    """A finished run whose whole is in a `Spill`: what lists, filters and the index read is here (its
+    result without invocations, its agent, the files its agent read); the rest is read back when asked
+    (`diff`, `trace`, `outputs`, …), so code that reads a run reads this one alike."""
+
+    restage = None  # only runs of one repeat are spilled
+    has_outputs = True
+    changed_layers: tuple[str, ...] = ()
+
+    def __init__(self, spill: Spill, at: int, size: int, ref: CaseRef, result: CaseResult, agent, files_read: frozenset[str],
+                 shown: int, modes: tuple[str, ...]) -> None:
+        self._spill, self.at, self.size = spill, at, size
+        self.ref, self.result, self.agent, self.files_read, self.shown, self.modes = ref, result, agent, files_read, shown, modes
+
+    def full(self) -> CaseRun:
+        """The whole run, read back."""
+        return self._spill.whole(self)
+
+    @property
+    def diff(self):
+        return self.full().diff
+
+    @property
+    def baseline(self):
+        return self.full().baseline
+
+    @property
+    def trace(self):
+        return self.full().trace
+
+    @property
+    def outputs(self):
+        return self.full().outputs
+
+    @property
+    def shown_output(self):
+        return self.full().shown_output
+
+    @property
+    def shown_record(self):
+        return self.full().shown_record
+
+    def showing(self, index: int) -> CaseRun:
+        return self.full().showing(index)
