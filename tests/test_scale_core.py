@@ -99,7 +99,7 @@ def test_cases_are_built_when_asked_and_only_the_last_few_stay_built(tmp_path, m
     assert cases[0] is first  # kept while recent
     for i in range(10):
         assert cases[i].eval_id == f"c{i}"
-    assert len(cases._kept) == 3 and cases[0] is not first and cases[0] == first
+    assert len(eval_cases._KEPT) == 3 and cases[0] is not first and cases[0] == first  # over every file loaded
     assert cases[-1].eval_id == "c9" and [c.eval_id for c in cases[2:4]] == ["c2", "c3"]
     with pytest.raises(IndexError):
         cases[10]
@@ -212,3 +212,25 @@ async def test_a_big_sessions_older_runs_are_kept_on_disk_and_read_back_whole(tm
     await wb.wait()
     assert json.loads(set_path(root, "echo").read_text())["eval_cases"][0]["conversation"][0]["final_response"]["parts"] == [{"text": "hello"}]
     assert wb.cases[first].status is CaseStatus.PASSED and pool.jobs == []
+
+
+@pytest.mark.parametrize("layout", ["indent 2", "indent 4, CRLF", "one line", "tabs"])
+def test_accepting_into_a_file_kept_as_spans_edits_only_that_case_as_editing_the_whole_file_would(tmp_path, layout):
+    from agentdiff.core.baselines.case_edits import EvalFileEdit
+
+    data = {"eval_set_id": "s", "eval_cases": [_case(i, "héllo") for i in range(4)]}
+    text = {"indent 2": json.dumps(data, indent=2, ensure_ascii=False), "indent 4, CRLF": json.dumps(data, indent=4).replace("\n", "\r\n"),
+            "one line": json.dumps(data), "tabs": json.dumps(data, indent="\t")}[layout]
+    path = _write(tmp_path, text)
+    loaded = load_eval_set(path, path.name)[0]
+    by_case, whole = EvalFileEdit.of(loaded), EvalFileEdit(loaded, json.loads(text))
+    assert by_case.data["eval_cases"].__class__.__name__ == "_Touched" and not by_case.changed()
+    for file in (by_case, whole):
+        turn = file.case(2)["conversation"][0]
+        turn["final_response"] = {"role": "model", "parts": [{"text": "new ☃"}]}
+        turn["intermediate_data"] = {"tool_uses": [{"name": "look", "args": {"q": [1, 2]}}]}  # a key added to the case
+        file.case(0)  # read, not changed
+    assert by_case.changed() and by_case.text() == whole.text()
+    edited = json.loads(by_case.text())
+    assert edited["eval_cases"][2]["conversation"][0]["intermediate_data"]["tool_uses"][0]["name"] == "look"
+    assert edited["eval_cases"][:2] == data["eval_cases"][:2] and edited["eval_cases"][3] == data["eval_cases"][3]

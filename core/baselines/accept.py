@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional, Sequence
 
@@ -26,9 +26,8 @@ from agentdiff.core.baselines.documents import (
     registration_write,
     static_intermediate,
 )
+from agentdiff.core.baselines.case_edits import EvalFileEdit
 from agentdiff.core.baselines.journal import FileWrite, JournalEntry, read_exact, write_baseline
-from agentdiff.core.formats.eval_set_files import LoadedEvalSet
-from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.baselines.dataset_accept import DatasetFile, accept_dataset_case, dataset_writes
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
@@ -73,13 +72,6 @@ class AcceptPlan:
     @property
     def case_id(self) -> str:
         return self.case_ids[0]
-
-
-@dataclass
-class _EvalFile:
-    loaded: LoadedEvalSet
-    data: Any
-    sidecar: dict[str, dict] = field(default_factory=dict)  # eval_id → registration
 
 
 def _preview(writes: Sequence[FileWrite], root: Path) -> str:
@@ -137,7 +129,7 @@ def plan_accepts(requests: Sequence[AcceptRequest], root: Path, assistant: str =
 
 
 def _plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
-    eval_files: dict[Path, _EvalFile] = {}
+    eval_files: dict[Path, EvalFileEdit] = {}
     datasets: dict[Path, DatasetFile] = {}
     writes: list[FileWrite] = []
     accepted: list[AcceptRequest] = []
@@ -159,17 +151,18 @@ def _plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
         loaded = ref.eval_set
         if loaded.legacy:
             raise RecordError(f"{loaded.source.display} is in ADK's legacy format; migrate it before accepting into it")
-        file = eval_files.setdefault(loaded.source.path, _EvalFile(loaded, copy.deepcopy(loaded.raw)))
-        before = copy.deepcopy(file.data)
+        file = eval_files.setdefault(loaded.source.path, EvalFileEdit.of(loaded))
+        index = loaded.index_of(ref.eval_id)
+        before = copy.deepcopy(file.case(index))
         _apply(request, file.data)
-        if file.data != before:
+        if file.case(index) != before:
             file.sidecar[ref.eval_id] = registration(out, request.run.agent.label if request.run.agent else "", root)
             accepted.append(request)
     for path, file in eval_files.items():
-        if file.data == file.loaded.raw:
+        if not file.changed():
             continue
         try:
-            text = edit_json(file.loaded.source.text, file.data)
+            text = file.text()
         except ValueError as exc:  # say, a key written twice: the file cannot be edited in place
             raise RecordError(f"{file.loaded.source.display} cannot be edited in place: {exc}") from None
         writes.append(FileWrite(path, text, file.loaded.source.sha256))

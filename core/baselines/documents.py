@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-import copy
 import getpass
 import json
 import time
@@ -160,9 +159,8 @@ def static_intermediate(invocation: Invocation) -> dict[str, Any]:
     return {"tool_uses": tool_uses, "tool_responses": tool_responses, "intermediate_responses": intermediate}
 
 
-def eval_case_update(raw: Any, case_index: int, actual: Sequence[Invocation]) -> Any:
-    """A copy of the EvalSet document with case `case_index`'s expectations replaced by `actual`."""
-    data = copy.deepcopy(raw)
+def record_into(data: Any, case_index: int, actual: Sequence[Invocation]) -> None:
+    """Case `case_index` of the EvalSet document `data` (`data["eval_cases"][case_index]`) expecting `actual`."""
     case = data["eval_cases"][case_index]
     conversation = case[child_key(case, "conversation") or "conversation"]
     if len(actual) != len(conversation):
@@ -174,7 +172,6 @@ def eval_case_update(raw: Any, case_index: int, actual: Sequence[Invocation]) ->
         else:
             turn.pop(final_key, None)
         turn[child_key(turn, "intermediate_data") or "intermediate_data"] = static_intermediate(invocation)
-    return data
 
 
 #: Fields a run sets anew every time and no comparison reads: ids and clock times.

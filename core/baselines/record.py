@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from agentdiff.core.baselines.case_edits import EvalFileEdit
 from agentdiff.core.baselines.documents import (
     REGISTRATION_FILE,
     RecordError,
     conformance_writes,
-    eval_case_update,
+    record_into,
     registration,
     registration_write,
 )
@@ -30,7 +31,6 @@ from agentdiff.core.formats.conformance import (
     StreamingMode,
 )
 from agentdiff.core.formats.adk_rules import rules_for
-from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.project.agents import resolve_agent
 from agentdiff.core.baselines.dataset_accept import DatasetFile, accept_dataset_case, dataset_writes
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
@@ -49,10 +49,11 @@ def record_conformance(ref: ConformanceCaseRef, out: RunOutput, mode: StreamingM
     return write_baseline(writes, root, f"record {ref.id} ({mode})")
 
 
-def _edited(loaded, updated) -> str:
-    """The eval set file with only the recorded values changed (`json_edit`)."""
+def _edited(file: EvalFileEdit) -> str:
+    """The eval set file with only the recorded values changed (`json_edit`; in a big file, in its case alone)."""
+    loaded = file.loaded
     try:
-        return edit_json(loaded.source.text, updated)
+        return file.text()
     except ValueError as exc:
         raise RecordError(f"{loaded.source.display} cannot be edited in place: {exc}") from None
 
@@ -68,11 +69,12 @@ def record_eval_case(ref: EvalCaseRef, out: RunOutput, messages: Sequence[Messag
         )
     index = loaded.index_of(ref.eval_id)
     actual = invocations_from_output(out, messages, rules_for(out.adk_version))  # in the form that ADK writes
-    updated = eval_case_update(loaded.raw, index, actual)
+    file = EvalFileEdit.of(loaded)
+    record_into(file.data, index, actual)
     path = loaded.source.path
     registration_path = path.with_name(path.name.split(".")[0] + "." + REGISTRATION_FILE)
     writes = [
-        FileWrite(path, _edited(loaded, updated), loaded.source.sha256),
+        FileWrite(path, _edited(file), loaded.source.sha256),
         registration_write(registration_path, ref.eval_id, registration(out, agent, root)),
     ]
     return write_baseline(writes, root, f"record {ref.id}")

@@ -9,6 +9,7 @@ text in the file; the case's model is built again from that span when it is aske
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 import threading
@@ -19,8 +20,13 @@ from agentdiff.core.formats.eval_set import EvalCase
 from agentdiff.core.formats.source_file import MAX_DEPTH, deeper_than, lone_surrogate
 from pydantic import ValidationError
 
-#: Models built from spans that stay built: more than the cases a run or the TUI has in flight at once.
+#: Models built from spans that stay built, over every loaded file: more than the cases a run or the TUI
+#: has in flight at once.
 KEPT = 1024
+
+_KEPT: "OrderedDict[tuple[int, int], EvalCase]" = OrderedDict()  # (the store's serial, the case's index) → its model
+_KEPT_LOCK = threading.Lock()  # the workbench builds cases in threads too
+_SERIALS = itertools.count()
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NEWLINE = re.compile(r"\n")
@@ -37,9 +43,9 @@ class EvalCases(Sequence[EvalCase]):
         self.app_names: tuple[Optional[str], ...] = tuple(app_names) if any(app_names) else ()
         self._models = tuple(models) if models is not None else None
         self._text, self._spans = text, tuple(spans)
-        self._kept: OrderedDict[int, EvalCase] = OrderedDict()
+        self._serial = next(_SERIALS)
         self._lines: Optional[list[int]] = None
-        self._lock = threading.Lock()  # the workbench builds cases in threads too
+        self._lock = threading.Lock()
 
     @classmethod
     def of_models(cls, models: Sequence[EvalCase]) -> "EvalCases":
@@ -65,19 +71,24 @@ class EvalCases(Sequence[EvalCase]):
             index += len(self.eval_ids)
         if not 0 <= index < len(self.eval_ids):
             raise IndexError(index)
-        with self._lock:
-            model = self._kept.get(index)
+        key = (self._serial, index)
+        with _KEPT_LOCK:
+            model = _KEPT.get(key)
             if model is not None:
-                self._kept.move_to_end(index)
+                _KEPT.move_to_end(key)
                 return model
         assert self._text is not None
         start, end = self._spans[index]
         model = EvalCase.model_validate(json.loads(self._text[start:end]))  # as it was validated at load
-        with self._lock:
-            self._kept[index] = model
-            while len(self._kept) > KEPT:
-                self._kept.popitem(last=False)
+        with _KEPT_LOCK:
+            _KEPT[key] = model
+            while len(_KEPT) > KEPT:
+                _KEPT.popitem(last=False)
         return model
+
+    def span_of(self, index: int) -> Optional[tuple[int, int]]:
+        """Where case `index` starts and ends in the file's text; None when the cases are kept as models."""
+        return self._spans[index] if self._text is not None and 0 <= index < len(self._spans) else None
 
     def text_of(self, index: int) -> Optional[tuple[str, int, int]]:
         """Case `index`'s own text, and the 1-based line and column it starts at in the file; None when
