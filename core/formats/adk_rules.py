@@ -56,7 +56,7 @@ class AdkRules:
 
     @property
     def label(self) -> str:
-        return f"ADK {_show(self.version)}"
+        return _label(self.version)
 
     @property
     def match_type_names(self) -> bool:
@@ -126,3 +126,9 @@ def support_note(adk_version: Optional[str]) -> Optional[str]:
     side = "older than the oldest" if parsed < OLDEST else "newer than the newest"
     return (f"ADK {_show(parsed)} is {side} version agentdiff scores exactly ({_show(OLDEST)} to {NEWEST[0]}.{NEWEST[1]}.x); "
             f"it is scored as ADK {_show(OLDEST if parsed < OLDEST else NEWEST)} scores")
+
+
+@lru_cache(maxsize=64)
+def _label(version: Version) -> str:
+    """One string per version: every case's result names the rules it was scored by."""
+    return f"ADK {_show(version)}"

@@ -92,7 +92,11 @@ class EvalCaseRef:
 
     @property
     def id(self) -> str:
-        return eval_case_id(self.eval_set.source.display, self.name)
+        known = self.__dict__.get("_id")  # made once: the list, the index, results and the history share it
+        if known is None:
+            known = eval_case_id(self.eval_set.source.display, self.name)
+            object.__setattr__(self, "_id", known)
+        return known
 
     @property
     def source(self) -> str:

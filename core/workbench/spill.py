@@ -14,6 +14,7 @@ import dataclasses
 import os
 import pickle
 import tempfile
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Optional
@@ -62,7 +63,8 @@ class Spill:
         except OSError as exc:
             self.problem = exc.strerror or str(exc)
             return None
-        light = LightRun(self, at, len(blob), run.ref, slim(run.result), run.agent, run.files_read, run.shown, run.modes)
+        files = frozenset(sys.intern(path) for path in run.files_read)  # the same few files for many cases: one string each
+        light = LightRun(self, at, len(blob), run.ref, slim(run.result), run.agent, files, run.shown, run.modes)
         light.changed_layers = run.changed_layers
         return light
 
