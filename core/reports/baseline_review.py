@@ -194,10 +194,12 @@ def _eval(ref: EvalCaseRef, root: Path, since: str, changed: set[Path], scratch:
     old_set, _ = load_eval_set(old_file, ref.eval_set.source.display)
     given = lambda case: ([inv.user_content.model_dump_json() for inv in case.conversation or []],  # noqa: E731
                           case.session_input.model_dump_json() if case.session_input else None)
-    old_cases = list(old_set.cases) if old_set else []
-    old = next((c for c in old_cases if c.eval_id == ref.eval_id), None)
+    try:
+        old = old_set.cases[old_set.index_of(ref.eval_id)] if old_set else None
+    except KeyError:
+        old = None
     if old is None:  # its eval_id renamed: the old case asked the same (one such case only)
-        same = [c for c in old_cases if given(c) == given(ref.case)]
+        same = [c for c in (old_set.cases if old_set else ()) if given(c) == given(ref.case)]
         old = same[0] if len(same) == 1 else None
     if old is None:
         return None  # a new case: its definition is new too
