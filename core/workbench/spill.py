@@ -52,7 +52,10 @@ class Spill:
         if self.problem is not None or not spillable(run):
             return None
         baseline = dataclasses.replace(run.baseline, sources=None) if run.baseline is not None else None  # re-attached when read
-        blob = pickle.dumps((run.result, run.diff, baseline, run.trace, run.outputs), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            blob = pickle.dumps((run.result, run.diff, baseline, run.trace, run.outputs), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - a run that cannot be written stays whole; a verdict never fails over this
+            return None
         try:
             with self._lock:
                 if self._file is None:
