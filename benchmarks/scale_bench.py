@@ -25,30 +25,19 @@ AGENTDIFF = str(Path(sys.executable).parent / "agentdiff")
 ECHO = "async def run_turn(ctx):\n    return ctx.message\n"
 
 
-def _suite(root: Path, cases: int, sets: int) -> None:
-    per_set = -(-cases // sets)
-    for s in range(sets):
-        folder = root / "agents" / f"agent_{s:02d}"
-        folder.mkdir(parents=True)
-        (folder / "agent.py").write_text(ECHO)
-        count = min(per_set, cases - s * per_set)
-        text = lambda i: f"hello there, this is case number {i} of set {s}, " * 9  # noqa: E731 - about 1.1 KB a case
-        rows = [{"eval_id": f"case_{i:07d}", "conversation": [{"invocation_id": f"i{i}",
-                 "user_content": {"role": "user", "parts": [{"text": text(i)}]},
-                 "final_response": {"role": "model", "parts": [{"text": text(i)}]}, "intermediate_data": {"tool_uses": []}}]}
-                for i in range(count)]
-        (folder / f"agent_{s:02d}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s:02d}", "eval_cases": rows}))
-
-
-def _tiny_suite(root: Path, cases: int, sets: int = 100) -> None:
+def _suite(root: Path, cases: int, sets: int, tiny: bool = False) -> None:
+    """`cases` one-turn echo cases in `sets` eval sets of one agent each: of about 1.1 KB (`tiny`: 150 bytes)."""
     per_set = -(-cases // sets)
     for s in range(sets):
         folder = root / "agents" / f"agent_{s:03d}"
         folder.mkdir(parents=True)
         (folder / "agent.py").write_text(ECHO)
         count = min(per_set, cases - s * per_set)
-        rows = [{"eval_id": f"c{i}", "conversation": [{"user_content": {"role": "user", "parts": [{"text": f"hi {i}"}]},
-                 "final_response": {"role": "model", "parts": [{"text": f"hi {i}"}]}}]} for i in range(count)]
+        text = (lambda i: f"hi {i}") if tiny else (lambda i: f"hello there, this is case number {i} of set {s}, " * 9)  # noqa: E731
+        rows = [{"eval_id": f"case_{i:07d}", "conversation": [{"invocation_id": f"i{i}",
+                 "user_content": {"role": "user", "parts": [{"text": text(i)}]},
+                 "final_response": {"role": "model", "parts": [{"text": text(i)}]}, "intermediate_data": {"tool_uses": []}}]}
+                for i in range(count)]
         (folder / f"agent_{s:03d}.evalset.json").write_text(json.dumps({"eval_set_id": f"set_{s:03d}", "eval_cases": rows}))
 
 
@@ -74,7 +63,7 @@ def tiny_probe(total: int, ran: int) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     root = Path(tempfile.mkdtemp(prefix="agentdiff-tiny-"))
     try:
-        _tiny_suite(root, total)
+        _suite(root, total, 100, tiny=True)
         wall, rss, code = _measured([AGENTDIFF, "list"], root)
         rows.append((f"scale: list, {total:,} tiny cases in 100 eval sets: wall / peak memory", f"{wall:.1f} s / {rss:.0f} MB", "target ≤ 10 s"))
         paths = [str(p.parent) for p in sorted((root / "agents").glob("*/*.evalset.json"))][: max(1, -(-ran * 100 // total))]

@@ -32,6 +32,11 @@ class SourceIndex:
         for source in sources:
             self.add(source)
 
+    @classmethod
+    def of_eval_set(cls, loaded) -> "SourceIndex":
+        """The index of one eval set file (a `LoadedEvalSet`), its values located case by case."""
+        return cls([loaded.source], {loaded.source.display: loaded.cases})
+
     def add(self, source: SourceText) -> None:
         self._sources[source.display] = source
         self._data.pop(source.display, None)

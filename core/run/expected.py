@@ -44,8 +44,7 @@ def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baselin
     if isinstance(ref, EvalCaseRef):
         index = ref.eval_set.index_of(ref.eval_id)
         trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
-        located = SourceIndex([ref.eval_set.source], {ref.eval_set.source.display: ref.eval_set.cases})
-        return Baseline(ref.id, trace, criteria_from_config(ref.config.config), located)
+        return Baseline(ref.id, trace, criteria_from_config(ref.config.config), SourceIndex.of_eval_set(ref.eval_set))
     case = ref.case
     if not case.baselines:
         raise NotRecorded(f"{case.display} has no recordings yet (record it with `agentdiff record {case.display}`)")

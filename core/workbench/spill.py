@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Optional
 
+from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun
@@ -81,7 +82,8 @@ class Spill:
             blob = os.pread(self._file.fileno(), light.size, light.at)
         result, diff, baseline, trace, outputs = pickle.loads(blob)
         if baseline is not None:
-            baseline = dataclasses.replace(baseline, sources=_sources(light.ref))
+            assert isinstance(light.ref, EvalCaseRef)
+            baseline = dataclasses.replace(baseline, sources=SourceIndex.of_eval_set(light.ref.eval_set))
         run = CaseRun(light.ref, result, light.agent, diff, baseline, trace, outputs, light.shown, light.modes)
         with self._lock:
             self._read[light.at] = run
@@ -97,11 +99,9 @@ class Spill:
             self._read.clear()
 
 
-def _sources(ref: CaseRef):
-    from agentdiff.core.diff.source_index import SourceIndex
-
-    assert isinstance(ref, EvalCaseRef)
-    return SourceIndex([ref.eval_set.source], {ref.eval_set.source.display: ref.eval_set.cases})
+def _read_back(name: str) -> property:
+    """An attribute of the whole run, read back from the spill."""
+    return property(lambda self: getattr(self.full(), name), doc=f"the whole run's `{name}`")
 
 
 class LightRun:
@@ -122,29 +122,12 @@ class LightRun:
         """The whole run, read back."""
         return self._spill.whole(self)
 
-    @property
-    def diff(self):
-        return self.full().diff
-
-    @property
-    def baseline(self):
-        return self.full().baseline
-
-    @property
-    def trace(self):
-        return self.full().trace
-
-    @property
-    def outputs(self):
-        return self.full().outputs
-
-    @property
-    def shown_output(self):
-        return self.full().shown_output
-
-    @property
-    def shown_record(self):
-        return self.full().shown_record
+    diff = _read_back("diff")
+    baseline = _read_back("baseline")
+    trace = _read_back("trace")
+    outputs = _read_back("outputs")
+    shown_output = _read_back("shown_output")
+    shown_record = _read_back("shown_record")
 
     def showing(self, index: int) -> CaseRun:
         return self.full().showing(index)

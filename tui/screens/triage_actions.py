@@ -28,7 +28,7 @@ def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
     index = ref.position
     key = "eval_case_id" if isinstance(ref, DatasetCaseRef) else "eval_id"  # an agents-cli case: its eval_case_id
     path = ("eval_cases", index, key) if isinstance(ref.eval_set.raw, dict) else (0,)
-    found = SourceIndex([ref.eval_set.source], {ref.eval_set.source.display: ref.eval_set.cases}).locate(Origin(file=ref.eval_set.source.display, path=path))
+    found = SourceIndex.of_eval_set(ref.eval_set).locate(Origin(file=ref.eval_set.source.display, path=path))
     return found.line, found.column
 
 
