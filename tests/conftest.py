@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,10 @@ REF_AGENTS = TESTS / "fixtures" / "ref_agents"
 NATIVE_AGENTS = TESTS / "fixtures" / "native_agents"
 
 sys.path.insert(0, str(TESTS))
+
+# what reading big eval set files found (`core.formats.read_cache`) is kept for this session alone, never
+# in the user's own cache folder; the commands tests start inherit it
+os.environ["AGENTDIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="agentdiff-test-cache-")
 
 pytest_plugins = ["pytester"]  # the agentdiff pytest plugin is tested through pytest's own pytester
 

@@ -13,6 +13,7 @@ import itertools
 import json
 import re
 import threading
+from array import array
 from collections import OrderedDict
 from typing import Any, Iterator, Optional, Sequence
 
@@ -36,13 +37,14 @@ class EvalCases(Sequence[EvalCase]):
     """A file's eval cases in order: `cases[i]` is the i-th case's model; `eval_ids` are known without one."""
 
     def __init__(self, eval_ids: Sequence[str], turns: Sequence[Optional[int]], models: Optional[Sequence[EvalCase]] = None,
-                 text: Optional[str] = None, spans: Sequence[tuple[int, int]] = (), app_names: Sequence[Optional[str]] = ()) -> None:
+                 text: Optional[str] = None, bounds: Sequence[int] = (), app_names: Sequence[Optional[str]] = ()) -> None:
         self.eval_ids: tuple[str, ...] = tuple(eval_ids)
         self.turns: tuple[Optional[int], ...] = tuple(turns)  # each conversation's length; None: a scenario
         #: each case's `session_input.app_name` (what names its agent), when any case has one
         self.app_names: tuple[Optional[str], ...] = tuple(app_names) if any(app_names) else ()
         self._models = tuple(models) if models is not None else None
-        self._text, self._spans = text, tuple(spans)
+        self._text = text
+        self._bounds = array("q", bounds)  # each case's start and end in `text`, one after the other: 16 bytes a case
         self._serial = next(_SERIALS)
         self._lines: Optional[list[int]] = None
         self._lock = threading.Lock()
@@ -78,7 +80,7 @@ class EvalCases(Sequence[EvalCase]):
                 _KEPT.move_to_end(key)
                 return model
         assert self._text is not None
-        start, end = self._spans[index]
+        start, end = self._span(index)
         model = EvalCase.model_validate(json.loads(self._text[start:end]))  # as it was validated at load
         with _KEPT_LOCK:
             _KEPT[key] = model
@@ -88,17 +90,38 @@ class EvalCases(Sequence[EvalCase]):
 
     def span_of(self, index: int) -> Optional[tuple[int, int]]:
         """Where case `index` starts and ends in the file's text; None when the cases are kept as models."""
-        return self._spans[index] if self._text is not None and 0 <= index < len(self._spans) else None
+        return self._span(index) if self._text is not None and 0 <= index < len(self) else None
+
+    def _span(self, index: int) -> tuple[int, int]:
+        return self._bounds[2 * index], self._bounds[2 * index + 1]
+
+    def _texts(self) -> list[str]:
+        assert self._text is not None
+        return [self._text[self._bounds[i]:self._bounds[i + 1]] for i in range(0, len(self._bounds), 2)]
+
+    def record(self) -> dict[str, list]:
+        """What `from_record` needs, beside the text, to make these cases again (JSON values only)."""
+        return {"eval_ids": list(self.eval_ids), "turns": list(self.turns), "app_names": list(self.app_names), "bounds": list(self._bounds)}
+
+    @classmethod
+    def from_record(cls, text: str, record: dict[str, list]) -> "EvalCases":
+        """The cases `record` kept of `text`; ValueError or TypeError when the record does not fit it."""
+        eval_ids, turns, apps, bounds = record["eval_ids"], record["turns"], record["app_names"], record["bounds"]
+        count = len(eval_ids)
+        if (len(turns) != count or len(bounds) != 2 * count or (apps and len(apps) != count)
+                or not all(isinstance(e, str) for e in eval_ids) or (bounds and not 0 <= bounds[0] <= bounds[-1] <= len(text))):
+            raise ValueError("the record does not fit the text")
+        return cls(eval_ids, turns, text=text, bounds=bounds, app_names=apps)
 
     def text_of(self, index: int) -> Optional[tuple[str, int, int]]:
         """Case `index`'s own text, and the 1-based line and column it starts at in the file; None when
         the cases are kept as models. What locates a value in one case without reading the whole file."""
-        if self._text is None or not 0 <= index < len(self._spans):
+        if self._text is None or not 0 <= index < len(self):
             return None
         with self._lock:
             if self._lines is None:  # where each line starts: made once, when a first value is located
                 self._lines = [0] + [m.end() for m in _NEWLINE.finditer(self._text)]
-        start, end = self._spans[index]
+        start, end = self._span(index)
         line = bisect.bisect_right(self._lines, start)
         return self._text[start:end], line, start - self._lines[line - 1] + 1
 
@@ -112,7 +135,7 @@ class EvalCases(Sequence[EvalCase]):
         if self is other:
             return True
         if self._text is not None and other._text is not None:
-            return self.eval_ids == other.eval_ids and [self._text[a:b] for a, b in self._spans] == [other._text[a:b] for a, b in other._spans]
+            return self.eval_ids == other.eval_ids and self._texts() == other._texts()
         return list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
@@ -183,24 +206,26 @@ def _cases(decoder: json.JSONDecoder, text: str, at: int) -> tuple[EvalCases, in
     eval_ids: list[str] = []
     turns: list[Optional[int]] = []
     apps: list[Optional[str]] = []
-    spans: list[tuple[int, int]] = []
+    bounds = array("q")
     space = _SPACE.match
     at = space(text, at + 1).end()  # type: ignore[union-attr]
     if text[at : at + 1] == "]":
-        return EvalCases(eval_ids, turns, text=text, spans=spans, app_names=apps), at + 1
+        return EvalCases(eval_ids, turns, text=text, bounds=bounds, app_names=apps), at + 1
     while True:
         value, end = decoder.raw_decode(text, at)
-        if deeper_than(value, MAX_DEPTH - 2):
+        # each level opens a bracket: a case with fewer brackets than the limit cannot nest past it
+        if text.count("{", at, end) + text.count("[", at, end) > MAX_DEPTH - 2 and deeper_than(value, MAX_DEPTH - 2):
             raise ValueError("nested too deeply")
         case = EvalCase.model_validate(value)
         eval_ids.append(case.eval_id)
         turns.append(turns_of(case))
         apps.append(app_name_of(case))
-        spans.append((at, end))
+        bounds.append(at)
+        bounds.append(end)
         at = space(text, end).end()  # type: ignore[union-attr]
         if text[at : at + 1] == ",":
             at = space(text, at + 1).end()  # type: ignore[union-attr]
             continue
         if text[at : at + 1] == "]":
-            return EvalCases(eval_ids, turns, text=text, spans=spans, app_names=apps), at + 1
+            return EvalCases(eval_ids, turns, text=text, bounds=bounds, app_names=apps), at + 1
         raise ValueError("not an array")

@@ -43,9 +43,10 @@ class Rubric(EvalBaseModel):
 class IntermediateData(EvalBaseModel):
     """The static form: expected tool calls, their responses and intermediate texts."""
 
-    tool_uses: list[FunctionCall] = []
-    tool_responses: list[FunctionResponse] = []
-    intermediate_responses: list[tuple[str, list[Part]]] = []
+    # defaults made by a factory, not copied: pydantic deep-copies a mutable default for every case read
+    tool_uses: list[FunctionCall] = Field(default_factory=list)
+    tool_responses: list[FunctionResponse] = Field(default_factory=list)
+    intermediate_responses: list[tuple[str, list[Part]]] = Field(default_factory=list)
 
 
 class InvocationEvent(EvalBaseModel):
@@ -63,7 +64,7 @@ class InvocationEvent(EvalBaseModel):
 class InvocationEvents(EvalBaseModel):
     """The event form ADK writes for actual runs."""
 
-    invocation_events: list[InvocationEvent] = []
+    invocation_events: list[InvocationEvent] = Field(default_factory=list)
 
 
 IntermediateDataType = Annotated[
@@ -143,7 +144,7 @@ class SessionInput(EvalBaseModel):
     app_name: str
     user_id: str
     session_id: Optional[str] = None
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = Field(default_factory=dict)
 
 
 class ConversationScenario(EvalBaseModel):
@@ -163,7 +164,7 @@ class EvalCase(EvalBaseModel):
     session_input: Optional[SessionInput] = None
     creation_timestamp: float = 0.0
     rubrics: Optional[list[Rubric]] = None
-    final_session_state: Optional[dict[str, Any]] = {}
+    final_session_state: Optional[dict[str, Any]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_of_conversation_or_scenario(self) -> "EvalCase":

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from agentdiff.core.formats.eval_config import EvalConfig, default_eval_config
+from agentdiff.core.formats import read_cache
 from agentdiff.core.formats.eval_cases import EvalCases, read_compact
 from agentdiff.core.formats.eval_set import EvalSet
 from agentdiff.core.formats.load_error import (
@@ -135,9 +136,12 @@ def eval_set_from_data(source: SourceText, data: Any) -> tuple[Optional[LoadedEv
 def _compact(source: SourceText) -> Optional[tuple[Optional[LoadedEvalSet], list[LoadError]]]:
     """A set that reads and validates whole, kept as its eval_ids and the spans of its text
     (`eval_cases.read_compact`); None when it does not (its errors are found reading it whole)."""
-    read = read_compact(source.text)
+    read = read_cache.recall(source.text, source.sha256)  # the same bytes read before, under the same rules
     if read is None:
-        return None
+        read = read_compact(source.text)
+        if read is None:
+            return None
+        read_cache.keep(source.sha256, *read)
     fields, cases = read
     try:
         header = EvalSet.model_validate({**fields, "eval_cases": []})

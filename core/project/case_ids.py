@@ -24,24 +24,30 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def makes_a_poor_key(eval_id: str, loaded: LoadedEvalSet) -> bool:
+def makes_a_poor_key(eval_id: str, loaded: LoadedEvalSet, names: Optional[set[str]] = None) -> bool:
     """Whether an eval_id would make a poor id: a path, the file's own name, nothing at all, or
-    something that reads ambiguously on a command line or in `<file>::<key>`."""
+    something that reads ambiguously on a command line or in `<file>::<key>`. (`names`: the file's
+    names, `_names(loaded)`, when asked for every case of a file.)"""
     if not eval_id or "/" in eval_id or "\\" in eval_id or _DRIVE.match(eval_id):
         return True
     if eval_id != eval_id.strip() or "::" in eval_id or _CONTROL.search(eval_id):
         return True
-    return eval_id in {loaded.source.display, loaded.source.path.name, loaded.source.path.as_posix()}
+    return eval_id in (names if names is not None else _names(loaded))
+
+
+def _names(loaded: LoadedEvalSet) -> set[str]:
+    return {loaded.source.display, loaded.source.path.name, loaded.source.path.as_posix()}
 
 
 def case_keys(loaded: LoadedEvalSet) -> list[str]:
     """The `<key>` of every case of one file, in file order."""
     eval_ids = loaded.cases.eval_ids
     taken = set(eval_ids)
+    names = _names(loaded)
     keys = []
     for number, eval_id in enumerate(eval_ids, start=1):
         key = eval_id
-        if makes_a_poor_key(eval_id, loaded) and f"{INDEX_PREFIX}{number}" not in taken:
+        if makes_a_poor_key(eval_id, loaded, names) and f"{INDEX_PREFIX}{number}" not in taken:
             key = f"{INDEX_PREFIX}{number}"
         keys.append(key)
     return keys

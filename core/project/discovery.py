@@ -70,6 +70,7 @@ class EvalCaseRef:
     key: str = ""
     checks: tuple[CheckSpec, ...] = ()  # its journey checks (`agentdiff-checks.yaml`)
     position: int = 0  # its place in the file's `eval_cases`
+    id: str = field(init=False, repr=False, compare=False)  # `<file>::<key>`
 
     @property
     def case(self) -> EvalCase:
@@ -90,13 +91,9 @@ class EvalCaseRef:
         """How many turns its conversation has (None: a scenario, the user simulated), known without its model."""
         return self.eval_set.cases.turns[self.position]
 
-    @property
-    def id(self) -> str:
-        known = self.__dict__.get("_id")  # made once: the list, the index, results and the history share it
-        if known is None:
-            known = eval_case_id(self.eval_set.source.display, self.name)
-            object.__setattr__(self, "_id", known)
-        return known
+    def __post_init__(self) -> None:
+        # made once, a plain attribute: the list, the index, results and the history share one string
+        object.__setattr__(self, "id", eval_case_id(self.eval_set.source.display, self.key or self.eval_id))
 
     @property
     def source(self) -> str:

@@ -20,6 +20,8 @@ _AMBIGUOUS = re.compile(r"(^\s|\s$|::|/|\\|[\x00-\x1f\x7f-\x9f])")
 
 def _seen_as(text: str) -> str:
     """What a reader sees: compatibility-normalised, invisible characters gone, spaces collapsed."""
+    if _plain(text):
+        return text
     return _SPACES.sub(" ", _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))).strip()
 
 
@@ -31,15 +33,27 @@ def _why(a: str, b: str) -> str:
     return "they differ only in invisible or look-alike characters"
 
 
+def _plain(text: str) -> bool:
+    """Printable ASCII with single spaces inside and none at the ends: seen exactly as written."""
+    return text.isascii() and text.isprintable() and "  " not in text and text.strip(" ") == text
+
+
 def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
     """Each case id that a reader could take for another's (or that reads ambiguously), with why."""
     refs = list(refs)
     notes: dict[str, str] = {}
 
-    def group(items: Iterable[tuple[str, str]], what: str) -> None:
+    def group(items: list[tuple[str, str]], what: str) -> None:
+        # a plain text is seen as itself, so only a text that is not plain can look like another: the
+        # texts seen as one of those are all that need grouping (most suites have none)
+        odd = {_seen_as(text) for _, text in items if not _plain(text)}
+        if not odd:
+            return
         by_sight: dict[str, list[tuple[str, str]]] = {}
         for case_id, text in items:
-            by_sight.setdefault(_seen_as(text), []).append((case_id, text))
+            seen = _seen_as(text)
+            if seen in odd:
+                by_sight.setdefault(seen, []).append((case_id, text))
         for alike in by_sight.values():
             texts = {text for _, text in alike}
             if len(texts) < 2:
@@ -48,7 +62,7 @@ def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
                 other = next(t for t in texts if t != text)
                 notes.setdefault(case_id, f"its {what} {text!r} looks like {other!r}: {_why(text, other)}")
 
-    group(((ref.id, ref.id) for ref in refs), "id")
+    group([(ref.id, ref.id) for ref in refs], "id")
     by_file: dict[str, list[tuple[str, str]]] = {}
     for ref in refs:
         if isinstance(ref, EvalCaseRef):
@@ -56,8 +70,10 @@ def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
     for items in by_file.values():
         group(items, "eval_id")
     for ref in refs:
-        key = ref.id.split("::", 1)[1] if "::" in ref.id else None
-        if isinstance(ref, EvalCaseRef) and key is not None and key == ref.eval_id and _AMBIGUOUS.search(key):
+        if not isinstance(ref, EvalCaseRef) or "::" not in ref.id or not _AMBIGUOUS.search(ref.eval_id):
+            continue
+        key = ref.id.split("::", 1)[1]
+        if key == ref.eval_id:
             notes.setdefault(ref.id, f"its eval_id {key!r} reads ambiguously, and is kept as its id because the name it "
                                      f"would get ({INDEX_PREFIX}<n>) is another case's eval_id: rename one")
     return notes

@@ -110,8 +110,16 @@ class RunKeeper:
         self.folder: Optional[Path] = None
         self._traces: Optional[Any] = None
         self._agents: dict[str, Any] = {}
-        self._files: dict[str, list[str]] = {}
+        self._files: dict[str, tuple[str, ...]] = {}
+        self._shown_paths: dict[str, str] = {}  # a file read → its path as the report shows it
+        self._shown_sets: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._broken = keep <= 0
+
+    def _shown(self, file: str) -> str:
+        shown = self._shown_paths.get(file)
+        if shown is None:
+            shown = self._shown_paths[file] = display_path(Path(file), self.root)
+        return shown
 
     def add(self, run: CaseRun) -> None:
         if self._broken:
@@ -127,8 +135,9 @@ class RunKeeper:
             self._give_up(exc)
             return
         _merge_agent(self._agents, run)
-        if run.files_read:  # what `run --changed-since` looks for
-            self._files[run.ref.id] = sorted(display_path(Path(f), self.root) for f in run.files_read)
+        if run.files_read:  # what `run --changed-since` looks for; every case of a file reads the same few
+            files = tuple(sorted(self._shown(f) for f in run.files_read))
+            self._files[run.ref.id] = self._shown_sets.setdefault(files, files)  # one tuple for them all
 
     shard: Optional[str] = None  # "K/N" when the run was one shard of a suite
     partial: Optional[str] = None  # why the run holds only some of the cases (--changed-since, …)

@@ -71,23 +71,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
     else:
-        color = wants_color(args.color, out)
-        current = None
-        for ref in found.cases:
-            if ref.category != current:
-                current = ref.category
-                print(paint(one_line(current), BOLD, color), file=out)
-            if isinstance(ref, DatasetCaseRef):
-                config = ref.metrics.display if ref.metrics else "no eval config"
-                accepted = "baseline accepted" if ref.baseline is not None else "new"
-                print(f"  {one_line(ref.name)}  " + paint(f"[agents-cli {dataset_shape(ref)}; {config}; {accepted}]", DIM, color), file=out)
-            elif isinstance(ref, ConformanceCaseRef):
-                modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
-                print(f"  {one_line(ref.name)}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color), file=out)
-            else:
-                turns = ref.turns
-                kind = f"{turns} turn{'s' if turns != 1 else ''}" if turns is not None else "scenario"
-                print(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color), file=out)
+        _print_cases(found.cases, wants_color(args.color, out), out)
         print(f"{len(found.cases)} cases, {len(found.errors)} load errors", file=out)
         print_errors(found.errors, err)
     for note in found.notes if not args.json else ():  # files that look like cases and are not read as ones
@@ -95,6 +79,33 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for case_id, note in alike.items():  # ids a reader could take for another's: said, never renamed
         print(f"warning: {one_line(case_id)}: {one_line(note)}", file=err)
     return EXIT_USAGE if found.errors else EXIT_OK
+
+
+def _print_cases(cases, color: bool, out: TextIO) -> None:
+    """Each category's name, then a line per case; written a thousand lines at a time (a million
+    cases are a million lines)."""
+    lines: list[str] = []
+    current = None
+    for ref in cases:
+        if ref.category != current:
+            current = ref.category
+            lines.append(paint(one_line(current), BOLD, color))
+        if isinstance(ref, DatasetCaseRef):
+            config = ref.metrics.display if ref.metrics else "no eval config"
+            accepted = "baseline accepted" if ref.baseline is not None else "new"
+            lines.append(f"  {one_line(ref.name)}  " + paint(f"[agents-cli {dataset_shape(ref)}; {config}; {accepted}]", DIM, color))
+        elif isinstance(ref, ConformanceCaseRef):
+            modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
+            lines.append(f"  {one_line(ref.name)}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color))
+        else:
+            turns = ref.turns
+            kind = f"{turns} turn{'s' if turns != 1 else ''}" if turns is not None else "scenario"
+            lines.append(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color))
+        if len(lines) >= 1000:
+            out.write("\n".join(lines) + "\n")
+            lines = []
+    if lines:
+        out.write("\n".join(lines) + "\n")
 
 
 def _resolve(found, config) -> dict:

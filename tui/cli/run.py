@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from agentdiff.core.reports.json_report import write_json
+from agentdiff.core.run.result_spool import ResultSpool
 from agentdiff.core.scoring.results import slim
 
 from . import options as shared
@@ -260,15 +261,15 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     keep_invocations = any(kind in ("csv", "adk") for kind, _ in args.report)  # only the CSV and ADK reports list them
     wants_traces = any(kind == "agents-cli" for kind, _ in args.report)
     traces: list[tuple[str, dict]] = []  # (case id, the case as agents-cli's trace file holds it)
-    cases = []
+    cases = ResultSpool()  # past its first 2,000, the results wait on disk for the reports
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
     keeper = RunKeeper(Path.cwd(), "run", config.keep_runs)  # `compare` and `gate` read it later
     keeper.shard = "{}/{}".format(*args.shard) if args.shard else None
     keeper.partial = f"--changed-since {args.changed_since}" if args.changed_since is not None else None
     if args.paths and keeper.partial is None and found.cases:  # some of the project's cases only: never the
-        everything, _ = select_cases([], config)                  # "whole run" compare and gate pick by default
-        if len(found.cases) < len(everything.cases):
-            keeper.partial = f"only {' '.join(str(p) for p in args.paths)} ({len(found.cases)} of {len(everything.cases)} cases)"
+        total = len(select_cases([], config)[0].cases)          # "whole run" compare and gate pick by default
+        if len(found.cases) < total:  # (only counted: the whole project is not held through the run)
+            keeper.partial = f"only {' '.join(str(p) for p in args.paths)} ({len(found.cases)} of {total} cases)"
 
     history, snapshots = History(Path.cwd() / HISTORY_FILE), Snapshots(Path.cwd())
     began = time.time()
@@ -297,13 +298,16 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             agents = AgentMemo(Path.cwd())  # one resolution per eval set file, not per case
             # A bounded window of cases in flight: results stream from the start, and a finished
             # case's run (its outputs, traces, diff) is let go once its result is kept.
-            waiting = iter(found.cases)
+            waiting = iter(enumerate(found.cases))
+            ranks: dict[asyncio.Future, int] = {}  # a case's place in the suite, the reports' order
             window = 2 * (jobs if isinstance(jobs, int) and jobs > 0 else 32)
 
             def start_next() -> None:
-                ref = next(waiting, None)
+                rank, ref = next(waiting, (0, None))
                 if ref is not None:
-                    tasks.add(asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots, agents)))
+                    task = asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots, agents))
+                    tasks.add(task)
+                    ranks[task] = rank
 
             for _ in range(window):
                 start_next()
@@ -314,7 +318,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     case_run, seconds = task.result()
                     keeper.add(case_run)
                     history.record(case_run, time.time(), began, snapshots)  # `p` and `S` show headless runs too
-                    cases.append(case_run.result if keep_invocations else slim(case_run.result))
+                    cases.append(case_run.result if keep_invocations else slim(case_run.result), ranks.pop(task))
                     if wants_traces:
                         traces.extend(agents_cli_trace(case_run))
                     progress.case_done(case_run.result, seconds)
@@ -333,11 +337,12 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise
         history.save(wait=True)
         history.prune(snapshots, time.time())  # W's stored contents no entry needs any more, as when the TUI closes
-    order = {ref.id: i for i, ref in enumerate(found.cases)}
-    cases.sort(key=lambda case: order.get(case.id, 0))
+    cases.sort()
     print_errors(errors, err)
     found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))
-    traces.sort(key=lambda item: order.get(item[0], 0))
+    if traces:
+        order = {ref.id: i for i, ref in enumerate(found.cases)}
+        traces.sort(key=lambda item: order.get(item[0], 0))
     reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files, keeper.shard, [t for _, t in traces])
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
     keeper.finish(cases, config.prices, runtime, errors)

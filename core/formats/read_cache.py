@@ -1,0 +1,121 @@
+"""What reading a big eval set file found, kept by the file's digest, so the next command that reads the
+same bytes skips validating every case again (about 10 µs a case: a million cases are most of a
+`list`'s time).
+
+An entry holds what `eval_cases.read_compact` returns for one file text: its top-level fields but its
+cases, and each case's eval_id, turn count, `app_name` and span. It is found by the SHA-256 of the
+file's bytes together with a fingerprint of the rules that read it (the modules that model and read
+eval sets, and pydantic-core's version), so an edited file, or another agentdiff, never meets an
+entry made for other text or other rules. Only files that read compactly and hold at least
+`MIN_CASES` cases are kept; a file with errors is always read again, for its errors.
+
+The entries live in the user's cache folder (`$XDG_CACHE_HOME/agentdiff/eval-sets`, or
+`AGENTDIFF_CACHE_DIR`), never in the project: a cloned repository cannot bring entries of its own.
+`AGENTDIFF_NO_CACHE=1` turns the cache off. An entry that cannot be read or written is no error: the
+file is read as if there were none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from agentdiff.core.formats.eval_cases import EvalCases
+
+#: Files with fewer cases are read again each time (validating them costs less than reading an entry).
+MIN_CASES = 500
+#: Entries kept at most; past it, the least recently used quarter goes.
+MAX_ENTRIES = 400
+_FORMAT = "agentdiff-eval-set-read/1"
+_fingerprint: Optional[str] = None
+
+
+def cache_dir() -> Optional[Path]:
+    if os.environ.get("AGENTDIFF_NO_CACHE", "") not in ("", "0"):
+        return None
+    chosen = os.environ.get("AGENTDIFF_CACHE_DIR")
+    if chosen:
+        return Path(chosen) / "eval-sets"
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative (which the XDG rules say to ignore)
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # no home to keep it in: never a folder in the project instead
+        return None
+    return Path(base) / "agentdiff" / "eval-sets"
+
+
+def _rules() -> str:
+    """A digest of what decides how a file reads: the modules that model and read eval sets, and
+    pydantic-core (an edit to a validator, or an upgrade, makes every entry a stranger)."""
+    global _fingerprint
+    if _fingerprint is None:
+        import pydantic_core
+
+        from agentdiff.core.formats import eval_cases, eval_set, genai_types, source_file
+
+        digest = hashlib.sha256(f"{_FORMAT}\0{pydantic_core.__version__}".encode())
+        for module in (eval_cases, eval_set, genai_types, source_file):
+            digest.update(Path(module.__file__ or "").read_bytes())
+        _fingerprint = digest.hexdigest()
+    return _fingerprint
+
+
+def _entry(folder: Path, sha256: str) -> Path:
+    return folder / (hashlib.sha256(f"{_rules()}\0{sha256}".encode()).hexdigest() + ".json")
+
+
+def recall(text: str, sha256: str) -> Optional[tuple[dict[str, Any], EvalCases]]:
+    """What reading this text found before (`read_compact`'s answer), or None."""
+    folder = cache_dir()
+    if folder is None or len(text) < MIN_CASES * 30:  # no case that validates is shorter than 30 characters
+        return None
+    path = _entry(folder, sha256)
+    try:
+        record = json.loads(path.read_bytes())
+        header, cases = record["header"], EvalCases.from_record(text, record["cases"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    try:
+        os.utime(path)  # recently used: kept when older entries go
+    except OSError:
+        pass
+    return header, cases
+
+
+def keep(sha256: str, header: dict[str, Any], cases: EvalCases) -> None:
+    """Keep what reading a file found (a file of `MIN_CASES` or more); never raises."""
+    folder = cache_dir()
+    if folder is None or len(cases) < MIN_CASES:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        data = json.dumps({"header": header, "cases": cases.record()}, ensure_ascii=False, separators=(",", ":"))
+        handle, staged = tempfile.mkstemp(dir=folder, prefix=".entry-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(data)
+            os.replace(staged, _entry(folder, sha256))
+        except BaseException:
+            os.unlink(staged)
+            raise
+        _prune(folder)
+    except (OSError, ValueError):
+        pass
+
+
+def _prune(folder: Path) -> None:
+    entries = list(folder.glob("*.json"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    aged = sorted(entries, key=lambda p: p.stat().st_mtime)
+    for path in aged[: len(entries) - MAX_ENTRIES * 3 // 4]:
+        try:
+            path.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,90 @@
+"""The finished results of a headless run, most of them on disk.
+
+`run` writes its reports once every case has finished, so it keeps every result until then. Even slim
+(`scoring.results.slim`), a result is some KB: a run of a million cases would grow by GBs. Past
+`IN_MEMORY` results, `ResultSpool` writes each one, pickled, to an anonymous temporary file as it
+comes, and keeps only where it is; the reports read them back one at a time, in order. The file goes
+with the process. A result that cannot be written (a full disk) stays in memory: a run never fails
+over its spool.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from array import array
+from typing import Any, Iterator, Optional, Sequence, Union
+
+from agentdiff.core.scoring.results import CaseResult
+
+#: Runs of fewer cases keep every result in memory.
+IN_MEMORY = 2_000
+
+
+class ResultSpool(Sequence[CaseResult]):
+    """Results in the order they were added, or as `sort` put them; the first `in_memory` held, the rest on disk."""
+
+    def __init__(self, in_memory: Optional[int] = None) -> None:
+        self._in_memory = IN_MEMORY if in_memory is None else in_memory
+        self._items: list[Union[CaseResult, int]] = []  # a result, or its number in the file
+        self._starts = array("q")  # where each result written starts in the file; the next one's start ends it
+        self._ranks = array("q")
+        self._file: Optional[Any] = None
+        self._end = 0
+        self.problem: Optional[str] = None  # why results stay in memory
+
+    def append(self, result: CaseResult, rank: int = 0) -> None:
+        """Add a result; `rank`: its place in the order `sort` puts them in (its case's place in the suite)."""
+        self._ranks.append(rank)
+        if len(self._items) < self._in_memory or self.problem is not None:
+            self._items.append(result)
+            return
+        try:
+            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="agentdiff-results-")
+            os.pwrite(self._file.fileno(), blob, self._end)
+        except Exception as exc:  # noqa: BLE001 - kept in memory instead: the run's verdicts never fail over this
+            self.problem = str(exc) or type(exc).__name__
+            self._items.append(result)
+            return
+        self._items.append(len(self._starts))
+        self._starts.append(self._end)
+        self._end += len(blob)
+
+    def sort(self) -> None:
+        """Put them in the order of their ranks (stable); none is read back for it."""
+        order = sorted(range(len(self._items)), key=self._ranks.__getitem__)
+        self._items = [self._items[i] for i in order]
+        self._ranks = array("q", (self._ranks[i] for i in order))
+
+    def _result(self, item: Union[CaseResult, int]) -> CaseResult:
+        if not isinstance(item, int):
+            return item
+        assert self._file is not None
+        start = self._starts[item]
+        end = self._starts[item + 1] if item + 1 < len(self._starts) else self._end
+        return pickle.loads(os.pread(self._file.fileno(), end - start, start))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self._result(item) for item in self._items[index]]
+        return self._result(self._items[index])
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        for item in self._items:
+            yield self._result(item)
+
+    @property
+    def on_disk(self) -> int:
+        return len(self._starts)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
