@@ -73,8 +73,14 @@ def test_files_with_errors_and_small_files_are_never_kept(tmp_path, cache):
     small.write_text(_suite(count=3))
     broken = tmp_path / "broken.evalset.json"
     broken.write_text(_suite().replace('"eval_id": "c3"', '"eval_id": 3'))
+    twice = tmp_path / "twice.evalset.json"
+    twice.write_text(_suite().replace('"eval_id": "c3"', '"eval_id": "c2"'))
+    header = tmp_path / "header.evalset.json"
+    header.write_text(_suite().replace('"eval_set_id": "s"', '"eval_set_id": 7'))
     assert load_eval_set(small, small.name)[1] == []
     assert load_eval_set(broken, broken.name)[1] != []
+    assert [e.message for e in load_eval_set(twice, twice.name)[1]] == ["duplicate eval_id 'c2' in the eval set"]
+    assert load_eval_set(header, header.name)[1] != []
     assert _entries(cache) == []
 
 

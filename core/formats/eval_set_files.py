@@ -136,18 +136,20 @@ def eval_set_from_data(source: SourceText, data: Any) -> tuple[Optional[LoadedEv
 def _compact(source: SourceText) -> Optional[tuple[Optional[LoadedEvalSet], list[LoadError]]]:
     """A set that reads and validates whole, kept as its eval_ids and the spans of its text
     (`eval_cases.read_compact`); None when it does not (its errors are found reading it whole)."""
-    read = read_cache.recall(source.text, source.sha256)  # the same bytes read before, under the same rules
+    read = recalled = read_cache.recall(source.text, source.sha256)  # the same bytes read before, under the same rules
     if read is None:
         read = read_compact(source.text)
         if read is None:
             return None
-        read_cache.keep(source.sha256, *read)
     fields, cases = read
     try:
         header = EvalSet.model_validate({**fields, "eval_cases": []})
     except ValidationError:
         return None
-    return _without_duplicates(LoadedEvalSet(source, header, cases))
+    loaded = _without_duplicates(LoadedEvalSet(source, header, cases))
+    if recalled is None and loaded[0] is not None:  # only a file that loads without an error is kept
+        read_cache.keep(source.sha256, fields, cases)
+    return loaded
 
 
 def _without_duplicates(loaded: LoadedEvalSet) -> tuple[Optional[LoadedEvalSet], list[LoadError]]:
