@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+import threading
 from array import array
 from typing import Any, Iterator, Optional, Sequence, Union
 
@@ -20,6 +21,38 @@ from agentdiff.core.scoring.results import CaseResult
 
 #: Runs of fewer cases keep every result in memory.
 IN_MEMORY = 2_000
+
+
+class BlobFile:
+    """Blobs appended to an anonymous temporary file (made at the first), each read back by where it
+    starts and its size; the file goes with the process. What `ResultSpool` and the workbench's spill
+    keep on disk."""
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._file: Optional[Any] = None
+        self.end = 0  # where the next blob starts
+        self._lock = threading.Lock()
+
+    def put(self, blob: bytes) -> int:
+        """Where `blob` starts in the file; OSError when it cannot be written."""
+        with self._lock:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix=self._prefix)
+            at = self.end
+            os.pwrite(self._file.fileno(), blob, at)
+            self.end += len(blob)
+            return at
+
+    def get(self, at: int, size: int) -> bytes:
+        assert self._file is not None
+        return os.pread(self._file.fileno(), size, at)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
 
 class ResultSpool(Sequence[CaseResult]):
@@ -30,8 +63,7 @@ class ResultSpool(Sequence[CaseResult]):
         self._items: list[Union[CaseResult, int]] = []  # a result, or its number in the file
         self._starts = array("q")  # where each result written starts in the file; the next one's start ends it
         self._ranks = array("q")
-        self._file: Optional[Any] = None
-        self._end = 0
+        self._blobs = BlobFile("agentdiff-results-")
         self.problem: Optional[str] = None  # why results stay in memory
 
     def append(self, result: CaseResult, rank: int = 0) -> None:
@@ -41,17 +73,13 @@ class ResultSpool(Sequence[CaseResult]):
             self._items.append(result)
             return
         try:
-            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-            if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="agentdiff-results-")
-            os.pwrite(self._file.fileno(), blob, self._end)
+            at = self._blobs.put(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
         except Exception as exc:  # noqa: BLE001 - kept in memory instead: the run's verdicts never fail over this
             self.problem = str(exc) or type(exc).__name__
             self._items.append(result)
             return
         self._items.append(len(self._starts))
-        self._starts.append(self._end)
-        self._end += len(blob)
+        self._starts.append(at)
 
     def sort(self) -> None:
         """Put them in the order of their ranks (stable); none is read back for it."""
@@ -62,10 +90,9 @@ class ResultSpool(Sequence[CaseResult]):
     def _result(self, item: Union[CaseResult, int]) -> CaseResult:
         if not isinstance(item, int):
             return item
-        assert self._file is not None
         start = self._starts[item]
-        end = self._starts[item + 1] if item + 1 < len(self._starts) else self._end
-        return pickle.loads(os.pread(self._file.fileno(), end - start, start))
+        end = self._starts[item + 1] if item + 1 < len(self._starts) else self._blobs.end
+        return pickle.loads(self._blobs.get(start, end - start))
 
     def __len__(self) -> int:
         return len(self._items)
@@ -84,7 +111,5 @@ class ResultSpool(Sequence[CaseResult]):
         return len(self._starts)
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._blobs.close()
 

@@ -11,18 +11,17 @@ session does.
 from __future__ import annotations
 
 import dataclasses
-import os
 import pickle
-import tempfile
 import sys
 import threading
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Optional
 
 from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.run.result_spool import BlobFile
 from agentdiff.core.scoring.results import CaseResult, slim
 
 #: A session with fewer cases keeps every run whole.
@@ -42,9 +41,8 @@ class Spill:
     """Whole runs in an anonymous temporary file, each written once and read back by offset."""
 
     def __init__(self) -> None:
-        self._file: Optional[Any] = None
-        self._end = 0
-        self._lock = threading.Lock()
+        self._blobs = BlobFile("agentdiff-runs-")
+        self._lock = threading.Lock()  # the runs read back
         self._read: OrderedDict[int, CaseRun] = OrderedDict()
         self.problem: Optional[str] = None  # why runs stay whole (a full disk, say)
 
@@ -58,12 +56,7 @@ class Spill:
         except Exception:  # noqa: BLE001 - a run that cannot be written stays whole; a verdict never fails over this
             return None
         try:
-            with self._lock:
-                if self._file is None:
-                    self._file = tempfile.TemporaryFile(prefix="agentdiff-runs-")
-                at = self._end
-                os.pwrite(self._file.fileno(), blob, at)
-                self._end += len(blob)
+            at = self._blobs.put(blob)
         except OSError as exc:
             self.problem = exc.strerror or str(exc)
             return None
@@ -78,8 +71,7 @@ class Spill:
             if run is not None and run.ref is light.ref:
                 self._read.move_to_end(light.at)
                 return run
-            assert self._file is not None
-            blob = os.pread(self._file.fileno(), light.size, light.at)
+        blob = self._blobs.get(light.at, light.size)
         result, diff, baseline, trace, outputs = pickle.loads(blob)
         if baseline is not None:
             assert isinstance(light.ref, EvalCaseRef)
@@ -92,10 +84,8 @@ class Spill:
         return run
 
     def close(self) -> None:
+        self._blobs.close()
         with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
             self._read.clear()
 
 
