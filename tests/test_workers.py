@@ -146,3 +146,20 @@ async def test_a_worker_that_fails_outside_the_agents_turn_says_why(worker_pool,
     assert out.error is not None
     assert out.error.startswith("the agent's process failed: MemoryError: no room for the result"), out.error
     assert "memory_mb" in out.error
+
+
+def test_runs_that_arrive_together_are_spread_in_even_batches():
+    from agentdiff.core.worker.pool import _share
+
+    assert _share(400, 2, 128) == 100  # four batches of 100, not 128, 128, 128 and 16
+    assert _share(200, 1, 128) == 100  # one process free now: two even batches of a group of 200
+    assert _share(200, 2, 128) == 100
+    assert _share(10, 2, 128) == 5
+    assert _share(1, 2, 128) == 1
+    assert _share(129, 1, 128) == 65
+    assert _share(5, 8, 1) == 1
+    sizes, left = [], 400  # what the dispatcher takes, batch after batch, from one group of 400
+    while left:
+        sizes.append(_share(left, 1, 128))
+        left -= sizes[-1]
+    assert sizes == [100, 100, 100, 100]

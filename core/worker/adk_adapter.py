@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib
 import inspect
@@ -350,8 +351,11 @@ def _escaped(message: str) -> None:
         harness.escaped.append(message)
 
 
+@functools.lru_cache(maxsize=None)
 def adk_version() -> Optional[str]:
-    """The installed google-adk's version, as its package metadata says."""
+    """The installed google-adk's version, as its package metadata says. Read once per process (the
+    warm server reads it before it forks): reading package metadata costs more than an echo agent's
+    whole run, and the ADK a process imported cannot change under it."""
     from importlib import metadata
 
     try:

@@ -263,9 +263,7 @@ class WorkerPool:
             else:
                 key = _batch_key(first.job)
                 group = [p for p in self._queue if not p.isolated and _batch_key(p.job) == key]
-                free = 1 + getattr(self._slots, "_value", 0)  # this process and the others free now
-                share = -(-len(group) // free)  # spread a group evenly over the free processes
-                batch = group[: max(1, min(self._batch_size(), share))]
+                batch = group[: _share(len(group), 1 + getattr(self._slots, "_value", 0), self._batch_size())]
             for item in batch:
                 self._queue.remove(item)
             task = asyncio.get_running_loop().create_task(self._run_batch(batch))
@@ -376,6 +374,16 @@ class WorkerPool:
         if process.returncode != 0 or marker < 0:
             return RunOutput(error=_describe_exit(process.returncode if process.returncode else None))
         return RunOutput.model_validate_json(out[marker + 1 :])
+
+
+def _share(group: int, free: int, most: int) -> int:
+    """How many of a group of `group` waiting runs one process takes, with `free` processes free now
+    (this one among them) and at most `most` runs a process: the group spread evenly over the free
+    processes, and over as few batches of at most `most` as hold it, so no batch is left with a
+    remainder (400 runs, 128 at most: four batches of 100, not 128, 128, 128 and 16)."""
+    size = max(1, min(most, -(-group // max(1, free))))
+    batches = -(-group // size)
+    return max(1, -(-group // batches))
 
 
 def _batch_key(job: Job) -> tuple:

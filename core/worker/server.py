@@ -223,8 +223,20 @@ def _warm_judges() -> None:
         pass
 
 
+def _freeze() -> None:
+    """Move everything imported so far out of the collector's sight (`gc.freeze`): a forked worker's
+    collections then walk only what its own run made, not ADK's whole module graph, and so leave the
+    pages it shares with this server unwritten."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def serve(path: str) -> None:
     from . import warm  # noqa: F401  (the heavy imports and ADK's lazy set-up, once)
+
+    _freeze()
 
     _adopt_orphans()  # what escapes a killed worker comes here, and is ended
 
@@ -261,6 +273,7 @@ def serve(path: str) -> None:
                 continue
             if any(job.get("judge") for job in message["jobs"]):
                 _warm_judges()
+                _freeze()
             pid = os.fork()
             if pid == 0:
                 selector.close()

@@ -19,14 +19,26 @@ def _warm_up() -> None:
     except ImportError:  # google-adk not installed: native agents still run
         return
 
+    def ping(text: str) -> dict:
+        """Answer a ping."""
+        return {"text": text}
+
     class _Echo(BaseLlm):
+        """Asks for one tool call, then answers: so the models a tool call makes (declarations, calls,
+        responses), whose schemas pydantic builds on first use, are built here, not in every worker."""
+
         model: str = "agentdiff-warm-up"
 
         async def generate_content_async(self, llm_request, stream=False):
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="ok")]))
+            if any(part.function_response for part in llm_request.contents[-1].parts or []):
+                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="ok")]))
+            else:
+                call = types.FunctionCall(name="ping", args={"text": "hi"})
+                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
 
     async def once() -> None:
-        runner = InMemoryRunner(agent=LlmAgent(name="warm_up", model=_Echo(), instruction="warm up"), app_name="warm_up")
+        agent = LlmAgent(name="warm_up", model=_Echo(), instruction="warm up", tools=[ping])
+        runner = InMemoryRunner(agent=agent, app_name="warm_up")
         session = await runner.session_service.create_session(app_name="warm_up", user_id="u")
         async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=types.Content(role="user", parts=[types.Part(text="hi")])):
             pass
@@ -46,3 +58,5 @@ _warm_up()
 
 # agentdiff's own worker modules, so a forked worker has nothing left to import but the agent
 from . import adk_adapter, child, cloud_metrics, custom_metrics, genai_cache, harness, jobs, judge, native_adapter, replay_guard, trace_plugins, user_turns  # noqa: E402,F401
+
+adk_adapter.adk_version()  # read once here: every forked worker inherits it
