@@ -234,3 +234,34 @@ def test_accepting_into_a_file_kept_as_spans_edits_only_that_case_as_editing_the
     edited = json.loads(by_case.text())
     assert edited["eval_cases"][2]["conversation"][0]["intermediate_data"]["tool_uses"][0]["name"] == "look"
     assert edited["eval_cases"][:2] == data["eval_cases"][:2] and edited["eval_cases"][3] == data["eval_cases"][3]
+
+
+def test_a_big_files_text_is_packed_once_its_cases_are_built_and_reads_back_the_same(tmp_path):
+    """A suite held to run packs each big file's text (the eval set's and its source's, one object):
+    the cases built, their located values and an edit's full text are those of the text as read."""
+    import json as _json
+
+    from agentdiff.core.formats.eval_set_files import load_eval_set
+    from agentdiff.core.formats.packed_text import MIN_PACKED, PackedText
+
+    cases = [{"eval_id": f"case_{i}", "conversation": [{"invocation_id": f"i{i}", "user_content": {"role": "user", "parts": [{"text": f"hé {i} " * 40}]}}]}
+             for i in range(4000)]
+    path = tmp_path / "big.evalset.json"
+    path.write_text(_json.dumps({"eval_set_id": "big", "eval_cases": cases}, indent=1, ensure_ascii=False), encoding="utf-8")
+    loaded, errors = load_eval_set(path, tmp_path)
+    assert not errors and loaded is not None and len(path.read_text(encoding="utf-8")) > MIN_PACKED
+    text = path.read_text(encoding="utf-8")
+    assert isinstance(loaded.source.content, str)  # listed only: nothing packed yet
+    assert loaded.cases[3999].eval_id == "case_3999"
+    assert isinstance(loaded.source.content, PackedText) and loaded.source.content.packed_bytes < len(text) // 5
+    assert loaded.source.text == text
+    for index in (0, 1, 1234, 3999):
+        assert loaded.cases[index].conversation[0].user_content.parts[0].text == cases[index]["conversation"][0]["user_content"]["parts"][0]["text"]
+        part, line, column = loaded.cases.text_of(index)
+        start = text.index(f'"eval_id": "case_{index}"') - 2
+        start = text.rindex("{", 0, start + 2)
+        assert _json.loads(part)["eval_id"] == f"case_{index}"
+        assert text.count("\n", 0, start) + 1 == line and start - text.rfind("\n", 0, start) == column
+    packed = loaded.source.content
+    for start, end in ((0, 10), (65_530, 65_545), (100, 300_000), (len(text) - 5, len(text) + 9), (7, 7)):
+        assert packed[start:end] == text[start:end]

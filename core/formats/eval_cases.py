@@ -15,10 +15,11 @@ import re
 import threading
 from array import array
 from collections import OrderedDict
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence, Union
 
 from agentdiff.core.formats.eval_set import EvalCase
-from agentdiff.core.formats.source_file import MAX_DEPTH, deeper_than, lone_surrogate
+from agentdiff.core.formats.packed_text import PackedText
+from agentdiff.core.formats.source_file import MAX_DEPTH, SourceText, deeper_than, lone_surrogate
 from pydantic import ValidationError
 
 #: Models built from spans that stay built, over every loaded file: more than the cases a run or the TUI
@@ -43,10 +44,11 @@ class EvalCases(Sequence[EvalCase]):
         #: each case's `session_input.app_name` (what names its agent), when any case has one
         self.app_names: tuple[Optional[str], ...] = tuple(app_names) if any(app_names) else ()
         self._models = tuple(models) if models is not None else None
-        self._text = text
+        self._text: Union[str, PackedText, None] = text
+        self._source: Optional[SourceText] = None  # the file's text as held elsewhere too (packed with ours)
         self._bounds = array("q", bounds)  # each case's start and end in `text`, one after the other: 16 bytes a case
         self._serial = next(_SERIALS)
-        self._lines: Optional[list[int]] = None
+        self._lines: Optional[array] = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -80,6 +82,8 @@ class EvalCases(Sequence[EvalCase]):
                 _KEPT.move_to_end(key)
                 return model
         assert self._text is not None
+        if self._source is not None:  # its first case built: the suite is held, so its text is packed
+            self._pack()
         start, end = self._span(index)
         model = EvalCase.model_validate(json.loads(self._text[start:end]))  # as it was validated at load
         with _KEPT_LOCK:
@@ -87,6 +91,16 @@ class EvalCases(Sequence[EvalCase]):
             while len(_KEPT) > KEPT:
                 _KEPT.popitem(last=False)
         return model
+
+    def share_text(self, source: SourceText) -> None:
+        """`source` holds the same text: when this file's cases are first built, both hold it packed."""
+        self._source = source
+
+    def _pack(self) -> None:
+        with self._lock:
+            source, self._source = self._source, None
+            if source is not None and isinstance(self._text, str):
+                self._text = source.pack(self._text)
 
     def span_of(self, index: int) -> Optional[tuple[int, int]]:
         """Where case `index` starts and ends in the file's text; None when the cases are kept as models."""
@@ -120,7 +134,7 @@ class EvalCases(Sequence[EvalCase]):
             return None
         with self._lock:
             if self._lines is None:  # where each line starts: made once, when a first value is located
-                self._lines = [0] + [m.end() for m in _NEWLINE.finditer(self._text)]
+                self._lines = array("q", [0] + [m.end() for m in _NEWLINE.finditer(str(self._text))])
         start, end = self._span(index)
         line = bisect.bisect_right(self._lines, start)
         return self._text[start:end], line, start - self._lines[line - 1] + 1

@@ -146,6 +146,7 @@ def _compact(source: SourceText) -> Optional[tuple[Optional[LoadedEvalSet], list
         header = EvalSet.model_validate({**fields, "eval_cases": []})
     except ValidationError:
         return None
+    cases.share_text(source)
     loaded = _without_duplicates(LoadedEvalSet(source, header, cases))
     if recalled is None and loaded[0] is not None:  # only a file that loads without an error is kept
         read_cache.keep(source.sha256, fields, cases)

@@ -8,12 +8,12 @@ import os
 import re
 import stat
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 import yaml
 from agentdiff.core.formats.load_error import LoadError, line_col
+from agentdiff.core.formats.packed_text import MIN_PACKED, PackedText
 
 Kind = Literal["json", "yaml"]
 
@@ -60,14 +60,43 @@ def load_yaml_bounded(text: str) -> Any:
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True)
 class SourceText:
-    """A file's text as read, with the digest that later writes check against."""
+    """A file's text as read, with the digest that later writes check against. A big file held while a
+    suite runs has its text packed (`pack`): `text` is then made whole again when asked, and `content`
+    is what slices it without that."""
 
-    path: Path
-    display: str
-    text: str
-    sha256: str
+    __slots__ = ("path", "display", "sha256", "_text")
+
+    def __init__(self, path: Path, display: str, text: str, sha256: str) -> None:
+        self.path, self.display, self.sha256 = path, display, sha256
+        self._text: Union[str, PackedText] = text
+
+    @property
+    def text(self) -> str:
+        text = self._text
+        return text if isinstance(text, str) else str(text)
+
+    @property
+    def content(self) -> Union[str, PackedText]:
+        """The text as held: a string, or the packed text (both sliced with `[start:end]`)."""
+        return self._text
+
+    def pack(self, text: str) -> Union[str, PackedText]:
+        """The text packed if it is `text` (the same string) and big enough to be worth it; as held."""
+        if self._text is text and len(text) >= MIN_PACKED:
+            self._text = PackedText(text)
+        return self._text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceText):
+            return NotImplemented
+        return (self.path, self.display, self.sha256) == (other.path, other.display, other.sha256) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.display, self.sha256))
+
+    def __repr__(self) -> str:
+        return f"SourceText(path={self.path!r}, display={self.display!r}, sha256={self.sha256!r})"
 
 
 class SourceFileError(Exception):

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
 from agentdiff.core.diff.clusters import clusters
+from agentdiff.core.reports.json_text import dumps_indented
 from agentdiff.core.run.usage import estimated_cost, merge
 from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
 
@@ -83,7 +84,7 @@ def write_json(out: TextIO, cases: Sequence[CaseResult], agents_python: Optional
     pad = " " * indent
 
     def dumped(value: Any, depth: int) -> str:
-        return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + pad * depth)
+        return dumps_indented(value, indent, depth)
 
     out.write("{")
     for number, key in enumerate(document):  # "cases" keeps its place

@@ -30,6 +30,8 @@ class Snapshots:
         self.root = root
         self.dir = root / BLOBS
         self._digests: dict[tuple[str, int, int], str] = {}
+        self._shown: dict[str, str] = {}  # path → how it is displayed
+        self._blobs = str(self.dir)
 
     def keep(self, paths: Iterable[str]) -> dict[str, str]:
         """Each file's digest (displayed path → sha256), its content kept once; unreadable files left out."""
@@ -55,7 +57,10 @@ class Snapshots:
                     self._digests[key] = digest
             except OSError:
                 continue
-            kept[display_path(Path(path), self.root)] = digest
+            shown = self._shown.get(path)
+            if shown is None:
+                shown = self._shown[path] = display_path(Path(path), self.root)
+            kept[shown] = digest
         return kept
 
     def _used(self, digest: str) -> bool:
@@ -63,7 +68,7 @@ class Snapshots:
         if digest.startswith("large:"):
             return True  # known by size and time alone
         try:
-            os.utime(self.dir / digest[:2] / digest)
+            os.utime(os.path.join(self._blobs, digest[:2], digest))
             return True
         except OSError:
             return False

@@ -59,12 +59,22 @@ def _describe_exit(code: Optional[int]) -> str:
     return f"the agent's process exited with code {code} before finishing the run"
 
 
+#: How the worker starts the frame of a result (`server._child`): `{"index": N, "result": {…}}`.
+_RESULT_HEAD, _RESULT_MIDDLE = b'{"index": ', b', "result": '
+
+
 async def _read_frame(reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
+    """The next frame; a result's `result` already a RunOutput, validated from its JSON bytes by
+    pydantic in one pass (not parsed to Python objects first, then validated)."""
     try:
         header = await reader.readexactly(_HEADER_SIZE)
         body = await reader.readexactly(int.from_bytes(header, "big"))
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
+    if body.startswith(_RESULT_HEAD) and body.endswith(b"}"):
+        index, middle, result = body[len(_RESULT_HEAD):].partition(_RESULT_MIDDLE)
+        if middle and index.isdigit():
+            return {"index": int(index), "result": RunOutput.model_validate_json(result[:-1])}
     return json.loads(body)
 
 
@@ -338,7 +348,7 @@ class WorkerPool:
                     continue
                 if "result" in frame:
                     index = frame["index"]
-                    results[index] = RunOutput.model_validate(frame["result"])
+                    results[index] = frame["result"]
                     future = batch[index].future
                     if not future.done():
                         future.set_result(results[index])  # hand each run over as soon as it is done

@@ -301,18 +301,22 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             waiting = iter(enumerate(found.cases))
             ranks: dict[asyncio.Future, int] = {}  # a case's place in the suite, the reports' order
             window = 2 * (jobs if isinstance(jobs, int) and jobs > 0 else 32)
+            finished: asyncio.Queue[asyncio.Future] = asyncio.Queue()  # each task as it ends (O(1), not a wait over the window)
 
             def start_next() -> None:
                 rank, ref = next(waiting, (0, None))
                 if ref is not None:
                     task = asyncio.ensure_future(_timed(ref, pool, options, Path.cwd(), progress, slots, agents))
+                    task.add_done_callback(finished.put_nowait)
                     tasks.add(task)
                     ranks[task] = rank
 
             for _ in range(window):
                 start_next()
             while tasks:
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                done = [await finished.get()]
+                while not finished.empty():
+                    done.append(finished.get_nowait())
                 for task in done:
                     tasks.discard(task)
                     case_run, seconds = task.result()
