@@ -27,13 +27,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from .jobs import Job, RunOutput
 from .server import PROTOCOL, reachable
+from .temp_dirs import private_temp_dir, sweep_temp_dirs
 
 #: The name the worker package has on the agents' interpreter.
 WORKER_PACKAGE = "agentdiff_worker"
@@ -94,35 +94,6 @@ def copy_worker_package(into: str) -> dict[str, str]:
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no output"
-
-
-def private_temp_dir() -> str:
-    """A private (0700) temporary folder named by this process (`agentdiff-<pid>-…`), so one that a
-    killed process left behind can be told from a live one's (`sweep_temp_dirs`)."""
-    return tempfile.mkdtemp(prefix=f"agentdiff-{os.getpid()}-")
-
-
-def sweep_temp_dirs() -> None:
-    """Remove the temporary folders of agentdiff processes that are gone (a `kill -9` runs no cleanup):
-    only folders named `agentdiff-<pid>-…`, owned by this user, whose process no longer exists."""
-    base = tempfile.gettempdir()
-    try:
-        names = os.listdir(base)
-    except OSError:
-        return
-    for name in names:
-        parts = name.split("-", 2)
-        if len(parts) != 3 or parts[0] != "agentdiff" or not parts[1].isdigit() or int(parts[1]) == os.getpid():
-            continue
-        path = os.path.join(base, name)
-        try:
-            if os.lstat(path).st_uid != os.getuid() or not os.path.isdir(path) or os.path.islink(path):
-                continue
-            os.kill(int(parts[1]), 0)
-        except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
-        except (OSError, OverflowError):
-            continue  # alive (another user's process, say) or not ours to judge
 
 
 class WorkerServer:
