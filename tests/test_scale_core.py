@@ -265,3 +265,13 @@ def test_a_big_files_text_is_packed_once_its_cases_are_built_and_reads_back_the_
     packed = loaded.source.content
     for start, end in ((0, 10), (65_530, 65_545), (100, 300_000), (len(text) - 5, len(text) + 9), (7, 7)):
         assert packed[start:end] == text[start:end]
+
+
+def test_a_packed_text_survives_a_pickle():
+    import pickle
+
+    from agentdiff.core.formats.packed_text import BLOCK, PackedText
+
+    text = "".join(f"line {i} é 天\n" for i in range(BLOCK // 4))
+    again = pickle.loads(pickle.dumps(PackedText(text)))
+    assert str(again) == text and again[BLOCK - 3 : BLOCK + 3] == text[BLOCK - 3 : BLOCK + 3] and len(again) == len(text)

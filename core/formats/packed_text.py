@@ -33,6 +33,9 @@ class PackedText:
         self._recent: "OrderedDict[int, str]" = OrderedDict()
         self._lock = threading.Lock()  # the workbench builds cases in threads too
 
+    def __reduce__(self) -> tuple:
+        return _unpickled, (self._blocks, self._length)
+
     def __len__(self) -> int:
         return self._length
 
@@ -67,3 +70,9 @@ class PackedText:
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
         return text
+
+
+def _unpickled(blocks: tuple[bytes, ...], length: int) -> PackedText:
+    packed = PackedText("")
+    packed._blocks, packed._length = blocks, length
+    return packed
