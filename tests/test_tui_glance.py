@@ -448,3 +448,20 @@ def test_the_eta_kept_as_cases_finish_is_the_one_counted_from_the_cases_left():
             expected = counted(progress, 10.0 + step)
             got = progress.eta(10.0 + step)
             assert (got is None and expected is None) or abs(got - expected) < 1e-6, (got, expected)
+
+
+def test_a_big_suite_s_first_run_freezes_its_verdicts_a_thousand_at_a_time(monkeypatch):
+    """While the first run goes, each `FREEZE_EVERY` more verdicts are frozen (a full collection walked
+    every verdict so far, every two seconds or so); not before the cases are, not after, not for a small suite."""
+    from agentdiff.tui import heap
+
+    frozen: list[int] = []
+    monkeypatch.setattr(heap.gc, "freeze", lambda: frozen.append(1))
+    monkeypatch.setattr(heap.gc, "collect", lambda: 0)
+    settler = heap.HeapSettler()
+    assert not settler.settling(50_000, 5_000)  # the loaded cases are not frozen yet
+    assert settler.settle(50_000) and len(frozen) == 1
+    assert [settler.settling(50_000, n) for n in (10, 999, 1000, 1500, 1999, 2000, 3500)] == [False, False, True, False, False, True, True]
+    assert not heap.HeapSettler().settling(heap.BIG_SUITE - 1, 5_000)
+    settler.settle(50_000)  # the first verdicts, once all are in
+    assert not settler.settling(50_000, 9_000) and len(frozen) == 5

@@ -55,7 +55,33 @@ def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: 
     else:
         sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None
     agent_dir = (Path(agent.agents_dir) / agent.name).resolve() if agent and agent.agents_dir else None
-    return CaseFiles(ref.id, sources, config, agent_dir, frozenset(Path(p) for p in files_read), agent.label if agent else None)
+    return CaseFiles(ref.id, _shared(sources), _shared(config), _shared(agent_dir), _read_paths(frozenset(files_read)),
+                     agent.label if agent else None)
+
+
+#: One object for each equal path and set of paths the cases' files hold (the cases of a big suite share
+#: a file, a folder and the few files their agent reads, and each kept copies of its own: ~1 KB a case);
+#: emptied when full, so it only ever saves.
+_SHARED: dict = {}
+_READ: dict[frozenset[str], frozenset[Path]] = {}
+_MOST = 65_536
+
+
+def _shared(value):
+    if value is None:
+        return None
+    if len(_SHARED) >= _MOST:
+        _SHARED.clear()
+    return _SHARED.setdefault(value, value)
+
+
+def _read_paths(read: frozenset[str]) -> frozenset[Path]:
+    found = _READ.get(read)
+    if found is None:
+        if len(_READ) >= _MOST:
+            _READ.clear()
+        found = _READ[read] = frozenset(_shared(Path(p)) for p in read)
+    return found
 
 
 class CaseIndex:

@@ -45,6 +45,7 @@ class Spill:
         self._lock = threading.Lock()  # the runs read back
         self._read: OrderedDict[int, CaseRun] = OrderedDict()
         self.problem: Optional[str] = None  # why runs stay whole (a full disk, say)
+        self._files: dict[frozenset[str], frozenset[str]] = {}
 
     def put(self, run: CaseRun) -> Optional["LightRun"]:
         """The run as a `LightRun`, its whole written to the file; None when it cannot be (it stays whole)."""
@@ -60,7 +61,11 @@ class Spill:
         except OSError as exc:
             self.problem = exc.strerror or str(exc)
             return None
-        files = frozenset(sys.intern(path) for path in run.files_read)  # the same few files for many cases: one string each
+        files = self._files.get(run.files_read)  # the same few files for many cases: one set of one string each
+        if files is None:
+            if len(self._files) >= 4096:
+                self._files.clear()
+            files = self._files[run.files_read] = frozenset(sys.intern(path) for path in run.files_read)
         light = LightRun(self, at, len(blob), run.ref, slim(run.result), run.agent, files, run.shown, run.modes)
         light.changed_layers = run.changed_layers
         return light

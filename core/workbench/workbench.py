@@ -12,6 +12,7 @@ stale code.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -183,9 +184,15 @@ class Workbench(Baselines):
             self._emit(CaseUpdated(case_id))
             after = [self._tasks[i] for i in replays if i in self._tasks] if case_id not in replays else []
             task = asyncio.get_running_loop().create_task(self._run_one(case_id, reason, after))
+            task.add_done_callback(functools.partial(self._forget, case_id))
             self._tasks[case_id] = task
             tasks.append(task)
         return tasks
+
+    def _forget(self, case_id: str, task: asyncio.Task) -> None:
+        """A finished run's task is let go (a suite of many thousand cases would keep one each)."""
+        if self._tasks.get(case_id) is task:
+            del self._tasks[case_id]
 
     def replays(self, case_id: str) -> bool:
         ref = self.cases[case_id].ref

@@ -59,5 +59,9 @@ class RunActions:
         """The header's mode: what the cases will actually do (eval sets have no recordings: live)."""
         if self.workbench.options.mode == "live":
             return "live"
-        kinds = {isinstance(state.ref, ConformanceCaseRef) for state in self.workbench.cases.values()}
+        cases = self.workbench.cases
+        key = (id(cases), len(cases))  # the header asks at every repaint: the kinds are found once per load
+        if getattr(self, "_kinds_of", None) != key:
+            self._kinds_of, self._kinds = key, {isinstance(state.ref, ConformanceCaseRef) for state in cases.values()}
+        kinds = self._kinds
         return "replay/live" if len(kinds) == 2 else "replay" if kinds == {True} else "live"

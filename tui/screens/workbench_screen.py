@@ -223,6 +223,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         if running:
             self.tree.update_cases([self._row(state) for state in running])
             self._refresh_header()
+            self.heap.settling(len(self.workbench.cases), self.workbench.progress.completed)  # the verdicts so far
         elif self.heap.times == 1 and all(state.run is not None for state in self.workbench.cases.values()):
             self.heap.settle(len(self.workbench.cases))  # and their first verdicts
 
