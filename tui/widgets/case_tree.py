@@ -107,6 +107,7 @@ class CaseTree(Tree[str]):
             self.case_id = case_id
 
     def __init__(self, **kwargs) -> None:
+        self._unlabelled: set[int] = set()  # case nodes whose row changed in bulk, labelled when next drawn
         super().__init__("cases", **kwargs)
         self.show_root = False
         self.guide_depth = 2
@@ -157,6 +158,7 @@ class CaseTree(Tree[str]):
         cursor = self.cursor_node  # a group's or an agent's row: the cursor stays on it
         on_row = next((key for key, node in (*self._group_nodes.items(), *self._agent_nodes.items()) if node is cursor), None)
         self.clear()
+        self._unlabelled = set()
         self._error_nodes = {}
         if errors:
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
@@ -209,6 +211,7 @@ class CaseTree(Tree[str]):
         self._case_rows[row.state.ref.id] = row
         node = self._case_nodes.get(row.state.ref.id)
         if node is not None:
+            self._unlabelled.discard(node._id)
             node.set_label(self._label(row))
 
     BULK = 64
@@ -229,9 +232,17 @@ class CaseTree(Tree[str]):
             self._case_rows[row.state.ref.id] = row
             node = self._case_nodes.get(row.state.ref.id)
             if node is not None:
-                node._label = self.process_label(self._label(row))
+                self._unlabelled.add(node._id)  # labelled when drawn: a run of 50,000 cases starting draws ~40
                 node._updates += 1
         self.refresh()
+
+    def render_label(self, node: TreeNode[str], base_style, style) -> Text:
+        if node._id in self._unlabelled:
+            self._unlabelled.discard(node._id)
+            row = self._case_rows.get(node.data or "")
+            if row is not None:
+                node._label = self.process_label(self._label(row))
+        return super().render_label(node, base_style, style)
 
     @staticmethod
     def _label(row: CaseRow) -> Text:
