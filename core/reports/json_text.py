@@ -1,9 +1,8 @@
 """Indented JSON text, the same bytes as `json.dumps(value, indent=N, ensure_ascii=False,
-allow_nan=False)`, made several times faster.
+allow_nan=False)`, in about half its time.
 
 The standard library encodes with C only when there is no indent; with one, it walks the value in
-Python generators, which was most of the time `run --json` took to write the report of a large run.
-Here containers are walked by one recursive function that joins strings, and every leaf is encoded by
+Python generators (0.60 s for the cases of a 5,000-case report; 0.33 s here). Here containers are walked by one recursive function that joins strings, and every leaf is encoded by
 the standard library's C functions. A value holding anything else than what JSON has (a key that is
 not a string, a subclass of a built-in type, an object that needs `default`) is handed to `json.dumps`
 whole, so the output never differs from it.
@@ -12,6 +11,7 @@ whole, so the output never differs from it.
 from __future__ import annotations
 
 import json
+import math
 from json.encoder import encode_basestring  # the C function, where CPython has it
 from typing import Any
 
@@ -47,7 +47,7 @@ def _encode(value: Any, pad: str, newline: str) -> str:
     if kind is int:
         return _INT_REPR(value)
     if kind is float:
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
         return _FLOAT_REPR(value)
     inner = newline + pad
