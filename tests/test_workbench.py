@@ -131,6 +131,26 @@ async def test_first_run_sends_one_job_per_case_and_every_echo_case_passes(root,
     assert first.sources is second.sources and first.agent_dir is second.agent_dir  # one object each, not one per case
 
 
+async def test_a_run_of_many_cases_is_told_as_one_event_when_they_are_queued(root, sets, pool, monkeypatch):
+    """Queueing `BULK_EVENT` cases or more is one `CasesUpdated` (one event a case cost the TUI more than
+    starting the run); each case's start and verdict are still its own event."""
+    from agentdiff.core.workbench import workbench as workbench_module
+    from agentdiff.core.workbench.events import CasesUpdated
+
+    monkeypatch.setattr(workbench_module, "BULK_EVENT", 3)
+    wb = Workbench(root, [root / "agents"], pool)
+    events: list[Event] = []
+    wb.subscribe(events.append)
+    wb.run(list(wb.cases), "first run")
+    assert events == [CasesUpdated((ECHO_0, ECHO_1, OTHER_0))] and all(wb.cases[i].stale for i in wb.cases)
+    await wb.wait()
+    assert sorted(e.case_id for e in events[1:]) == sorted([ECHO_0, ECHO_1, OTHER_0] * 2)
+    events.clear()
+    wb.run([ECHO_0, ECHO_1], "two")  # fewer: one event each, as before
+    await wb.wait()
+    assert sorted(e.case_id for e in events) == sorted([ECHO_0, ECHO_1] * 3)
+
+
 async def test_plan_accept_refuses_a_case_that_has_not_run(root, sets, pool):
     wb = Workbench(root, [root / "agents"], pool)
     with pytest.raises(ValueError, match="has not run yet"):

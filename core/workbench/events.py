@@ -36,6 +36,18 @@ class CaseUpdated:
 
 
 @dataclass(frozen=True)
+class CasesUpdated:
+    """Many cases' states changed at once (a run of `BULK_EVENT` cases or more queued): one event for
+    them all, where one each cost the listeners more than the run's start itself."""
+
+    case_ids: tuple[str, ...]
+
+
+#: A run queueing this many cases or more tells its listeners in one `CasesUpdated`.
+BULK_EVENT = 256
+
+
+@dataclass(frozen=True)
 class CasesReloaded:
     """Cases were added, removed or reordered, or the load errors changed: the list is new."""
 
@@ -46,4 +58,4 @@ class Notice:
     severity: str = "information"  # information | warning | error
 
 
-Event = CaseUpdated | CasesReloaded | Notice
+Event = CaseUpdated | CasesUpdated | CasesReloaded | Notice

@@ -37,7 +37,9 @@ from agentdiff.core.workbench.changes import (
     classify,
 )
 from agentdiff.core.workbench.events import (
+    BULK_EVENT,
     CasesReloaded,
+    CasesUpdated,
     CaseState,
     CaseUpdated,
     Event,
@@ -175,18 +177,23 @@ class Workbench(Baselines):
         self.progress.queued(ids, any(not task.done() for task in self._tasks.values()), self.clock(),
                              self.history.last_seconds(ids) if self.history is not None else None)
         tasks = []
-        for case_id in replays + [i for i in ids if i not in replays]:
+        order = replays + [i for i in ids if i not in replays]
+        bulk = len(order) >= BULK_EVENT
+        for case_id in order:
             state = self.cases[case_id]
             old = self._tasks.pop(case_id, None)
             if old is not None and not old.done():
                 old.cancel()
             state.stale, state.running, state.reason = True, False, reason  # queued (○) until its run starts (⟳)
-            self._emit(CaseUpdated(case_id))
+            if not bulk:
+                self._emit(CaseUpdated(case_id))
             after = [self._tasks[i] for i in replays if i in self._tasks] if case_id not in replays else []
             task = asyncio.get_running_loop().create_task(self._run_one(case_id, reason, after))
             task.add_done_callback(functools.partial(self._forget, case_id))
             self._tasks[case_id] = task
             tasks.append(task)
+        if bulk:
+            self._emit(CasesUpdated(tuple(order)))
         return tasks
 
     def _forget(self, case_id: str, task: asyncio.Task) -> None:

@@ -13,7 +13,7 @@ import gc
 import time
 from typing import Optional
 
-from agentdiff.core.workbench.events import CaseState, CaseUpdated, Event, Notice
+from agentdiff.core.workbench.events import CaseState, CasesUpdated, CaseUpdated, Event, Notice
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.workbench import Workbench
 from rich.text import Text
@@ -244,7 +244,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         if isinstance(event, Notice):
             self.notify(event.message, severity=event.severity)  # type: ignore[arg-type]
             return
-        self._dirty.add(event.case_id if isinstance(event, CaseUpdated) else "*")
+        if isinstance(event, CasesUpdated):
+            self._dirty.update(event.case_ids)
+        else:
+            self._dirty.add(event.case_id if isinstance(event, CaseUpdated) else "*")
         self.post_message(self.WorkbenchChanged())
 
     def on_workbench_screen_workbench_changed(self, message: WorkbenchChanged) -> None:
