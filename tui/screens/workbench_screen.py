@@ -1,10 +1,9 @@
 """The workbench screen: the case tree and the selected case's layers, and every key of the app.
 
-It owns the bindings (each with its description; the footer, the `?` help and the command palette
-are made from them) and the view state (turn, divergence, focused layer, accept scope) as one
-reactive, bound down to the detail. The workbench's events arrive as one coalesced message, so a burst of a thousand
-updates is one repaint. Accept, undo, re-record and triage live in `BaselineActions` and
-`TriageActions` beside this module.
+It owns the bindings (each with its description; the footer, the `?` help and the command palette are
+made from them) and the view state (turn, divergence, focused layer, accept scope) as one reactive,
+bound down to the detail. The workbench's events arrive as one coalesced message, so a burst of a thousand
+updates is one repaint. Accept, undo, re-record and triage live in `BaselineActions` and `TriageActions`.
 """
 
 from __future__ import annotations
@@ -244,10 +243,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         if isinstance(event, Notice):
             self.notify(event.message, severity=event.severity)  # type: ignore[arg-type]
             return
-        if isinstance(event, CasesUpdated):
-            self._dirty.update(event.case_ids)
-        else:
-            self._dirty.add(event.case_id if isinstance(event, CaseUpdated) else "*")
+        ids = event.case_ids if isinstance(event, CasesUpdated) else [event.case_id if isinstance(event, CaseUpdated) else "*"]
+        self._dirty.update(ids)
         self.post_message(self.WorkbenchChanged())
 
     def on_workbench_screen_workbench_changed(self, message: WorkbenchChanged) -> None:
