@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import pytest
 
-from agentdiff.core.reports.json_text import dumps_indented
+from agentdiff.core.formats.json_text import dumps_indented
 
 LEAVES = ["", "plain", "quote \" and \\ back", "tab\tnew\nline\r", "\x00\x1f\x7f", "café naïve 天气 🙂", "\u2028\u2029", "\ud800",
           0, 1, -7, 10**30, 0.0, -0.0, 1.5, 1e16, 1e-7, 123456789.125, 2.2250738585072014e-308, True, False, None]

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
 from agentdiff.core.diff.clusters import clusters
-from agentdiff.core.reports.json_text import dumps_indented
+from agentdiff.core.formats.json_text import dumps_indented
 from agentdiff.core.run.usage import estimated_cost, merge
 from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
 
