@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.tui.widgets.case_tree import CaseTree
 from fake_pool import CannedPool
 from tui_support import copy_samples, make_app, settle, until
 
@@ -467,13 +468,11 @@ def test_a_big_suite_s_first_run_freezes_its_verdicts_a_thousand_at_a_time(monke
     assert not settler.settling(50_000, 9_000) and len(frozen) == 5
 
 
-async def test_rows_relabelled_in_bulk_are_labelled_when_drawn_and_read_as_their_verdicts(tmp_path, monkeypatch):
+async def test_rows_relabelled_in_bulk_are_labelled_when_drawn_and_read_as_their_verdicts(tmp_path):
     """Many rows changing at once (a run of every case starting, the running rows each second) are
     labelled when drawn, not all at once: what the screen shows is each case's verdict all the same."""
-    from agentdiff.tui.widgets.case_tree import CaseTree
     from tui_support import screen_text
 
-    monkeypatch.setattr(CaseTree, "BULK", 2)  # the samples' few cases take the bulk path
     copy_samples(tmp_path)
     app = make_app(tmp_path, CannedPool(tmp_path))
     async with app.run_test(size=(140, 44)) as pilot:
@@ -481,9 +480,10 @@ async def test_rows_relabelled_in_bulk_are_labelled_when_drawn_and_read_as_their
         tree = app.main.tree
         rows = [app.main._row(state) for state in app.workbench.cases.values()]
         tree.update_cases(rows)
-        assert len(tree._unlabelled) == len(rows)  # marked, not labelled yet
+        made = [tree._case_nodes.made(row.state.ref.id) for row in rows]
+        assert made and all(node is not None and node._text is None for node in made)  # marked, not labelled yet
         await pilot.pause()
-        assert tree._unlabelled == set()  # every row on screen drawn: labelled as it was
+        assert all(node._text is not None for node in made)  # every row on screen drawn: labelled as it was
         shown = screen_text(app)
         for row in rows:
             assert tree._case_nodes[row.state.ref.id].label.plain == CaseTree._label(row).plain

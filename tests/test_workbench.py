@@ -126,7 +126,7 @@ async def test_first_run_sends_one_job_per_case_and_every_echo_case_passes(root,
     assert not any(state.running or state.stale for state in wb.cases.values())
     # each case: one update as it is queued (○), one as its run starts (⟳), one as it settles
     assert sorted(e.case_id for e in events) == sorted([ECHO_0, ECHO_1, OTHER_0] * 3)
-    assert wb._tasks == {}  # a finished run's task is let go: a big suite keeps none
+    assert wb._runs.in_flight == {}  # a finished run's task is let go: a big suite keeps none
     first, second = wb.index.get(ECHO_0), wb.index.get(ECHO_1)
     assert first.sources is second.sources and first.agent_dir is second.agent_dir  # one object each, not one per case
 

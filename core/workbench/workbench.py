@@ -12,7 +12,6 @@ stale code.
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.snapshots import Snapshots
 from agentdiff.core.workbench import spill as spills
 from agentdiff.core.workbench.reload import Reload, load_units, units_for
+from agentdiff.core.workbench.run_queue import RunQueue
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
 PREPARING = 256
@@ -77,8 +77,7 @@ class Workbench(Baselines):
         self._own: dict[Path, Optional[str]] = {}  # files this workbench wrote, with what it wrote
         self._agents = AgentMemo(self.root)
         self._listeners: list[Callable[[Event], None]] = []
-        self._tasks: dict[str, asyncio.Task] = {}
-        self._slots: Optional[asyncio.Semaphore] = None
+        self._runs = RunQueue(self._run_one, PREPARING)
         self._serial: Optional[asyncio.Lock] = None  # one change, accept or undo applied at a time
         self.spill = spills.Spill()  # a big session's older runs, on disk
         self._whole: OrderedDict[str, None] = OrderedDict()  # the cases settled last, whose runs stay whole
@@ -96,8 +95,7 @@ class Workbench(Baselines):
 
     def cancel(self) -> None:
         """Stop every run in progress (the app is closing)."""
-        for task in self._tasks.values():
-            task.cancel()
+        self._runs.cancel()
 
     def _emit(self, event: Event) -> None:
         for listener in self._listeners:
@@ -140,9 +138,7 @@ class Workbench(Baselines):
             if case_id not in kept:
                 self.index.remove(case_id)
                 del self.units[case_id]
-                task = self._tasks.pop(case_id, None)
-                if task is not None:
-                    task.cancel()
+                self._runs.drop(case_id)
         replaced = set(old_ids)
         listed = [state for case_id, state in self.cases.items() if case_id not in replaced]
         for ref in reload.cases:
@@ -165,58 +161,49 @@ class Workbench(Baselines):
 
     # --- running ----------------------------------------------------------------------------------
 
-    def run(self, case_ids: Iterable[str], reason: str) -> list[asyncio.Task]:
-        """Start (or restart) runs; a run already going for a case is cancelled and replaced.
+    def run(self, case_ids: Iterable[str], reason: str) -> None:
+        """Start (or restart) runs; a run already going or queued for a case is cancelled and queued
+        again, at the back.
 
         Replays go first: they are quick and need no model, so their verdicts show while the live
-        runs of the same change wait for them."""
+        runs of the same change wait for them. The cases queue in a `RunQueue`, and `PREPARING` of
+        them at a time are tasks."""
         ids = [case_id for case_id in case_ids if case_id in self.cases]
         replays = [i for i in ids if self.replays(i)]
         jobs = getattr(self.pool, "jobs", None)
         self.progress.jobs = jobs if isinstance(jobs, int) and jobs > 0 else 1
-        self.progress.queued(ids, any(not task.done() for task in self._tasks.values()), self.clock(),
-                             self.history.last_seconds(ids) if self.history is not None else None)
-        tasks = []
-        order = replays + [i for i in ids if i not in replays]
+        self.progress.queued(ids, self.busy(), self.clock(), self.history.last_seconds(ids) if self.history is not None else None)
+        first = frozenset(replays)
+        order = replays + [i for i in ids if i not in first]
         bulk = len(order) >= BULK_EVENT
         for case_id in order:
             state = self.cases[case_id]
-            old = self._tasks.pop(case_id, None)
-            if old is not None and not old.done():
-                old.cancel()
+            self._runs.drop(case_id)
             state.stale, state.running, state.reason = True, False, reason  # queued (○) until its run starts (⟳)
             if not bulk:
                 self._emit(CaseUpdated(case_id))
-            after = [self._tasks[i] for i in replays if i in self._tasks] if case_id not in replays else []
-            task = asyncio.get_running_loop().create_task(self._run_one(case_id, reason, after))
-            task.add_done_callback(functools.partial(self._forget, case_id))
-            self._tasks[case_id] = task
-            tasks.append(task)
+            self._runs.put(case_id, reason, frozenset() if case_id in first else first)
         if bulk:
             self._emit(CasesUpdated(tuple(order)))
-        return tasks
 
-    def _forget(self, case_id: str, task: asyncio.Task) -> None:
-        """A finished run's task is let go (a suite of many thousand cases would keep one each)."""
-        if self._tasks.get(case_id) is task:
-            del self._tasks[case_id]
+    def busy(self, case_id: Optional[str] = None) -> bool:
+        """Whether a run is queued or in flight (for the case, or for any)."""
+        return self._runs.busy(case_id)
 
     def replays(self, case_id: str) -> bool:
         ref = self.cases[case_id].ref
         return isinstance(ref, ConformanceCaseRef) and self.options.mode != "live" and ref.case.recorded
 
-    async def _run_one(self, case_id: str, reason: str, after: Sequence[asyncio.Task] = ()) -> None:
-        if after:
-            await asyncio.wait(after)
+    async def _run_one(self, case_id: str, reason: str, after: frozenset[str] = frozenset()) -> None:
+        waits = [task for i, task in self._runs.in_flight.items() if i in after]  # (the replays are queued first)
+        if waits:
+            await asyncio.wait(waits)
         state = self.cases[case_id]
         ref = state.ref
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(PREPARING)
         try:
-            async with self._slots:  # a few cases at a time prepare their runs: the loop stays responsive
-                state.running, state.started = True, self.clock()
-                self._emit(CaseUpdated(case_id))
-                run = await run_case(ref, self.pool, self.options, self.root, self._agents)
+            state.running, state.started = True, self.clock()
+            self._emit(CaseUpdated(case_id))
+            run = await run_case(ref, self.pool, self.options, self.root, self._agents)
             if state.ref is not ref and run.outputs:  # its expectations changed while it ran
                 judged = await judge_again(state.ref, run, self.pool, self.options)
                 run = rescore_case(state.ref, run, self.options, judged)
@@ -254,11 +241,12 @@ class Workbench(Baselines):
 
     async def wait(self) -> None:
         """Until every run started so far has finished (tests and the CLI)."""
-        while True:
-            pending = [t for t in self._tasks.values() if not t.done()]
-            if not pending:
-                return
-            await asyncio.gather(*pending, return_exceptions=True)
+        await self._runs.wait_for(None)
+
+    async def wait_for(self, case_ids: Optional[Iterable[str]], timeout: Optional[float] = None) -> bool:
+        """Until none of these cases is queued or running, or `timeout` seconds have passed; whether
+        they all finished."""
+        return await self._runs.wait_for(case_ids, timeout)
 
     async def rescore(self, case_ids: Iterable[str], reason: str) -> None:
         """Score cached runs again against the cases as loaded now (in a thread); no agent call."""

@@ -198,12 +198,7 @@ class AssistSession:
             self._say(f"re-ran {len(ids)} case{'s' if len(ids) != 1 else ''}")
         everything = list(dict.fromkeys([*waiting, *ids]))
         started = time.monotonic()
-        deadline = started + max(0.1, min(float(timeout), 3600.0))
-        while True:  # a case re-run meanwhile (its task replaced) is waited for too
-            pending = [t for i in everything if (t := self.workbench._tasks.get(i)) is not None and not t.done()]
-            if not pending or time.monotonic() >= deadline:
-                break
-            await asyncio.wait(pending, timeout=deadline - time.monotonic())
+        await self.workbench.wait_for(everything, max(0.1, min(float(timeout), 3600.0)))  # a case re-run meanwhile too
         self._ran = {i: id(s.run) for i, s in self.workbench.cases.items()}
         states = [self.workbench.cases[i] for i in everything if i in self.workbench.cases]
         still = [s.ref.id for s in states if s.running or s.stale]
@@ -224,8 +219,8 @@ class AssistSession:
         states = self.workbench.cases
         if which == "affected":  # what an edit touched: already re-run, re-running, or stale (held, or while paused)
             await self._edits_seen()
-            tasks = self.workbench._tasks
-            waiting = [i for i, s in states.items() if s.running or (i in tasks and not tasks[i].done())
+            busy = self.workbench.busy
+            waiting = [i for i, s in states.items() if s.running or busy(i)
                        or (s.run is not None and id(s.run) != self._ran.get(i) and not s.stale)]
             start = [i for i, s in states.items() if s.stale and not s.running and i not in waiting]
             return start, waiting, "affected by a change"

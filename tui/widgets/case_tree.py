@@ -13,12 +13,14 @@ from agentdiff.core.workbench.history import headline_score
 from agentdiff.core.workbench.progress import duration_text
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ..glyphs import glyph
 from ..safe_text import shown as safe
+from .lazy_rows import CaseNodes, Leaves, lay_out
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,10 @@ class CaseTree(Tree[str]):
             current = stack.pop()
             if current.data:
                 found.append(current.data)
-            stack.extend(reversed(current.children))
+            elif isinstance(current._children, Leaves):
+                found.extend(current._children.ids)
+            else:
+                stack.extend(reversed(current.children))
         return found
 
     class CaseSelected(Message):
@@ -107,11 +112,11 @@ class CaseTree(Tree[str]):
             self.case_id = case_id
 
     def __init__(self, **kwargs) -> None:
-        self._unlabelled: set[int] = set()  # case nodes whose row changed in bulk, labelled when next drawn
+        self._leaf_groups: list[TreeNode[str]] = []  # the groups of cases (their rows made when looked at)
         super().__init__("cases", **kwargs)
         self.show_root = False
         self.guide_depth = 2
-        self._case_nodes: dict[str, TreeNode[str]] = {}
+        self._case_nodes = CaseNodes()
         self._error_nodes: dict[int, object] = {}  # a load error's row → the error
         self._case_rows: dict[str, CaseRow] = {}
         self._group_nodes: dict[tuple[str, str], TreeNode[str]] = {}
@@ -158,13 +163,13 @@ class CaseTree(Tree[str]):
         cursor = self.cursor_node  # a group's or an agent's row: the cursor stays on it
         on_row = next((key for key, node in (*self._group_nodes.items(), *self._agent_nodes.items()) if node is cursor), None)
         self.clear()
-        self._unlabelled = set()
         self._error_nodes = {}
         if errors:
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
             for error in errors:
                 self._error_nodes[group.add_leaf(safe(Text(str(error), style="red")), data="").id] = error
-        self._case_nodes, self._case_rows, self.visible_ids = {}, {r.state.ref.id: r for r in rows}, []
+        self._case_rows, self.visible_ids = {r.state.ref.id: r for r in rows}, []
+        members: dict[tuple[str, str], list[str]] = {}
         groups: dict[tuple[str, str], TreeNode[str]] = {}
         agents: dict[str, TreeNode[str]] = {}
         # a large suite opens with its groups folded, except those holding a failure or the cursor
@@ -180,10 +185,16 @@ class CaseTree(Tree[str]):
                 key = (row.agent, row.group)
                 expand = key in wanted or was_open.get(key, not fold)
                 group = groups[key] = agent.add(safe(Text(row.group, style="italic")), data="", expand=expand)
-            case_id = row.state.ref.id
-            self._case_nodes[case_id] = group.add_leaf(self._label(row), data=case_id)
-            self.visible_ids.append(case_id)
-        self._group_nodes, self._agent_nodes = groups, agents
+                members[key] = []
+            members[(row.agent, row.group)].append(row.state.ref.id)
+        self._case_nodes = CaseNodes()
+        where = self._case_nodes.where
+        for key, group in groups.items():
+            ids = members[key]
+            leaves = group._children = Leaves(self, group, ids)  # type: ignore[assignment]
+            where.update(zip(ids, ((leaves, i) for i in range(len(ids)))))
+            self.visible_ids += ids
+        self._group_nodes, self._agent_nodes, self._leaf_groups = groups, agents, list(groups.values())
         row_node = (groups.get(on_row) or agents.get(on_row)) if on_row is not None and current is None else None
         if row_node is not None:
             self.call_after_refresh(self._move_to, row_node)
@@ -207,42 +218,40 @@ class CaseTree(Tree[str]):
         started running waits for its verdict (with `f`, rows would come and go every second)."""
         return any(not row.state.running and row.state.ref.id not in self._case_nodes and visible(row) for row in rows)
 
-    def update_case(self, row: CaseRow) -> None:
-        self._case_rows[row.state.ref.id] = row
-        node = self._case_nodes.get(row.state.ref.id)
-        if node is not None:
-            self._unlabelled.discard(node._id)
-            node.set_label(self._label(row))
-
-    BULK = 64
     UNFOLDED = 1000  # more visible cases than this: groups start folded
 
-    def update_cases(self, rows: list[CaseRow]) -> None:
-        """Many labels at once (a run of every case starting, the running rows each second): one
-        repaint of what is on screen instead of one each, and never a rebuild of the tree's lines (a
-        rebuild walks every row: once a second, that made a first run of N cases cost N²).
+    def update_case(self, row: CaseRow) -> None:
+        self.update_cases([row])
 
-        Uses the Tree's label internals (Textual is pinned exactly): a node's `_updates` is in the
-        key of its line's cached strip, so only the changed rows on screen are drawn again."""
-        if len(rows) < self.BULK:
-            for row in rows:
-                self.update_case(row)
-            return
+    def update_cases(self, rows: Sequence[CaseRow]) -> None:
+        """New rows for these cases: each labelled again when next drawn (a run of 50,000 cases starting
+        draws a screenful), one repaint of what is on screen, and never a lay-out of the tree's lines.
+        A node's `_updates` is in the key of its line's cached strip: only the changed rows are drawn."""
+        made = self._case_nodes.made
         for row in rows:
             self._case_rows[row.state.ref.id] = row
-            node = self._case_nodes.get(row.state.ref.id)
+            node = made(row.state.ref.id)
             if node is not None:
-                self._unlabelled.add(node._id)  # labelled when drawn: a run of 50,000 cases starting draws ~40
-                node._updates += 1
-        self.refresh()
+                node.relabel()
+        if rows:
+            self.refresh()
 
-    def render_label(self, node: TreeNode[str], base_style, style) -> Text:
-        if node._id in self._unlabelled:
-            self._unlabelled.discard(node._id)
-            row = self._case_rows.get(node.data or "")
-            if row is not None:
-                node._label = self.process_label(self._label(row))
-        return super().render_label(node, base_style, style)
+    def label_of(self, case_id: str) -> Text:
+        """A case's label, from its row (a row made when first read: `lazy_rows.CaseNode`)."""
+        row = self._case_rows.get(case_id)
+        return self._label(row) if row is not None else Text(case_id)
+
+    def _build(self) -> None:
+        """Lay the lines out (Textual's own would walk every case: `lazy_rows`). The tree is never
+        scrolled sideways (`overflow-x: hidden`), so its width is the widget's, not its longest row's."""
+        lines = lay_out(self.root._children, self._leaf_groups)
+        self._tree_lines_cached = lines  # type: ignore[assignment]
+        self.virtual_size = Size(self.size.width, len(lines))
+        if self.cursor_line != -1:
+            if self.cursor_node is not None:
+                self.cursor_line = self.cursor_node._line
+            if self.cursor_line >= len(lines):
+                self.cursor_line = -1
 
     @staticmethod
     def _label(row: CaseRow) -> Text:

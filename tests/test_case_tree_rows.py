@@ -1,0 +1,42 @@
+"""The case tree on one big eval set, through the factory and Pilot: rows are made as they are looked
+at, sit on the lines Textual's own tree would give them, and fold, unfold and take the cursor as
+every other row does."""
+
+from __future__ import annotations
+
+from tui_support import make_app, screen_text, settle, until
+from workbench_support import EchoPool, echo_project
+
+CASES = 1500  # over CaseTree.UNFOLDED: the group starts folded
+
+
+async def test_a_big_group_makes_only_the_rows_it_draws_and_they_sit_on_their_lines(tmp_path):
+    echo_project(tmp_path / "sample_agents", {"echo": [f"hello {i}" for i in range(CASES)]})
+    app = make_app(tmp_path, EchoPool())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot, timeout=60)
+        tree = app.main.tree
+        ids = tree.visible_ids
+        assert len(ids) == CASES
+        group = tree._case_nodes[ids[0]].parent
+        tree.select_case(ids[-1])  # unfolds the group, the cursor on its last case
+        await until(pilot, lambda: tree.current_case_id == ids[-1])
+        assert group.is_expanded
+        assert tree.cursor_line == group.line + CASES  # the group's line, then one line per case
+        await pilot.pause()
+        assert ids[-1].rsplit("::", 1)[1] in screen_text(app)
+        made = sum(tree._case_nodes.made(case_id) is not None for case_id in ids)
+        assert made < 100  # a screenful (and the first case, where the cursor was)
+        await pilot.press("k")
+        assert tree.current_case_id == ids[-2] and tree.cursor_line == group.line + CASES - 1
+        middle = ids[CASES // 2]
+        tree.select_case(middle)
+        await until(pilot, lambda: tree.current_case_id == middle)
+        assert tree.cursor_node.line == group.line + 1 + CASES // 2
+        assert tree._tree_lines[tree.cursor_line].node is tree.cursor_node
+        await pilot.press("h")  # folds the group: its cases' lines go, the cursor on its row
+        await until(pilot, lambda: not group.is_expanded and tree.cursor_node is group)
+        assert len(tree._tree_lines) < CASES and tree._case_nodes[middle].line == -1
+        await pilot.press("right")
+        await until(pilot, lambda: group.is_expanded and tree.current_case_id == ids[0])
+        assert tree._case_nodes[middle].line == group.line + 1 + CASES // 2

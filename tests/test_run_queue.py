@@ -1,0 +1,122 @@
+"""The workbench's run queue: a window of runs at a time, in queue order, and waits that end.
+
+Each test starts runs that block on events the test sets, so nothing sleeps and every order is the
+one the queue chose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from agentdiff.core.workbench.run_queue import RunQueue
+
+
+class Gate:
+    """Runs that start when fed and finish when the test lets them."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str, frozenset[str]]] = []
+        self.finished: list[str] = []
+        self.cancelled: list[str] = []
+        self._open: dict[str, asyncio.Event] = {}
+
+    async def run(self, case_id: str, reason: str, after: frozenset[str]) -> None:
+        self.started.append((case_id, reason, after))
+        event = self._open.setdefault(case_id, asyncio.Event())
+        try:
+            await event.wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(case_id)
+            raise
+        self.finished.append(case_id)
+
+    def release(self, *case_ids: str) -> None:
+        for case_id in case_ids:
+            self._open.setdefault(case_id, asyncio.Event()).set()
+
+    def ids(self) -> list[str]:
+        return [case_id for case_id, _, _ in self.started]
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_no_more_than_the_window_run_at_once_and_they_start_in_queue_order():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=2)
+    for case_id in "abcde":
+        queue.put(case_id, "changed")
+    await settle()
+    assert gate.ids() == ["a", "b"]
+    assert set(queue.in_flight) == {"a", "b"} and queue.queued() == 3
+    gate.release("b")
+    await settle()
+    assert gate.ids() == ["a", "b", "c"] and set(queue.in_flight) == {"a", "c"}
+    gate.release(*"acde")
+    assert await queue.wait_for()
+    assert gate.ids() == list("abcde") and gate.finished[0] == "b"
+    assert not queue.busy() and queue.in_flight == {}
+
+
+async def test_a_case_put_again_goes_to_the_back_with_its_new_reason():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=1)
+    for case_id in "abc":
+        queue.put(case_id, "first")
+    queue.put("b", "again", frozenset({"a"}))
+    gate.release(*"abc")
+    assert await queue.wait_for()
+    assert gate.started == [("a", "first", frozenset()), ("c", "first", frozenset()), ("b", "again", frozenset({"a"}))]
+
+
+async def test_putting_a_running_case_again_cancels_the_run_and_frees_its_slot():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=1)
+    queue.put("a", "changed")
+    await settle()
+    queue.put("a", "changed again")
+    gate.release("a")
+    assert await queue.wait_for(["a"])
+    assert gate.cancelled == ["a"] and gate.finished == ["a"]
+    assert [reason for _, reason, _ in gate.started] == ["changed", "changed again"]
+
+
+async def test_a_dropped_case_never_runs_and_its_waiters_return():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=1)
+    queue.put("a", "changed")
+    queue.put("b", "changed")
+    await settle()
+    queue.drop("b")
+    assert not queue.busy("b") and queue.busy("a")
+    assert await queue.wait_for(["b"], timeout=1)
+    gate.release("a")
+    assert await queue.wait_for()
+    assert gate.ids() == ["a"]
+
+
+async def test_wait_for_says_false_when_its_time_runs_out_and_true_once_the_cases_are_done():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=1)
+    queue.put("a", "changed")
+    queue.put("b", "changed")
+    assert not await queue.wait_for(["b"], timeout=0.05)
+    assert queue.busy("b")
+    gate.release("a")
+    assert await queue.wait_for(["a"])  # only a: b may still be running
+    gate.release("b")
+    assert await queue.wait_for(["b"], timeout=5)
+
+
+async def test_cancel_lets_every_run_go():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=2)
+    for case_id in "abcd":
+        queue.put(case_id, "changed")
+    await settle()
+    queue.cancel()
+    await settle()
+    assert queue.queued() == 0 and sorted(gate.cancelled) == ["a", "b"] and gate.finished == []
+    assert gate.ids() == ["a", "b"]
