@@ -4,6 +4,8 @@ every other row does."""
 
 from __future__ import annotations
 
+import asyncio
+
 from tui_support import make_app, screen_text, settle, until
 from workbench_support import EchoPool, echo_project
 
@@ -40,3 +42,30 @@ async def test_a_big_group_makes_only_the_rows_it_draws_and_they_sit_on_their_li
         await pilot.press("right")
         await until(pilot, lambda: group.is_expanded and tree.current_case_id == ids[0])
         assert tree._case_nodes[middle].line == group.line + 1 + CASES // 2
+
+
+async def test_a_bulk_change_relabels_the_rows_on_screen_first_and_the_rest_a_share_a_repaint(tmp_path):
+    echo_project(tmp_path / "sample_agents", {"echo": [f"hello {i}" for i in range(CASES)]})
+    pool = EchoPool()
+    app = make_app(tmp_path, pool)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot, timeout=60)
+        tree, screen = app.main.tree, app.main
+        ids = tree.visible_ids
+        tree.select_case(ids[-1])
+        await until(pilot, lambda: tree.current_case_id == ids[-1])
+        await pilot.pause()
+        shown = {case_id for case_id in ids if tree._case_nodes.made(case_id) is not None}
+        screen.ROWS_AT_ONCE = 100
+        passes: list[set[str]] = []
+        relabel = tree.update_cases
+        tree.update_cases = lambda rows: (passes.append({row.state.ref.id for row in rows}), relabel(rows))[1]
+        pool.gate = asyncio.Event()  # every run held: the rows show them queued
+        app.workbench.run(ids, "by hand")
+        await until(pilot, lambda: sum(map(len, passes)) >= CASES, timeout=30)
+        assert shown <= passes[0] and len(passes[0]) <= 100 + len(shown)  # what is on screen first
+        assert all(len(ids_) <= 100 + len(shown) for ids_ in passes) and set().union(*passes) >= set(ids)
+        assert "○" in tree._case_nodes[ids[-1]].label.plain  # queued
+        pool.gate.set()
+        await settle(app, pilot, timeout=60)
+        assert tree._case_nodes[ids[-1]].label.plain.startswith("✓")

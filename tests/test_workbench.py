@@ -293,10 +293,11 @@ async def test_an_expectation_edited_while_its_case_runs_restarts_the_run_agains
     wb.run([ECHO_0], "by hand")
     await pool.received.wait()  # the run is in the pool, held there
     assert pool.ran() == [ECHO_0] and wb.cases[ECHO_0].running
+    assert [state.ref.id for state in wb.running()] == [ECHO_0]
     await wb.on_changes([expect(sets, root, "echo", 0, "goodbye")])
     pool.gate.set()
     await wb.wait()
-    assert pool.ran() == [ECHO_0, ECHO_0]
+    assert pool.ran() == [ECHO_0, ECHO_0] and wb.running() == []
     state = wb.cases[ECHO_0]
     assert (state.status, state.reason, state.running, state.stale) == (CaseStatus.FAILED, f"run: {ECHO_SET} changed", False, False)
 

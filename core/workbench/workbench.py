@@ -190,6 +190,10 @@ class Workbench(Baselines):
         """Whether a run is queued or in flight (for the case, or for any)."""
         return self._runs.busy(case_id)
 
+    def running(self) -> list[CaseState]:
+        """The cases whose runs have started and not finished (a window of them: never a walk of the suite)."""
+        return [state for i in self._runs.in_flight if (state := self.cases.get(i)) is not None and state.running]
+
     def replays(self, case_id: str) -> bool:
         ref = self.cases[case_id].ref
         return isinstance(ref, ConformanceCaseRef) and self.options.mode != "live" and ref.case.recorded

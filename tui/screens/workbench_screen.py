@@ -113,18 +113,14 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self.heap = HeapSettler()
         self._dirty: set[str] = set()
         self.tally = Tally().update(workbench.cases, None)  # the header's counts, kept as cases change
-        self._detail_timer = None
-        self._busy = 0  # runs in flight at the last repaint
-        self._repainted_at = float("-inf")
-        self._repaint_timer = None
-        self._move_timer = None
+        self._detail_timer = self._repaint_timer = self._move_timer = None
+        self._busy, self._repainted_at = 0, float("-inf")  # runs in flight at the last repaint, and when it was
 
     REPAINT_EVERY = 0.05  # seconds
+    ROWS_AT_ONCE = 2000  # rows made in one repaint (at 50,000, all at once stalled the app 0.8 s)
     MOVE_EVERY = 1.0  # seconds: cases that belong under another group (the cluster view's first run) move this often at most
 
-    #: After a burst of this many runs has settled, what is loaded is set aside from the garbage
-    #: collector: its full passes over a heap of thousands of cases otherwise stall the UI for 0.5 s.
-    FREEZE_AFTER = 500
+    FREEZE_AFTER = 500  # runs settled in a burst, after which what is loaded leaves the collector (its passes stalled 0.5 s)
 
     # --- layout -----------------------------------------------------------------------------------
 
@@ -218,7 +214,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         self.heap.settle(len(self.workbench.cases))  # the cases as loaded
 
     def _tick(self) -> None:
-        running = [state for state in self.workbench.cases.values() if state.running]
+        running = self.workbench.running()
         if running:
             self.tree.update_cases([self._row(state) for state in running])
             self._refresh_header()
@@ -266,6 +262,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
             return
         self._repainted_at = time.monotonic()
         dirty, self._dirty = self._dirty, set()
+        if "*" not in dirty and len(dirty) > self.ROWS_AT_ONCE:  # a bulk change (all queued): the rows on screen first, the rest later
+            self._dirty, dirty = dirty, self.tree.rows_first(dirty, self.ROWS_AT_ONCE)
+            self._dirty -= dirty
+            self._repaint_timer = self.set_timer(self.REPAINT_EVERY, self._repaint)
         self.tally.update(self.workbench.cases, None if "*" in dirty else dirty)
         rows = [] if "*" in dirty else [self._row(self.workbench.cases[i]) for i in dirty if i in self.workbench.cases]
         if "*" in dirty:

@@ -4,6 +4,7 @@ case posts `CaseTree.CaseSelected`."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -235,6 +236,11 @@ class CaseTree(Tree[str]):
                 node.relabel()
         if rows:
             self.refresh()
+
+    def rows_first(self, case_ids: set[str], count: int) -> set[str]:
+        """Up to `count` of these cases (more if need be): those with rows made (drawn, looked at) first."""
+        made = {node.data for group in self._leaf_groups for node in group._children.made.values()} & case_ids  # type: ignore[attr-defined]
+        return made | set(itertools.islice(case_ids - made, max(0, count - len(made))))
 
     def label_of(self, case_id: str) -> Text:
         """A case's label, from its row (a row made when first read: `lazy_rows.CaseNode`)."""
