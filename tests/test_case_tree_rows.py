@@ -29,6 +29,9 @@ async def test_a_big_group_makes_only_the_rows_it_draws_and_they_sit_on_their_li
         assert ids[-1].rsplit("::", 1)[1] in screen_text(app)
         made = sum(tree._case_nodes.made(case_id) is not None for case_id in ids)
         assert made < 100  # a screenful (and the first case, where the cursor was)
+        await pilot.press("shift+space")  # Textual's expand-all of a case's siblings: nothing to unfold
+        await pilot.pause()
+        assert sum(tree._case_nodes.made(case_id) is not None for case_id in ids) == made
         await pilot.press("k")
         assert tree.current_case_id == ids[-2] and tree.cursor_line == group.line + CASES - 1
         middle = ids[CASES // 2]
@@ -59,13 +62,25 @@ async def test_a_bulk_change_relabels_the_rows_on_screen_first_and_the_rest_a_sh
         screen.ROWS_AT_ONCE = 100
         passes: list[set[str]] = []
         relabel = tree.update_cases
-        tree.update_cases = lambda rows: (passes.append({row.state.ref.id for row in rows}), relabel(rows))[1]
+        ticks: list[set[str]] = []  # the per-second tick's: the running rows (the pool's window)
+
+        def spy(rows):
+            ids_ = {row.state.ref.id for row in rows}
+            (ticks if rows and all(row.elapsed is not None for row in rows) else passes).append(ids_)
+            relabel(rows)
+
+        tree.update_cases = spy
         pool.gate = asyncio.Event()  # every run held: the rows show them queued
         app.workbench.run(ids, "by hand")
-        await until(pilot, lambda: sum(map(len, passes)) >= CASES, timeout=30)
+        await until(pilot, lambda: len(set().union(*passes, *ticks)) >= CASES, timeout=30)
         assert shown <= passes[0] and len(passes[0]) <= 100 + len(shown)  # what is on screen first
-        assert all(len(ids_) <= 100 + len(shown) for ids_ in passes) and set().union(*passes) >= set(ids)
+        assert all(len(ids_) <= 100 + len(shown) for ids_ in passes), [len(p) for p in passes]
+        assert set().union(*passes, *ticks) >= set(ids)
         assert "○" in tree._case_nodes[ids[-1]].label.plain  # queued
+        state = app.workbench.cases[ids[-1]]
+        state.reason = "run: a reason\nover two lines"
+        tree.update_cases([screen._row(state)])
+        assert "\n" not in tree._case_nodes[ids[-1]].label.plain  # one line, as Textual's labels are
         pool.gate.set()
         await settle(app, pilot, timeout=60)
         assert tree._case_nodes[ids[-1]].label.plain.startswith("✓")

@@ -600,3 +600,28 @@ def test_list_says_a_project_configuration_that_does_not_load_as_run_does(tmp_pa
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "error: pyproject.toml: invalid TOML: the file starts with a byte-order mark (BOM)" in done.stderr
+
+
+def test_a_ctrl_c_landing_where_nothing_can_raise_is_not_reported_over_the_interruption(capsys):
+    """A second Ctrl+C inside a weak reference's callback (asyncio's set of tasks, as it cancels the
+    runs of the first) is the interruption itself; any other unraisable error is reported as Python does."""
+    from agentdiff.tui.cli import _unraisable
+
+    def unraisable(error: BaseException):
+        """What Python hands its hook when `error` is raised in a finaliser."""
+        class Finalised:
+            def __del__(self):
+                raise error
+
+        seen, hook = [], sys.unraisablehook
+        sys.unraisablehook = seen.append
+        try:
+            Finalised()
+        finally:
+            sys.unraisablehook = hook
+        return seen[0]
+
+    _unraisable(unraisable(KeyboardInterrupt()))
+    assert capsys.readouterr().err == ""
+    _unraisable(unraisable(ValueError("a callback's own bug")))
+    assert "ValueError: a callback's own bug" in capsys.readouterr().err

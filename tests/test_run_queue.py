@@ -120,3 +120,30 @@ async def test_cancel_lets_every_run_go():
     await settle()
     assert queue.queued() == 0 and sorted(gate.cancelled) == ["a", "b"] and gate.finished == []
     assert gate.ids() == ["a", "b"]
+
+
+async def test_waiting_for_a_queued_case_ends_when_it_is_done_not_when_a_slow_run_beside_it_is():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=2)
+    queue.put("slow", "changed")
+    await settle()
+    gate.release("a")
+    queue.put("a", "changed")  # queued: not a task yet when the wait begins
+    assert await asyncio.wait_for(queue.wait_for(["a"]), 5)
+    assert queue.busy("slow") and gate.finished == ["a"]
+
+
+async def test_a_case_put_right_after_cancel_still_runs():
+    gate = Gate()
+    queue = RunQueue(gate.run, window=1)
+    queue.put("a", "changed")
+    queue.put("b", "changed")
+    await settle()  # a running, the feeder waiting for its slot
+    queue.cancel()
+    queue.put("c", "changed")
+    gate.release("c")
+    for _ in range(50):
+        await asyncio.sleep(0)
+        if not queue.busy():
+            break
+    assert gate.ids() == ["a", "c"] and gate.finished == ["c"] and not queue.busy()

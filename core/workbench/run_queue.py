@@ -60,6 +60,7 @@ class RunQueue:
             task.cancel()
         if self._feeder is not None:
             self._feeder.cancel()
+            self._feeder = None  # (done only at the next step: a case put meanwhile gets a feeder of its own)
 
     async def _feed(self) -> None:
         if self._slots is None:
@@ -100,9 +101,11 @@ class RunQueue:
             # next queued case); else the feeder, about to start the queued ones
             mine = [*self._tasks.values()] if wanted is None else [t for i, t in self._tasks.items() if i in wanted]
             pending = mine or [*self._tasks.values()]
+            if not mine:  # a wanted case queued: looked at again soon (it may start and finish before any of these)
+                left = 0.05 if left is None else min(left, 0.05)
             if not pending:  # (or a slot a cancelled run has yet to give back)
                 if self._feeder is None or self._feeder.done():
                     self._feeder = asyncio.get_running_loop().create_task(self._feed())
-                pending, left = [self._feeder], 0.05 if left is None else min(left, 0.05)
+                pending = [self._feeder]
             when = asyncio.ALL_COMPLETED if mine else asyncio.FIRST_COMPLETED
             await asyncio.wait(pending, timeout=left, return_when=when)

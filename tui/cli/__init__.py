@@ -130,6 +130,14 @@ def _what_stopped() -> str:
     return ""
 
 
+def _unraisable(unraisable) -> None:
+    """A Ctrl+C that lands in a callback nothing can raise from (a weak reference's, as a second one
+    comes while asyncio cancels the runs of the first) is the interruption already being handled:
+    not reported ("Exception ignored in …") over its one line. Anything else is, as Python would."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
 def _from_interrupt(error: BaseException) -> bool:
     """Whether an exception was raised while a KeyboardInterrupt was being handled."""
     seen = error.__context__
@@ -145,6 +153,7 @@ def entry() -> None:
     worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
     one line."""
     previous = {sig: signal.signal(sig, _terminated) for sig in _ENDING}
+    sys.unraisablehook = _unraisable
     interrupted = False
     try:
         try:

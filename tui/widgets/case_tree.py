@@ -242,10 +242,16 @@ class CaseTree(Tree[str]):
         made = {node.data for group in self._leaf_groups for node in group._children.made.values()} & case_ids  # type: ignore[attr-defined]
         return made | set(itertools.islice(case_ids - made, max(0, count - len(made))))
 
+    def action_toggle_expand_all(self) -> None:
+        """Textual's shift+space: on a case, its siblings are cases, which never unfold (and walking
+        them would make every row of the group)."""
+        if self.current_case_id is None:
+            super().action_toggle_expand_all()
+
     def label_of(self, case_id: str) -> Text:
         """A case's label, from its row (a row made when first read: `lazy_rows.CaseNode`)."""
         row = self._case_rows.get(case_id)
-        return self._label(row) if row is not None else Text(case_id)
+        return self.process_label(self._label(row)) if row is not None else Text(case_id)
 
     def _build(self) -> None:
         """Lay the lines out (Textual's own would walk every case: `lazy_rows`). The tree is never
@@ -254,8 +260,9 @@ class CaseTree(Tree[str]):
         self._tree_lines_cached = lines  # type: ignore[assignment]
         self.virtual_size = Size(self.size.width, len(lines))
         if self.cursor_line != -1:
-            if self.cursor_node is not None:
-                self.cursor_line = self.cursor_node._line
+            if self.cursor_node is not None:  # on a case of a group folded meanwhile: on the group's row
+                node = self.cursor_node
+                self.cursor_line = node._line if node._line >= 0 or node.parent is None else node.parent._line
             if self.cursor_line >= len(lines):
                 self.cursor_line = -1
 
