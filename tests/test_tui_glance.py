@@ -340,6 +340,7 @@ async def test_a_big_suite_s_loaded_cases_and_first_verdicts_are_frozen_out_of_t
     from agentdiff.tui import heap
 
     copy_samples(tmp_path)
+    thresholds = gc.get_threshold()
     try:
         app = make_app(tmp_path, CannedPool(tmp_path))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -351,14 +352,17 @@ async def test_a_big_suite_s_loaded_cases_and_first_verdicts_are_frozen_out_of_t
             await until(pilot, lambda: app.main.heap.times >= 1)
             frozen = gc.get_freeze_count()
             assert frozen > 0
+            assert gc.get_threshold()[2] == max(thresholds[2], heap.FULL_EVERY)  # full passes rarer meanwhile
             await settle(app, pilot)
             await until(pilot, lambda: app.main.heap.times == 2)  # the first verdicts too (the next tick)
             verdict = next(state.run for state in app.workbench.cases.values() if state.run is not None)
             # frozen: out of the collector's generations (counting frozen objects is not a measure in a
             # shared test process, where objects frozen earlier are freed meanwhile)
             assert not any(obj is verdict for obj in gc.get_objects())
+        assert gc.get_threshold() == thresholds  # Python's, once the app is gone
     finally:
         gc.unfreeze()  # the test process's objects back in the collector's care
+        gc.set_threshold(*thresholds)
 
 
 async def test_a_case_sits_under_its_agent_before_and_after_it_runs_and_moves_when_that_changes(tmp_path):

@@ -107,8 +107,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         super().__init__()
         self.confirm_live_above, self.stacked_below = confirm_live_above, stacked_below  # stacked_below: columns under which expected is above actual
         self.workbench, self.services, self.project, self.triage = workbench, services, project, triage
-        self.alikes = LookAlikes()
-        self.filter_text, self.failures_only = "", False
+        self.alikes, self.filter_text, self.failures_only = LookAlikes(), "", False
         self.first_paint_at: Optional[float] = None
         self.heap = HeapSettler()
         self._dirty: set[str] = set()
@@ -163,6 +162,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     def on_unmount(self) -> None:
         self.workbench.unsubscribe(self._on_workbench_event)
+        self.heap.release()
 
     # --- rows and filtering -----------------------------------------------------------------------
 
