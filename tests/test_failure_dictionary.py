@@ -141,14 +141,17 @@ async def test_closing_the_app_removes_the_old_blobs_no_history_entry_needs(tmp_
     assert all((blobs / d[:2] / d).exists() for d in needed)
 
 
-def test_a_blob_used_again_is_spared_and_one_pruned_meanwhile_is_kept_again(tmp_path):
+def test_a_blob_used_again_is_spared_and_one_pruned_meanwhile_is_kept_again(tmp_path, monkeypatch):
     """Another session may prune a blob this one still uses: using it refreshes its time (so a prune
     spares it), and a blob gone from under the cache is written again."""
     import os
     import time
 
+    from agentdiff.core.workbench import snapshots as snapshots_module
     from agentdiff.core.workbench.history import History
     from agentdiff.core.workbench.snapshots import Snapshots
+
+    monkeypatch.setattr(snapshots_module, "TOUCH_EVERY", 0.0)  # each use touches (the blob's time is set back by hand here)
 
     prompt = tmp_path / "prompt.md"
     prompt.write_text("be brief")
@@ -167,6 +170,26 @@ def test_a_blob_used_again_is_spared_and_one_pruned_meanwhile_is_kept_again(tmp_
     assert History(history).loaded  # none yet: nothing to lose
     history.write_text("{not json")
     assert not History(history).loaded  # unreadable: the app then prunes nothing by it
+
+
+def test_the_same_file_kept_for_many_passing_cases_is_stated_once_each_and_its_blob_touched_once(tmp_path, monkeypatch):
+    """One verdict after another lands on the app's loop: a file's stat is taken for each (its content
+    may have just changed), the blob's touch and the look for a committed link are not."""
+    from agentdiff.core.workbench import snapshots as snapshots_module
+    from agentdiff.core.workbench.snapshots import Snapshots
+
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("be brief")
+    calls = {"stat": 0, "utime": 0, "link": 0}
+    real_stat, real_utime, real_link = snapshots_module.os.stat, snapshots_module.os.utime, snapshots_module.linked_state
+    monkeypatch.setattr(snapshots_module.os, "stat", lambda p, **k: calls.__setitem__("stat", calls["stat"] + (p == str(prompt))) or real_stat(p, **k))
+    monkeypatch.setattr(snapshots_module.os, "utime", lambda *a, **k: calls.__setitem__("utime", calls["utime"] + 1) or real_utime(*a, **k))
+    monkeypatch.setattr(snapshots_module, "linked_state", lambda *a: calls.__setitem__("link", calls["link"] + 1) or real_link(*a))
+    snapshots = Snapshots(tmp_path)
+    digests = {tuple(snapshots.keep([str(prompt)]).values()) for _ in range(50)}
+    assert len(digests) == 1 and calls == {"stat": 50, "utime": 1, "link": 1}  # looked for once, then written: no touch needed since
+    prompt.write_text("be briefer")
+    assert snapshots.keep([str(prompt)]) != {"prompt.md": digests.pop()[0]}, "a changed file is a new content at once"
 
 
 async def test_an_unreadable_history_prunes_nothing(tmp_path):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentdiff.core.run import result_spool
-from agentdiff.core.run.result_spool import ResultSpool
+from agentdiff.core.run.result_spool import BlobFile, ResultSpool
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
 from agentdiff.tui.cli import main
 from agentdiff.tui.cli import options as cli_options
@@ -45,6 +45,35 @@ def test_a_result_that_cannot_be_written_stays_in_memory(monkeypatch):
     spool.append(_result(1))
     spool.append(_result(2))
     assert spool.on_disk == 0 and "No space left" in spool.problem and [r.eval_id for r in spool] == ["c0", "c1", "c2"]
+
+
+def test_blobs_are_written_in_batches_and_read_back_before_and_after_their_batch_is_written(monkeypatch):
+    writes = []
+    real = result_spool.os.pwrite
+    monkeypatch.setattr(result_spool.os, "pwrite", lambda fd, data, at: writes.append((at, len(data))) or real(fd, data, at))
+    monkeypatch.setattr(BlobFile, "FLUSH_AT", 1000)
+    blobs = BlobFile("agentdiff-test-")
+    made = [bytes([i % 251]) * (37 + i * 11) for i in range(60)]
+    starts = [blobs.put(blob) for blob in made + [b"tail"]]
+    made.append(b"tail")
+    assert len(writes) < len(made) / 3, "batched, not a write per blob"
+    assert [blobs.get(at, len(blob)) for at, blob in zip(starts, made)] == made  # some in the file, the last ones in memory
+    assert sum(size for _, size in writes) < blobs.end
+    blobs.close()
+
+
+def test_a_batch_that_cannot_be_written_stays_readable_and_later_blobs_are_refused(monkeypatch):
+    monkeypatch.setattr(BlobFile, "FLUSH_AT", 100)
+    blobs = BlobFile("agentdiff-test-")
+    first = blobs.put(b"a" * 150)  # written
+    monkeypatch.setattr(result_spool.os, "pwrite", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    second = blobs.put(b"b" * 50)
+    with pytest.raises(OSError, match="No space"):
+        blobs.put(b"c" * 60)  # its batch fails to be written
+    with pytest.raises(OSError, match="No space"):
+        blobs.put(b"d")
+    assert blobs.get(first, 150) == b"a" * 150 and blobs.get(second, 50) == b"b" * 50
+    blobs.close()
 
 
 class _Seen(ResultSpool):

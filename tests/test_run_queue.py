@@ -147,3 +147,47 @@ async def test_a_case_put_right_after_cancel_still_runs():
         if not queue.busy():
             break
     assert gate.ids() == ["a", "c"] and gate.finished == ["c"] and not queue.busy()
+
+
+# --- pacing ---------------------------------------------------------------------------------------
+
+
+async def test_steps_that_become_ready_together_are_spread_over_passes_of_the_loop_in_order(monkeypatch):
+    """Sixty runs whose scores came back at once: each step takes 1 ms, the budget is 4 ms a pass, so
+    no pass runs more than a handful, and they go on in the order they came."""
+    import time
+
+    from agentdiff.core.workbench.run_queue import Pacer
+
+    monkeypatch.setattr(Pacer, "BUDGET", 0.004)
+    pace, passes, done = Pacer(), [0], []
+    loop = asyncio.get_running_loop()
+
+    def count() -> None:  # one call per pass of the loop
+        passes[0] += 1
+        loop.call_soon(count)
+
+    async def step(i: int) -> None:
+        await pace.turn()
+        until = time.perf_counter() + 0.001
+        while time.perf_counter() < until:
+            pass
+        done.append((i, passes[0]))
+
+    loop.call_soon(count)
+    await asyncio.gather(*(step(i) for i in range(60)))
+    per_pass: dict[int, int] = {}
+    for _, seen in done:
+        per_pass[seen] = per_pass.get(seen, 0) + 1
+    assert [i for i, _ in done] == list(range(60))
+    assert max(per_pass.values()) <= 6 and len(per_pass) >= 10
+
+
+async def test_a_lone_step_goes_on_at_once():
+    from agentdiff.core.workbench.run_queue import Pacer
+
+    pace, loop = Pacer(), asyncio.get_running_loop()
+    before = loop.time()
+    for _ in range(100):  # one at a time: never over the budget
+        await pace.turn()
+    assert loop.time() - before < 1.0

@@ -275,3 +275,47 @@ def test_a_packed_text_survives_a_pickle():
     text = "".join(f"line {i} é 天\n" for i in range(BLOCK // 4))
     again = pickle.loads(pickle.dumps(PackedText(text)))
     assert str(again) == text and again[BLOCK - 3 : BLOCK + 3] == text[BLOCK - 3 : BLOCK + 3] and len(again) == len(text)
+
+
+async def test_a_small_runs_scoring_stays_on_the_loop_and_a_big_ones_goes_to_a_thread():
+    """Each hop to a thread passes the interpreter's lock back and forth with the loop: a workbench's
+    run whose output is small is scored where it is awaited; one over `SMALL_BYTES` in a thread, and
+    a headless run's always in a thread."""
+    import threading
+
+    from agentdiff.core.run import cpu
+    from agentdiff.core.worker.jobs import RunOutput
+
+    small, big = RunOutput(), RunOutput()
+    big._size = cpu.SMALL_BYTES + 1
+    assert big.model_copy()._size == big._size  # repeats are copies of one job's output
+    here = threading.get_ident()
+    assert await cpu.cpu_step(cpu.small([small]), threading.get_ident) != here, "a headless run's: in a thread"
+    cpu.ON_LOOP.set(True)  # as the workbench does in each run's task
+    assert await cpu.cpu_step(cpu.small([small, small]), threading.get_ident) == here
+    assert await cpu.cpu_step(cpu.small([small, big]), threading.get_ident) != here
+
+
+async def test_a_run_that_ran_again_while_its_batch_was_spilled_stays_as_it_is():
+    """Runs are spilled in a thread; by the time a batch is written a case may have run again (or
+    be running): only runs still their case's are swapped for their light ones."""
+    import threading
+    from types import SimpleNamespace
+
+    from agentdiff.core.workbench.spill import Spiller
+
+    release = threading.Event()
+
+    class SlowSpill:
+        def put(self, run):
+            release.wait(5)
+            return ("light", run)
+
+    first, second = SimpleNamespace(run="run 1"), SimpleNamespace(run="run 2")
+    spiller = Spiller(SlowSpill(), lambda state, run: state.run is run)
+    spiller.add(first, "run 1")
+    spiller.add(second, "run 2")  # waits for the next batch
+    first.run = "run 1 again"  # ran again meanwhile
+    release.set()
+    await spiller.settled()
+    assert first.run == "run 1 again" and second.run == ("light", "run 2")

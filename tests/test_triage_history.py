@@ -273,6 +273,17 @@ def test_a_burst_of_verdicts_within_SAVE_EVERY_seconds_is_written_once(tmp_path,
     assert [len(data[CASE]) for data in written] == [1, 5]
 
 
+@pytest.mark.parametrize("cases", [0, 1, history_module.CHUNK, history_module.CHUNK * 3 + 7])
+def test_the_history_is_encoded_in_chunks_to_the_bytes_json_dumps_gives(cases):
+    import random
+
+    rng = random.Random(cases)
+    data = {f"agents/a/s.evalset.json::{rng.choice(['b', 'A', 'é', '中', 'z'])}{i}": [
+        {"time": rng.random() * 1e9, "status": rng.choice(["passed", "failed"]), "score": rng.choice([None, 0.5, 1]),
+         "read": {f"f{j}": "ab" for j in range(rng.randint(0, 3))}} for _ in range(rng.randint(0, 3))] for i in range(cases)}
+    assert history_module.encoded(data) == json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
 def test_save_without_a_new_verdict_writes_nothing(tmp_path):
     path = tmp_path / "history.json"
     History(path).save(wait=True)

@@ -333,7 +333,7 @@ async def test_a_key_right_after_enter_in_the_filter_goes_to_the_workbench_not_t
 
 
 async def test_a_big_suite_s_loaded_cases_and_first_verdicts_are_frozen_out_of_the_collector(tmp_path, monkeypatch):
-    """Full collections on thousands of cases cost 150 ms a key press: at first paint, then once every
+    """Full collections on thousands of cases cost 150 ms a key press: as the screen mounts, then once every
     case has its first verdict, what is left is collected and frozen; a small suite is left alone."""
     import gc
 

@@ -437,7 +437,7 @@ async def test_order_after_a_reload_equals_a_fresh_discovery_with_conformance_ca
 
 
 def test_scoring_threads_that_start_together_all_get_a_score_and_load_only_nltks_stemmer():
-    """The workbench scores cases in threads (`asyncio.to_thread`), so on a first run several of
+    """The workbench scores big runs in threads (`asyncio.to_thread`), so on a first run several of
     them load the ROUGE stemmer at once. In a fresh interpreter (the stemmer not loaded yet), 16
     threads released together each score a response: every one must get its score, and NLTK must
     not be imported whole (NumPy, SciPy: about a second), which the stemmer's loader avoids.

@@ -34,6 +34,7 @@ from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.traces.from_run import trace_from_output
 from agentdiff.core.traces.model import Trace
 from agentdiff.core.worker.jobs import AgentRef, RunOutput
+from agentdiff.core.run.cpu import cpu_step, small
 
 RAN_PAST = "ran past the recording"
 
@@ -53,7 +54,7 @@ async def replay_conformance(ref: ConformanceCaseRef, agent: AgentRef, pool, opt
         missing = options.streaming or "any streaming mode"
         return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, f"not recorded for {missing}: record it with `agentdiff record {ref.id}`")
     outputs = await asyncio.gather(*(pool.run(conformance_job(ref, agent, "replay", m, options), options.timeout) for m in modes))
-    return await asyncio.to_thread(judge_replay, ref, agent, modes, outputs)  # diffing is CPU: off the loop
+    return await cpu_step(small(outputs), judge_replay, ref, agent, modes, outputs)  # a big run's diffing: off the loop
 
 
 def judge_replay(ref: ConformanceCaseRef, agent: Optional[AgentRef], modes: Sequence[StreamingMode], outputs: Sequence[RunOutput]) -> CaseRun:
@@ -97,7 +98,7 @@ async def live_conformance(ref: ConformanceCaseRef, agent: AgentRef, pool, optio
     job = conformance_job(ref, agent, "live", streaming, options)
     repeats = max(1, options.num_runs)
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
-    return await asyncio.to_thread(score_live_conformance, ref, agent, streaming, outputs, options)
+    return await cpu_step(small(outputs), score_live_conformance, ref, agent, streaming, outputs, options)
 
 
 def score_live_conformance(

@@ -40,6 +40,7 @@ from agentdiff.core.traces.agents_cli import baseline_output, run_view, scenario
 from agentdiff.core.traces.from_run import invocations_from_output, split_turns, trace_from_output
 from agentdiff.core.worker.agents_cli_trace import app_agents, generated_events, instance, trace_case
 from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
+from agentdiff.core.run.cpu import cpu_step, small
 
 NEW = "new: nothing accepted yet — accept this run (`a` in the TUI, `agentdiff accept ID`) to make it the baseline"
 NO_RECORDINGS = ("replay needs recorded model calls, which an accepted baseline holds and this case has none of: "
@@ -128,7 +129,7 @@ async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: 
         job = job.model_copy(update={"mode": "replay", "recordings": recordings})
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(max(1, options.num_runs))))
     grades = await grade_outputs(ref, agent, outputs, pool, options)
-    return await asyncio.to_thread(score_dataset_case, ref, agent, outputs, grades, job.mode)
+    return await cpu_step(small(outputs), score_dataset_case, ref, agent, outputs, grades, job.mode)
 
 
 async def grade_outputs(ref: DatasetCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], pool, options: RunOptions,

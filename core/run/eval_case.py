@@ -16,6 +16,7 @@ from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.scored import rules_of, scored_case_run
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import AgentRef, RunOutput
+from agentdiff.core.run.cpu import cpu_step, small
 
 NO_RECORDINGS = "replay needs recordings: an EvalSet case has none; run it live (--mode live) or record a conformance case"
 
@@ -38,7 +39,7 @@ async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOpt
     repeats = max(1, options.num_runs)
     outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
     judged = await judge_outputs(ref, agent, outputs, pool, options)
-    return await asyncio.to_thread(score_eval_case, ref, agent, outputs, judged)  # scoring is CPU: off the loop
+    return await cpu_step(small(outputs), score_eval_case, ref, agent, outputs, judged)  # a big run's scoring: off the loop
 
 
 def score_eval_case(ref: EvalCaseRef, agent: AgentRef, outputs: Sequence[RunOutput], judged: Sequence[Judged] = ()) -> CaseRun:

@@ -19,6 +19,7 @@ from agentdiff.core.run.eval_case import run_eval_case
 from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.core.run.cpu import cpu_step, small
 
 
 def default_mode(ref: CaseRef, options: RunOptions) -> str:
@@ -43,6 +44,8 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
         run = await live_conformance(ref, agent, pool, options)
     if options.strict_node_order and run.diff is not None and run.baseline is not None and run.trace is not None:
         run = dataclasses.replace(run, diff=with_strict_node_order(run.diff, run.baseline.trace, run.trace))
+    if not run.ref.checks:
+        return await cpu_step(small(run.outputs), summarised, run)
     return await asyncio.to_thread(lambda: summarised(apply_checks(run)))  # user check functions: off the loop
 
 

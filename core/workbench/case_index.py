@@ -54,7 +54,7 @@ def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: 
         sources, config = frozenset({unit}), ref.config.path or unit.parent / CONFIG_FILE_NAME
     else:
         sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None
-    agent_dir = (Path(agent.agents_dir) / agent.name).resolve() if agent and agent.agents_dir else None
+    agent_dir = _agent_dir(agent.agents_dir, agent.name) if agent and agent.agents_dir else None
     return CaseFiles(ref.id, _shared(sources), _shared(config), _shared(agent_dir), _read_paths(frozenset(files_read)),
                      agent.label if agent else None)
 
@@ -65,6 +65,26 @@ def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: 
 _SHARED: dict = {}
 _READ: dict[frozenset[str], frozenset[Path]] = {}
 _MOST = 65_536
+
+
+_AGENT_DIRS: dict[tuple[str, str], Path] = {}
+
+
+def _agent_dir(agents_dir: str, name: str) -> Path:
+    """The agent's folder, resolved once per load (`forget_resolved`), not once per case: each resolve
+    is a system call per folder on the way, and a verdict's index lands on the app's loop."""
+    key = (agents_dir, name)
+    found = _AGENT_DIRS.get(key)
+    if found is None:
+        if len(_AGENT_DIRS) >= _MOST:
+            _AGENT_DIRS.clear()
+        found = _AGENT_DIRS[key] = (Path(agents_dir) / name).resolve()
+    return found
+
+
+def forget_resolved() -> None:
+    """Resolve agents' folders anew (a load: a link on the way may have changed)."""
+    _AGENT_DIRS.clear()
 
 
 def _shared(value):

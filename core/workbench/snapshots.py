@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -17,6 +18,8 @@ from agentdiff.core.formats.source_file import display_path
 BLOBS = Path(".agentdiff") / "blobs"
 MAX_BYTES = 512 * 1024  # a larger file is noted by digest only
 GRACE = 24 * 3600  # seconds: a blob used this lately is kept even if unreferenced (another session may hold it)
+TOUCH_EVERY = 60.0  # seconds: a blob's time is refreshed at most this often by one session (GRACE spares it long after)
+LINK_CHECK_EVERY = 1.0  # seconds: how long a look for a committed link stands
 
 
 @dataclass(frozen=True)
@@ -32,11 +35,22 @@ class Snapshots:
         self._digests: dict[tuple[str, int, int], str] = {}
         self._shown: dict[str, str] = {}  # path → how it is displayed
         self._blobs = str(self.dir)
+        # A passing case's verdict lands on the app's loop: each system call there hands the interpreter's
+        # lock to a scoring thread for up to 5 ms, so the look for a link and a blob's touch are not
+        # repeated for every case (a file's stat is: its content may have just changed).
+        self._touched: dict[str, float] = {}
+        self._linked: tuple[float, Optional[str]] = (float("-inf"), None)
+
+    def _link(self) -> Optional[str]:
+        now = time.monotonic()
+        if now - self._linked[0] >= LINK_CHECK_EVERY:
+            self._linked = (now, linked_state(self.root, "blobs"))
+        return self._linked[1]
 
     def keep(self, paths: Iterable[str]) -> dict[str, str]:
         """Each file's digest (displayed path → sha256), its content kept once; unreadable files left out."""
         kept: dict[str, str] = {}
-        if linked_state(self.root, "blobs") is not None:  # never written through a committed link
+        if self._link() is not None:  # never written through a committed link
             return kept
         for path in sorted(set(paths)):
             try:
@@ -54,6 +68,7 @@ class Snapshots:
                         temporary = blob.with_name(f".{blob.name}.{os.getpid()}.tmp")
                         temporary.write_bytes(data)  # bytes as read: line endings kept
                         os.replace(temporary, blob)
+                        self._touched[digest] = time.monotonic()
                     self._digests[key] = digest
             except OSError:
                 continue
@@ -67,11 +82,18 @@ class Snapshots:
         """Whether the blob is there, marking it used now (`prune` spares what was used lately)."""
         if digest.startswith("large:"):
             return True  # known by size and time alone
+        now = time.monotonic()
+        if now - self._touched.get(digest, float("-inf")) < TOUCH_EVERY:
+            return True  # touched lately: no prune (of blobs unused for GRACE) takes it meanwhile
         try:
             os.utime(os.path.join(self._blobs, digest[:2], digest))
-            return True
         except OSError:
+            self._touched.pop(digest, None)
             return False
+        if len(self._touched) >= 65_536:
+            self._touched.clear()
+        self._touched[digest] = now
+        return True
 
     def prune(self, referenced: Iterable[str], now: float, grace: float = GRACE) -> int:
         """Remove the blobs no history entry refers to any more, unused for `grace` (another
@@ -93,6 +115,7 @@ class Snapshots:
                 try:
                     if blob.name not in keep and now - blob.stat(follow_symlinks=False).st_mtime > grace:
                         os.unlink(blob.path)
+                        self._touched.pop(blob.name, None)
                         removed += 1
                 except OSError:
                     continue

@@ -10,12 +10,14 @@ session does.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import pickle
 import sys
 import threading
 from collections import OrderedDict
-from typing import Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional
 
 from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
@@ -92,6 +94,46 @@ class Spill:
         self._blobs.close()
         with self._lock:
             self._read.clear()
+
+
+class Spiller:
+    """Runs to spill, written in a thread of their own, then each swapped for its `LightRun` if
+    `may_swap(state, run)` still says so (the case has not run again meanwhile, say). Pickling a run
+    took about a sixth of the app's loop during a big first run; a verdict's settling now only queues
+    it. Runs that come while a batch is written make the next batch."""
+
+    def __init__(self, spill: Spill, may_swap: Callable[[Any, CaseRun], bool]) -> None:
+        self.spill, self._may_swap = spill, may_swap
+        self._pending: list[tuple[Any, CaseRun]] = []
+        self._writing: Optional[asyncio.Future] = None
+        self._executor: Optional[ThreadPoolExecutor] = None
+
+    def add(self, state: Any, run: CaseRun) -> None:
+        self._pending.append((state, run))
+        self._next()
+
+    def _next(self) -> None:
+        if self._writing is not None or not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-spill")
+        self._writing = asyncio.get_running_loop().run_in_executor(self._executor, lambda: [self.spill.put(run) for _, run in batch])
+        self._writing.add_done_callback(lambda done: self._written(batch, done))
+
+    def _written(self, batch: list[tuple[Any, CaseRun]], done: asyncio.Future) -> None:
+        self._writing = None
+        if done.cancelled() or done.exception() is not None:
+            return  # they stay whole
+        for (state, run), light in zip(batch, done.result()):
+            if light is not None and self._may_swap(state, run):
+                state.run = light
+        self._next()
+
+    async def settled(self) -> None:
+        """Until every run queued so far is written and swapped."""
+        while self._writing is not None:
+            await asyncio.wait([self._writing])
 
 
 def _read_back(name: str) -> property:

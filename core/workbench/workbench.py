@@ -25,8 +25,9 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import judge_again, rescore_case
 from agentdiff.core.run.runner import run_case
+from agentdiff.core.run.cpu import ON_LOOP as on_loop
 from agentdiff.core.workbench.baselines import Baselines
-from agentdiff.core.workbench.case_index import CaseIndex, case_files, units_of
+from agentdiff.core.workbench.case_index import CaseIndex, case_files, forget_resolved, units_of
 from agentdiff.core.workbench.changes import (
     Selection,
     after_reload,
@@ -49,7 +50,7 @@ from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.snapshots import Snapshots
 from agentdiff.core.workbench import spill as spills
 from agentdiff.core.workbench.reload import Reload, load_units, units_for
-from agentdiff.core.workbench.run_queue import RunQueue
+from agentdiff.core.workbench.run_queue import Pacer, RunQueue
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
 PREPARING = 256
@@ -78,8 +79,10 @@ class Workbench(Baselines):
         self._agents = AgentMemo(self.root)
         self._listeners: list[Callable[[Event], None]] = []
         self._runs = RunQueue(self._run_one, PREPARING)
+        self._pace = Pacer()  # runs that end together settle over several passes of the loop
         self._serial: Optional[asyncio.Lock] = None  # one change, accept or undo applied at a time
         self.spill = spills.Spill()  # a big session's older runs, on disk
+        self._spiller = spills.Spiller(self.spill, self._may_spill)
         self._whole: OrderedDict[str, None] = OrderedDict()  # the cases settled last, whose runs stay whole
         self._rescoring: list[set[str]] = []  # the cases of the re-scores under way
         self.load()
@@ -114,6 +117,7 @@ class Workbench(Baselines):
             self.cases[ref.id] = state
         self.errors, self.notes = found.errors, found.notes
         self.units = units_of(found.cases)
+        forget_resolved()
         self.index = CaseIndex()
         for state in self.cases.values():
             self._index(state)
@@ -202,7 +206,11 @@ class Workbench(Baselines):
         waits = [task for i, task in self._runs.in_flight.items() if i in after]  # (the replays are queued first)
         if waits:
             await asyncio.wait(waits)
-        state = self.cases[case_id]
+        on_loop.set(True)  # this task's small runs are scored here, not in a thread (`core.run.cpu`)
+        await self._pace.turn()  # runs whose slots freed together start over several passes too
+        state = self.cases.get(case_id)
+        if state is None:
+            return  # removed meanwhile
         ref = state.ref
         try:
             state.running, state.started = True, self.clock()
@@ -219,6 +227,7 @@ class Workbench(Baselines):
             self.progress.finished(case_id)
             self._emit(CaseUpdated(case_id))
             return
+        await self._pace.turn()
         if self.cases.get(case_id) is not state:
             return  # the case was removed meanwhile
         self._settle(state, run, reason)
@@ -240,12 +249,16 @@ class Workbench(Baselines):
         self._whole.move_to_end(state.ref.id)
         while len(self._whole) > spills.KEEP_WHOLE:
             older = self.cases.get(self._whole.popitem(last=False)[0])
-            if older is not None and isinstance(older.run, CaseRun) and not older.running and not any(older.ref.id in h for h in self._rescoring):
-                older.run = self.spill.put(older.run) or older.run
+            if older is not None and isinstance(older.run, CaseRun) and self._may_spill(older, older.run):
+                self._spiller.add(older, older.run)
+
+    def _may_spill(self, state: CaseState, run: CaseRun) -> bool:
+        return state.run is run and not state.running and not any(state.ref.id in held for held in self._rescoring)
 
     async def wait(self) -> None:
-        """Until every run started so far has finished (tests and the CLI)."""
+        """Until every run started so far has finished (tests and the CLI), and older runs are spilled."""
         await self._runs.wait_for(None)
+        await self._spiller.settled()
 
     async def wait_for(self, case_ids: Optional[Iterable[str]], timeout: Optional[float] = None) -> bool:
         """Until none of these cases is queued or running, or `timeout` seconds have passed; whether

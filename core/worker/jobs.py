@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 RunMode = Literal["replay", "live", "record"]
 AgentKind = Literal["auto", "adk", "native"]
@@ -128,3 +128,4 @@ class RunOutput(_Model):
     # sub_agents), for an agents-cli trace's `agent_data.agents`; empty where ADK cannot list them.
     app_agents: dict[str, Any] = {}
     root_agent: str = ""  # the root agent's name  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")
+    _size: int = PrivateAttr(default=0)  # the bytes it came in from the worker (0: made here): what scoring it costs

@@ -74,7 +74,9 @@ async def _read_frame(reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
     if body.startswith(_RESULT_HEAD) and body.endswith(b"}"):
         index, middle, result = body[len(_RESULT_HEAD):].partition(_RESULT_MIDDLE)
         if middle and index.isdigit():
-            return {"index": int(index), "result": RunOutput.model_validate_json(result[:-1])}
+            output = RunOutput.model_validate_json(result[:-1])
+            output._size = len(result)
+            return {"index": int(index), "result": output}
     return json.loads(body)
 
 

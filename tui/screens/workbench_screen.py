@@ -118,7 +118,6 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     REPAINT_EVERY = 0.05  # seconds
     ROWS_AT_ONCE = 2000  # rows made in one repaint (at 50,000, all at once stalled the app 0.8 s)
     MOVE_EVERY = 1.0  # seconds: cases that belong under another group (the cluster view's first run) move this often at most
-
     FREEZE_AFTER = 500  # runs settled in a burst, after which what is loaded leaves the collector (its passes stalled 0.5 s)
 
     # --- layout -----------------------------------------------------------------------------------
@@ -147,6 +146,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
     def on_mount(self) -> None:
         self.workbench.subscribe(self._on_workbench_event)
         self.set_interval(self.TICK, self._tick)
+        self.heap.settle(len(self.workbench.cases))  # the cases as loaded, before the first paint and the run
         self._rebuild_tree()
         self.call_after_refresh(self._painted)
         self.tree.focus()
@@ -211,7 +211,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     def _painted(self) -> None:
         self.first_paint_at = time.perf_counter()
-        self.heap.settle(len(self.workbench.cases))  # the cases as loaded
+        self.heap.painted(len(self.workbench.cases))
 
     def _tick(self) -> None:
         running = self.workbench.running()
