@@ -191,3 +191,18 @@ async def test_a_lone_step_goes_on_at_once():
     for _ in range(100):  # one at a time: never over the budget
         await pace.turn()
     assert loop.time() - before < 1.0
+
+
+def test_a_pacer_used_on_a_new_loop_does_not_wait_for_the_old_loops_pass():
+    """A workbench can outlive an event loop (tests, the CLI): a pass begun on a loop that ended is
+    not waited for."""
+    from agentdiff.core.workbench.run_queue import Pacer
+
+    pace = Pacer()
+
+    async def once() -> None:
+        await pace.turn()
+
+    asyncio.run(once())
+    pace._began = 0.0  # as if the old loop had ended before its next pass
+    asyncio.run(asyncio.wait_for(once(), 5))

@@ -178,15 +178,15 @@ class Workbench(Baselines):
         self.progress.jobs = jobs if isinstance(jobs, int) and jobs > 0 else 1
         self.progress.queued(ids, self.busy(), self.clock(), self.history.last_seconds(ids) if self.history is not None else None)
         first = frozenset(replays)
-        order = replays + [i for i in ids if i not in first]
+        order = replays + [i for i in ids if i not in first] if replays else ids
         bulk = len(order) >= BULK_EVENT
         for case_id in order:
             state = self.cases[case_id]
-            self._runs.drop(case_id)
             state.stale, state.running, state.reason = True, False, reason  # queued (○) until its run starts (⟳)
             if not bulk:
                 self._emit(CaseUpdated(case_id))
-            self._runs.put(case_id, reason, frozenset() if case_id in first else first)
+        self._runs.put_many(replays, reason)
+        self._runs.put_many(order[len(replays):], reason, first)  # the live runs wait for the replays
         if bulk:
             self._emit(CasesUpdated(tuple(order)))
 
