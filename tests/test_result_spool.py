@@ -73,6 +73,16 @@ def test_a_batch_that_cannot_be_written_stays_readable_and_later_blobs_are_refus
     with pytest.raises(OSError, match="No space"):
         blobs.put(b"d")
     assert blobs.get(first, 150) == b"a" * 150 and blobs.get(second, 50) == b"b" * 50
+    assert blobs.end == 200, "the refused blob takes no room: the last kept one ends where it did"
+    blobs.close()
+
+
+def test_a_blob_file_used_again_after_it_is_closed_starts_a_new_file(monkeypatch):
+    blobs = BlobFile("agentdiff-test-")
+    blobs.put(b"hello")
+    blobs.close()
+    at = blobs.put(b"world")
+    assert blobs.get(at, 5) == b"world"
     blobs.close()
 
 

@@ -157,7 +157,7 @@ async def test_steps_that_become_ready_together_are_spread_over_passes_of_the_lo
     no pass runs more than a handful, and they go on in the order they came."""
     import time
 
-    from agentdiff.core.workbench.run_queue import Pacer
+    from agentdiff.core.run.cpu import Pacer
 
     monkeypatch.setattr(Pacer, "BUDGET", 0.004)
     pace, passes, done = Pacer(), [0], []
@@ -184,7 +184,7 @@ async def test_steps_that_become_ready_together_are_spread_over_passes_of_the_lo
 
 
 async def test_a_lone_step_goes_on_at_once():
-    from agentdiff.core.workbench.run_queue import Pacer
+    from agentdiff.core.run.cpu import Pacer
 
     pace, loop = Pacer(), asyncio.get_running_loop()
     before = loop.time()
@@ -196,7 +196,7 @@ async def test_a_lone_step_goes_on_at_once():
 def test_a_pacer_used_on_a_new_loop_does_not_wait_for_the_old_loops_pass():
     """A workbench can outlive an event loop (tests, the CLI): a pass begun on a loop that ended is
     not waited for."""
-    from agentdiff.core.workbench.run_queue import Pacer
+    from agentdiff.core.run.cpu import Pacer
 
     pace = Pacer()
 

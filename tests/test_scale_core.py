@@ -3,6 +3,7 @@ when asked, values located in one case's text, reports written a case at a time,
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -291,7 +292,7 @@ async def test_a_small_runs_scoring_stays_on_the_loop_and_a_big_ones_goes_to_a_t
     assert big.model_copy()._size == big._size  # repeats are copies of one job's output
     here = threading.get_ident()
     assert await cpu.cpu_step(cpu.small([small]), threading.get_ident) != here, "a headless run's: in a thread"
-    cpu.ON_LOOP.set(True)  # as the workbench does in each run's task
+    cpu.ON_LOOP.set(cpu.Pacer())  # as the workbench does in each run's task
     assert await cpu.cpu_step(cpu.small([small, small]), threading.get_ident) == here
     assert await cpu.cpu_step(cpu.small([small, big]), threading.get_ident) != here
 
@@ -319,3 +320,39 @@ async def test_a_run_that_ran_again_while_its_batch_was_spilled_stays_as_it_is()
     release.set()
     await spiller.settled()
     assert first.run == "run 1 again" and second.run == ("light", "run 2")
+
+
+async def test_a_result_read_from_a_worker_knows_how_many_bytes_it_came_in():
+    """What `core.run.cpu` weighs a run by: the bytes of its result's JSON, as the pool reads the frame."""
+    from agentdiff.core.worker import pool
+
+    body = b'{"index": 3, "result": {"seconds": 0.5, "log": "' + b"x" * 1000 + b'"}}'
+    reader = asyncio.StreamReader()
+    reader.feed_data(len(body).to_bytes(pool._HEADER_SIZE, "big") + body)
+    reader.feed_eof()
+    frame = await pool._read_frame(reader)
+    assert frame["index"] == 3 and frame["result"].seconds == 0.5 and frame["result"]._size == len(body) - len(b'{"index": 3, "result": ') - 1
+
+
+async def test_a_spill_batch_that_fails_leaves_its_runs_whole_and_the_next_batch_still_goes():
+    import threading
+    from types import SimpleNamespace
+
+    from agentdiff.core.workbench.spill import Spiller
+
+    release = threading.Event()
+
+    class FailingFirst:
+        def put(self, run):
+            release.wait(5)
+            if run == "run 1":
+                raise RuntimeError("cannot pickle it")
+            return ("light", run)
+
+    first, second, third = (SimpleNamespace(run=f"run {i}") for i in (1, 2, 3))
+    spiller = Spiller(FailingFirst(), lambda state, run: state.run is run)
+    for state in (first, second, third):
+        spiller.add(state, state.run)
+    release.set()
+    await spiller.settled()
+    assert (first.run, second.run, third.run) == ("run 1", ("light", "run 2"), ("light", "run 3"))

@@ -3,7 +3,7 @@
 `run` writes its reports once every case has finished, so it keeps every result until then. Even slim
 (`scoring.results.slim`), a result is some KB: a run of a million cases would grow by GBs. Past
 `IN_MEMORY` results, `ResultSpool` writes each one, pickled, to an anonymous temporary file as it
-comes, and keeps only where it is; the reports read them back one at a time, in order. The file goes
+comes (256 KB at a time: `BlobFile`), and keeps only where it is; the reports read them back one at a time, in order. The file goes
 with the process. A result that cannot be written (a full disk) stays in memory: a run never fails
 over its spool.
 """
@@ -55,20 +55,22 @@ class BlobFile:
             self._pending += blob
             self.end += len(blob)
             if len(self._pending) >= self.FLUSH_AT:
-                self._flush()
+                try:
+                    self._flush()
+                except OSError:
+                    del self._pending[len(self._pending) - len(blob):]  # this one is not kept: its caller keeps it whole
+                    self.end = at
+                    raise
             return at
 
     def _flush(self) -> None:
-        view = memoryview(self._pending)
         try:
-            done = 0
-            while done < len(view):
-                done += os.pwrite(self._file.fileno(), view[done:], self._written + done)
+            done = os.pwrite(self._file.fileno(), self._pending, self._written)
+            while done < len(self._pending):  # a short write: the rest
+                done += os.pwrite(self._file.fileno(), self._pending[done:], self._written + done)
         except OSError as exc:
             self._failed = exc  # what is pending stays pending: every blob put so far can still be read
             raise
-        finally:
-            view.release()
         self._written += len(self._pending)
         self._pending = bytearray()
 
@@ -84,7 +86,7 @@ class BlobFile:
             if self._file is not None:
                 self._file.close()
                 self._file = None
-            self._pending = bytearray()
+            self._pending, self._written, self.end, self._failed = bytearray(), 0, 0, None  # a later put starts a new file
 
 
 class ResultSpool(Sequence[CaseResult]):

@@ -119,31 +119,3 @@ class RunQueue:
             when = asyncio.ALL_COMPLETED if mine else asyncio.FIRST_COMPLETED
             await asyncio.wait(pending, timeout=left, return_when=when)
 
-
-class Pacer:
-    """Work that lands on the loop in bursts, spread over its passes. A batch of a hundred runs ends
-    at once in its worker, and their scores come back from their threads together: each run's next
-    step (its verdict settled, say, half a millisecond) then ran in one pass of the loop, a hundred
-    of them a 60–110 ms stall. A step that awaits `turn()` goes on while the pass has spent less than
-    `BUDGET` on such steps; the others wait for a later pass, in the order they came."""
-
-    BUDGET = 0.008  # seconds of paced steps in one pass of the loop
-
-    def __init__(self) -> None:
-        self._began: Optional[float] = None  # when the first paced step of this pass went on
-        self._loop: Optional[asyncio.AbstractEventLoop] = None  # whose pass (a workbench can outlive a loop)
-
-    async def turn(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            now = time.perf_counter()
-            if self._began is None or self._loop is not loop:
-                self._began, self._loop = now, loop
-                loop.call_soon(self._next_pass)  # runs first in the next pass
-                return
-            if now - self._began <= self.BUDGET:
-                return
-            await asyncio.sleep(0)  # the next pass
-
-    def _next_pass(self) -> None:
-        self._began = None

@@ -106,6 +106,7 @@ class Spiller:
         self.spill, self._may_swap = spill, may_swap
         self._pending: list[tuple[Any, CaseRun]] = []
         self._writing: Optional[asyncio.Future] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None  # whose future `_writing` is
         self._executor: Optional[ThreadPoolExecutor] = None
 
     def add(self, state: Any, run: CaseRun) -> None:
@@ -113,25 +114,37 @@ class Spiller:
         self._next()
 
     def _next(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._writing is not None and self._loop is not loop:
+            self._writing = None  # a batch of a loop that ended: its runs stay whole
         if self._writing is not None or not self._pending:
             return
         batch, self._pending = self._pending, []
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-spill")
-        self._writing = asyncio.get_running_loop().run_in_executor(self._executor, lambda: [self.spill.put(run) for _, run in batch])
+        self._loop = loop
+        self._writing = loop.run_in_executor(self._executor, lambda: [self._put(run) for _, run in batch])
         self._writing.add_done_callback(lambda done: self._written(batch, done))
+
+    def _put(self, run: CaseRun) -> Optional[LightRun]:
+        try:
+            return self.spill.put(run)
+        except Exception:  # noqa: BLE001 - a run that cannot be spilled stays whole
+            return None
 
     def _written(self, batch: list[tuple[Any, CaseRun]], done: asyncio.Future) -> None:
         self._writing = None
-        if done.cancelled() or done.exception() is not None:
-            return  # they stay whole
-        for (state, run), light in zip(batch, done.result()):
-            if light is not None and self._may_swap(state, run):
-                state.run = light
-        self._next()
+        try:
+            if not done.cancelled() and done.exception() is None:
+                for (state, run), light in zip(batch, done.result()):
+                    if light is not None and self._may_swap(state, run):
+                        state.run = light
+        finally:
+            self._next()  # what came meanwhile
 
     async def settled(self) -> None:
         """Until every run queued so far is written and swapped."""
+        self._next()
         while self._writing is not None:
             await asyncio.wait([self._writing])
 

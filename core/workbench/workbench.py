@@ -25,7 +25,7 @@ from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import judge_again, rescore_case
 from agentdiff.core.run.runner import run_case
-from agentdiff.core.run.cpu import ON_LOOP as on_loop
+from agentdiff.core.run.cpu import ON_LOOP as on_loop, Pacer
 from agentdiff.core.workbench.baselines import Baselines
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, forget_resolved, units_of
 from agentdiff.core.workbench.changes import (
@@ -50,7 +50,7 @@ from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.snapshots import Snapshots
 from agentdiff.core.workbench import spill as spills
 from agentdiff.core.workbench.reload import Reload, load_units, units_for
-from agentdiff.core.workbench.run_queue import Pacer, RunQueue
+from agentdiff.core.workbench.run_queue import RunQueue
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
 PREPARING = 256
@@ -206,7 +206,7 @@ class Workbench(Baselines):
         waits = [task for i, task in self._runs.in_flight.items() if i in after]  # (the replays are queued first)
         if waits:
             await asyncio.wait(waits)
-        on_loop.set(True)  # this task's small runs are scored here, not in a thread (`core.run.cpu`)
+        on_loop.set(self._pace)  # this task's small runs are scored here, not in a thread (`core.run.cpu`)
         await self._pace.turn()  # runs whose slots freed together start over several passes too
         state = self.cases.get(case_id)
         if state is None:
@@ -374,6 +374,7 @@ class Workbench(Baselines):
     async def _resolve_agents_again(self) -> None:
         """Which folder is which case's agent may have changed: resolve every case's agent again (in a thread)."""
         self._agents = AgentMemo(self.root)
+        forget_resolved()  # the agents' folders, resolved anew
         states = list(self.cases.values())
         memo, options = self._agents, self.options
         units = dict(self.units)

@@ -75,7 +75,7 @@ async def _read_frame(reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
         index, middle, result = body[len(_RESULT_HEAD):].partition(_RESULT_MIDDLE)
         if middle and index.isdigit():
             output = RunOutput.model_validate_json(result[:-1])
-            output._size = len(result)
+            output._size = len(result) - 1
             return {"index": int(index), "result": output}
     return json.loads(body)
 
@@ -356,7 +356,9 @@ class WorkerPool:
         marker = out.rfind(b"\n{")
         if process.returncode != 0 or marker < 0:
             return RunOutput(error=_describe_exit(process.returncode if process.returncode else None))
-        return RunOutput.model_validate_json(out[marker + 1 :])
+        output = RunOutput.model_validate_json(out[marker + 1 :])
+        output._size = len(out) - marker - 1
+        return output
 
 
 def _share(group: int, free: int, most: int) -> int:
