@@ -646,8 +646,9 @@ def tui_scale_benchmark() -> list[tuple[str, str, str]]:
 @benchmark("tui-one-set")
 def tui_one_set_benchmark() -> list[tuple[str, str, str]]:
     """The real app's first full run on ONE eval set holding every case (its group unfolded under the
-    cursor: the layout where each relabel used to rebuild the whole tree), at 1,000 and at N cases
-    (`AGENTDIFF_BENCH_CASES`, default 5,000) in the same run: time per case should not grow with N."""
+    cursor: the layout where each relabel used to rebuild the whole tree), at 1,000 (`AGENTDIFF_BENCH_SMALL`)
+    and at N cases (`AGENTDIFF_BENCH_CASES`, default 5,000) in the same run: time per case should not
+    grow with N (issue 31's ratio: 50,000 against 5,000)."""
     import asyncio
     import os
     import shutil
@@ -659,7 +660,7 @@ def tui_one_set_benchmark() -> list[tuple[str, str, str]]:
 
     rows: list[tuple[str, str, str]] = []
     per_case: dict[int, float] = {}
-    for count in (1000, int(os.environ.get("AGENTDIFF_BENCH_CASES", "5000"))):
+    for count in (int(os.environ.get("AGENTDIFF_BENCH_SMALL", "1000")), int(os.environ.get("AGENTDIFF_BENCH_CASES", "5000"))):
         root = Path(tempfile.mkdtemp(prefix="agentdiff-bench-"))
         pool = WorkerPool(timeout=60)
 

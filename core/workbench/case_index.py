@@ -3,6 +3,7 @@ mapped to its cases by lookups rather than by a pass over every case."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -73,6 +74,8 @@ _AGENT_DIRS: dict[tuple[str, str], Path] = {}
 def _agent_dir(agents_dir: str, name: str) -> Path:
     """The agent's folder, resolved once per load (`forget_resolved`), not once per case: each resolve
     is a system call per folder on the way, and a verdict's index lands on the app's loop."""
+    if not os.path.isabs(agents_dir):
+        return (Path(agents_dir) / name).resolve()  # from the working directory: not kept
     key = (agents_dir, name)
     found = _AGENT_DIRS.get(key)
     if found is None:
