@@ -5,10 +5,11 @@ A thread for every step looked free, but each hop passes the interpreter's lock 
 and the loop. With verdicts landing hundreds a second, the TUI's loop waited for the lock 60–110 ms
 at a time, again and again, while every step itself took well under a millisecond. So the
 workbench's runs (`ON_LOOP`: the TUI's, the MCP server's) take a small run's step where it is awaited
-(and the workbench spreads the runs that end together over several passes of the loop, each
-run's start and settling taking its turn: `Pacer`); a run whose output came to more than `SMALL_BYTES` is still scored in a thread,
-so one long case never holds the loop. A headless run keeps its threads: its loop serves no keys,
-and there the threads keep the workers fed sooner (20,000 cases: 37 s against 53 s on the loop).
+(and the workbench spreads the runs that end together over several passes of the loop, each run's
+start and settling taking its turn: `Pacer`); a run whose output came to more than `SMALL_BYTES` is
+still scored in a thread, so one long case never holds the loop. A headless run keeps its threads:
+its loop serves no keys, and there the threads keep the workers fed sooner (20,000 cases: 37 s
+against 53 s on the loop).
 """
 
 from __future__ import annotations
