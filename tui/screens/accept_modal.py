@@ -5,14 +5,17 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from ..diff_render import diff_preview
 from ..safe_text import pictured, shown
+from .dialog import Dialog
 
 
-class AcceptModal(ModalScreen[bool]):
+QUESTION = "Write this change? It is journaled: z undoes it."
+
+
+class AcceptModal(Dialog[bool]):
     """Returns True when the user confirms the write."""
 
     BINDINGS = [
@@ -21,8 +24,7 @@ class AcceptModal(ModalScreen[bool]):
         ("g", "edge(0)", "Top"), ("G", "edge(1)", "Bottom"),
     ]
 
-    def __init__(self, description: str, preview: str, question: str = "Write this change? It is journaled: z undoes it.",
-                 yes: str = "Write") -> None:
+    def __init__(self, description: str, preview: str, question: str = QUESTION, yes: str = "Write") -> None:
         super().__init__()
         self.description = description
         self.preview = preview
@@ -32,11 +34,22 @@ class AcceptModal(ModalScreen[bool]):
         with Vertical(id="accept-dialog"):
             yield Static(shown(Text(self.description, style="bold")), id="accept-title")
             with VerticalScroll(id="accept-preview"):
-                yield Static(diff_preview(pictured(self.preview)))
-            yield Static(Text(self.question, style="dim"))
+                yield Static(diff_preview(pictured(self.preview)), id="accept-diff")
+            yield Static(Text(self.question, style="dim"), id="accept-question")
             with Horizontal(id="accept-buttons"):
                 yield Button(f"{self.yes} (y)", id="yes", variant="success")
                 yield Button("Cancel (n)", id="no", variant="error")
+
+    def show(self, description: str, preview: str, question: str = QUESTION, yes: str = "Write") -> None:
+        """The same dialog for another change: composed once, it opens again without mounting anything."""
+        self.description, self.preview, self.question, self.yes = description, preview, question, yes
+        if not self.is_mounted:
+            return
+        self.query_one("#accept-title", Static).update(shown(Text(description, style="bold")))
+        self.query_one("#accept-diff", Static).update(diff_preview(pictured(preview)))
+        self.query_one("#accept-question", Static).update(Text(question, style="dim"))
+        self.query_one("#yes", Button).label = f"{yes} (y)"
+        self.query_one("#accept-preview", VerticalScroll).scroll_home(animate=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -4,7 +4,7 @@ UI never blocks on a file."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan
 from agentdiff.core.scoring.results import CaseStatus
@@ -12,11 +12,14 @@ from textual import work
 
 from ..widgets.case_detail import ACCEPTED_LAYERS
 from .accept_modal import AcceptModal
+from .dialog import open_dialog
 from .review_screen import ReviewScreen
 
 
 class BaselineActions:
     """Mixed into WorkbenchScreen: uses its `workbench`, `view`, `current` and `tree`."""
+
+    _accept_dialog: Optional[AcceptModal] = None
 
     async def _plan(self, case_id: str) -> AcceptPlan:
         view, run = self.view, self.workbench.cases[case_id].run
@@ -26,6 +29,18 @@ class BaselineActions:
         if view.turn_focused or view.layer:
             return await self.workbench.plan_accept(case_id, "turn", view.turn, repeat=repeat)
         return await self.workbench.plan_accept(case_id, "case", repeat=repeat)
+
+    async def _confirm(self, done: Callable[[Optional[bool]], None], description: str, preview: str) -> None:
+        """Ask with the accept dialog, which is made once per screen and opened again for each change."""
+        dialog = self._accept_dialog
+        if dialog is not None and dialog in self.app.screen_stack:
+            return  # it is open: the change it shows is still the one asked about
+        if dialog is None:
+            dialog = self._accept_dialog = AcceptModal(description, preview)
+            self.app.install_screen(dialog, f"accept-{id(self)}")
+        else:
+            dialog.show(description, preview)
+        await open_dialog(self.app, dialog, done)
 
     def action_accept(self) -> None:
         state = self.current
@@ -44,7 +59,7 @@ class BaselineActions:
             if confirmed:
                 self.write_plans([plan], replan=False)
 
-        self.app.push_screen(AcceptModal(plan.description, plan.preview), done)
+        await self._confirm(done, plan.description, plan.preview)
 
     def action_accept_all(self) -> None:
         self.preview_accept_all()
@@ -69,7 +84,7 @@ class BaselineActions:
             if confirmed:
                 self.write_plans([plan], replan=False)
 
-        self.app.push_screen(AcceptModal(f"{plan.description} (one undo)", plan.preview), done)
+        await self._confirm(done, f"{plan.description} (one undo)", plan.preview)
 
     @work(exclusive=True, group="write", name="write baselines")
     async def write_plans(self, plans: list[AcceptPlan], replan: bool) -> None:
@@ -99,7 +114,7 @@ class BaselineActions:
             if confirmed:
                 self.rerecord_case(state.ref.id)
 
-        self.app.push_screen(AcceptModal(question, "(the file change is made by the live run; z undoes it)\n"), done)
+        self.run_worker(self._confirm(done, question, "(the file change is made by the live run; z undoes it)\n"), group="accept")
 
     @work(group="record", name="re-record a case")
     async def rerecord_case(self, case_id: str) -> None:

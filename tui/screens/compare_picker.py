@@ -12,14 +12,15 @@ from agentdiff.core.reports.kept_runs import kept_runs
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from .dialog import Dialog
 
 BASELINES = "-"  # the option that goes back to comparing with the baselines
 
 
-class ComparePicker(ModalScreen[Optional[str]]):
+class ComparePicker(Dialog[Optional[str]]):
     """Returns a kept run's folder, BASELINES, or None when closed."""
 
     BINDINGS = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close"), ("j", "down", "Down"), ("k", "up", "Up")]

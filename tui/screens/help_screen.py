@@ -8,10 +8,11 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..case_filter import LAYERS, STATUSES
+from .dialog import Dialog
+
 
 def filter_rows() -> list[tuple[str, str]]:
     """Every token of the `/` filter and the values it takes."""
@@ -34,7 +35,7 @@ MODES = (
 )
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """Shows the rows it is given: (key, what it does), made from the bindings by the screen."""
 
     BINDINGS = [("escape", "dismiss", "Close"), ("question_mark", "dismiss", "Close"), ("q", "dismiss", "Close"),

@@ -8,12 +8,13 @@ from typing import Optional, Sequence
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Static
 
+from .dialog import Dialog
 
-class PromptModal(ModalScreen[Optional[str]]):
+
+class PromptModal(Dialog[Optional[str]]):
     BINDINGS = [("escape", "cancel", "Cancel"), Binding("tab", "complete", "Complete", show=False)]
 
     def __init__(self, question: str, value: str = "", placeholder: str = "", hint: str = "", suggestions: Sequence[str] = ()) -> None:

@@ -13,16 +13,16 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..diff_render import diff_preview
 from ..safe_text import pictured, shown
+from .dialog import Dialog
 
 KEYS = "a accept · x reject · s skip · z back · j/k/g/G/space scroll · q quit"
 
 
-class ReviewScreen(ModalScreen[str]):
+class ReviewScreen(Dialog[str]):
     """Returns the summary line."""
 
     BINDINGS = [

@@ -7,13 +7,13 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..safe_text import pictured, shown
+from .dialog import Dialog
 
 
-class TextModal(ModalScreen[None]):
+class TextModal(Dialog[None]):
     BINDINGS = [
         ("escape", "dismiss", "Close"), ("q", "dismiss", "Close"),
         ("j", "scroll(1)", "Down"), ("k", "scroll(-1)", "Up"), ("space", "scroll(10)", "Page down"),
