@@ -155,3 +155,33 @@ async def test_the_tree_marks_look_alike_ids(tmp_path):
         labels = [str(node.label) for node in app.screen.tree._case_nodes.values()]
         assert sum(" ≈" in label for label in labels) == 2, labels
         assert any("look like another's (marked ≈" in n.message for n in app._notifications)
+
+
+def test_a_file_of_plain_eval_ids_is_keyed_at_once_as_each_would_be():
+    """`case_keys` and `look_alikes` look once at a file whose eval_ids are all plain: over random
+    eval_ids of hostile characters, that look agrees with asking of each."""
+    import random
+    from pathlib import Path
+
+    from agentdiff.core.formats.eval_cases import EvalCases
+    from agentdiff.core.formats.eval_set import EvalSet
+    from agentdiff.core.formats.eval_set_files import LoadedEvalSet
+    from agentdiff.core.formats.source_file import SourceText
+    from agentdiff.core.project.case_ids import INDEX_PREFIX, case_keys, eval_id_facts, makes_a_poor_key
+    from agentdiff.core.project.look_alikes import _plain
+
+    alphabet = list("ab:/\\ \t\n\x00\x1f\x7f\x85\xa0\u2003\u200bC1") + ["::", "c:", "f.evalset.json"]
+    chance = random.Random(7)
+    fast = 0
+    for _ in range(3000):
+        eval_ids = ["".join(chance.choice(alphabet) for _ in range(chance.randint(0, 3))) for _ in range(chance.randint(1, 4))]
+        loaded = LoadedEvalSet(SourceText(path=Path("f.evalset.json"), display="f.evalset.json", text="", sha256=""),
+                               EvalSet(eval_set_id="s", eval_cases=[]), EvalCases(eval_ids, [1] * len(eval_ids)))
+        plain, marked = eval_id_facts(loaded.cases)
+        assert plain == all(_plain(e) for e in eval_ids), eval_ids
+        fast += plain and not marked
+        taken = set(eval_ids)
+        each = [f"{INDEX_PREFIX}{n}" if makes_a_poor_key(e, loaded) and f"{INDEX_PREFIX}{n}" not in taken else e
+                for n, e in enumerate(eval_ids, start=1)]
+        assert case_keys(loaded) == each, eval_ids
+    assert fast > 300  # the one look was taken often

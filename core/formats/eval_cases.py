@@ -17,6 +17,7 @@ from array import array
 from collections import OrderedDict
 from typing import Any, Iterator, Optional, Sequence, Union
 
+from agentdiff.core.formats.case_check import case_facts, check_case
 from agentdiff.core.formats.eval_set import EvalCase
 from agentdiff.core.formats.packed_text import PackedText
 from agentdiff.core.formats.source_file import MAX_DEPTH, SourceText, deeper_than, lone_surrogate
@@ -216,7 +217,8 @@ def _scan(text: str) -> Optional[tuple[dict[str, Any], EvalCases]]:
 
 
 def _cases(decoder: json.JSONDecoder, text: str, at: int) -> tuple[EvalCases, int]:
-    """The cases of the `eval_cases` array whose `[` is at `at`, each validated; and where the array ends."""
+    """The cases of the `eval_cases` array whose `[` is at `at`, each validated
+    (`case_check`); and where the array ends."""
     eval_ids: list[str] = []
     turns: list[Optional[int]] = []
     apps: list[Optional[str]] = []
@@ -230,10 +232,10 @@ def _cases(decoder: json.JSONDecoder, text: str, at: int) -> tuple[EvalCases, in
         # each level opens a bracket: a case with fewer brackets than the limit cannot nest past it
         if text.count("{", at, end) + text.count("[", at, end) > MAX_DEPTH - 2 and deeper_than(value, MAX_DEPTH - 2):
             raise ValueError("nested too deeply")
-        case = EvalCase.model_validate(value)
-        eval_ids.append(case.eval_id)
-        turns.append(turns_of(case))
-        apps.append(app_name_of(case))
+        facts = case_facts(check_case(value))  # validated as EvalCase validates it, without its model
+        eval_ids.append(facts[0])
+        turns.append(facts[1])
+        apps.append(facts[2])
         bounds.append(at)
         bounds.append(end)
         at = space(text, end).end()  # type: ignore[union-attr]

@@ -55,10 +55,10 @@ def _rules() -> str:
     if _fingerprint is None:
         import pydantic_core
 
-        from agentdiff.core.formats import eval_cases, eval_set, genai_types, source_file
+        from agentdiff.core.formats import case_check, eval_cases, eval_set, genai_types, source_file
 
         digest = hashlib.sha256(f"{_FORMAT}\0{pydantic_core.__version__}".encode())
-        for module in (eval_cases, eval_set, genai_types, source_file):
+        for module in (case_check, eval_cases, eval_set, genai_types, source_file):
             digest.update(Path(module.__file__ or "").read_bytes())
         _fingerprint = digest.hexdigest()
     return _fingerprint
@@ -86,6 +86,12 @@ def recall(text: str, sha256: str) -> Optional[tuple[dict[str, Any], EvalCases]]
     except OSError:
         pass
     return header, cases
+
+
+def known(sha256: str) -> bool:
+    """Whether an entry for these bytes is kept (what `recall` may find)."""
+    folder = cache_dir()
+    return folder is not None and _entry(folder, sha256).is_file()
 
 
 def keep(sha256: str, header: dict[str, Any], cases: EvalCases) -> None:

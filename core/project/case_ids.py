@@ -17,6 +17,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Iterable, Optional
 
+from agentdiff.core.formats.eval_cases import EvalCases
 from agentdiff.core.formats.eval_set_files import LoadedEvalSet
 
 INDEX_PREFIX = "case_"
@@ -44,6 +45,8 @@ def case_keys(loaded: LoadedEvalSet) -> list[str]:
     eval_ids = loaded.cases.eval_ids
     taken = set(eval_ids)
     names = _names(loaded)
+    if eval_id_facts(loaded.cases) == (True, False) and "" not in taken and not taken & names:
+        return list(eval_ids)  # none makes a poor key
     keys = []
     for number, eval_id in enumerate(eval_ids, start=1):
         key = eval_id
@@ -51,6 +54,25 @@ def case_keys(loaded: LoadedEvalSet) -> list[str]:
             key = f"{INDEX_PREFIX}{number}"
         keys.append(key)
     return keys
+
+
+_DRIVE_LINE = re.compile(r"^[A-Za-z]:", re.MULTILINE)
+
+
+def eval_id_facts(cases: EvalCases) -> tuple[bool, bool]:
+    """Whether every eval_id of a file is plain (printable ASCII, single spaces inside, none at the
+    ends: seen as written), and whether any holds `::`, a slash or a backslash or starts with a
+    drive. Found once per file, in a few passes over its eval_ids joined (a file of many thousand
+    cases), and kept with its cases."""
+    facts = cases.__dict__.get("_id_facts")
+    if facts is None:
+        eval_ids = cases.eval_ids
+        joined = "\n".join(eval_ids)
+        plain = (not eval_ids or joined.count("\n") == len(eval_ids) - 1) and joined.isascii() and joined.replace("\n", "").isprintable() \
+            and "  " not in joined and " \n" not in joined and "\n " not in joined and joined[:1] != " " and joined[-1:] != " "
+        marked = "::" in joined or "/" in joined or "\\" in joined or (":" in joined and _DRIVE_LINE.search(joined) is not None)
+        facts = cases.__dict__["_id_facts"] = (plain, marked)
+    return facts
 
 
 def eval_case_id(display: str, key: str) -> str:

@@ -24,12 +24,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from agentdiff.core.formats.adk_results import RESULT_SUFFIX
-from agentdiff.core.formats.checks_file import (
-    CHECKS_FILE,
-    ChecksFile,
-    CheckSpec,
-    load_checks_file,
-)
+from agentdiff.core.formats.checks_file import CheckSpec
 from agentdiff.core.formats.conformance import (
     SPEC_FILE,
     ConformanceCase,
@@ -45,6 +40,14 @@ from agentdiff.core.formats.eval_set_files import (
 )
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path, missing_reason, resolved
+from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
+from agentdiff.core.project.checks_near import (  # noqa: F401 - discovery's words
+    ChecksFinder,
+    checks_file_for,
+    with_checks,
+)
+from agentdiff.core.project.collector import held_off
+from agentdiff.core.project.conformance_dirs import not_a_case
 from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_set_file and the suffixes are discovery's words
     EVAL_SET_SUFFIXES,
     SKIPPED_DIRS,
@@ -52,8 +55,7 @@ from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_se
     is_eval_set_file,
     unread_eval_sets,
 )
-from agentdiff.core.project.case_ids import CaseIds, case_keys, eval_case_id
-from agentdiff.core.project.conformance_dirs import not_a_case
+from agentdiff.core.project.warm_reads import ReadAhead
 
 DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
 
@@ -203,7 +205,11 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
 
 
 def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
-    root = root or Path.cwd()
+    with held_off():  # a suite's objects made and kept, not walked by each collection as they are made
+        return _discover(paths, root or Path.cwd())
+
+
+def _discover(paths: Sequence[Path], root: Path) -> Discovery:
     found = Discovery()
     eval_files: list[Path] = []
     case_dirs: list[Path] = []
@@ -228,32 +234,14 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
         searched.append(resolved(path))
     named, in_named_dirs = hinted_files(root, searched, {resolved(f) for f in eval_files})
     in_named_dirs += [f for f in beside if resolved(f) not in {resolved(n) for n in named}]
-    configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
-    checks = _ChecksFinder(root, found.errors)
-    optional = set(in_named_dirs)
-    for file in _unique(eval_files + named + in_named_dirs):
-        if not _utf8_name(file):  # ids, reports and the workers' messages are UTF-8: a name that is not cannot be a case's
-            found.errors.append(LoadError(file=_bytes_shown(display_path(file, root)), message="its name is not valid UTF-8: rename the file"))
-            continue
-        loaded, errors = load_eval_set(file, display_path(file, root))
-        if file in optional and (errors or loaded is None or not loaded.cases.runnable):
-            continue  # a JSON file in a folder the tests name that is not an eval set (or is `[]`): not a case file
-        found.errors.extend(errors)
-        if loaded is None:
-            continue
-        found.eval_sets.append(loaded)
-        if file.parent not in configs:
-            configs[file.parent] = load_eval_config(file, root)
-            found.errors.extend(configs[file.parent][1])
-        config, config_errors = configs[file.parent]
-        checks_file = checks.near(file.parent)
-        shared_errors = tuple(config_errors)
-        for position, (eval_id, key) in enumerate(zip(loaded.cases.eval_ids, case_keys(loaded))):
-            ref = EvalCaseRef(loaded, config, shared_errors, key, position=position)
-            if checks_file is not None:
-                specs = checks_file.for_case((file.name, loaded.eval_set_id), (eval_id, ref.name, ref.id))
-                ref = dataclasses.replace(ref, checks=specs)
-            found.cases.append(ref)
+    checks = ChecksFinder(root, found.errors)
+    files = _unique(eval_files + named + in_named_dirs)
+    readable = [file for file in files if _utf8_name(file)]
+    ahead = ReadAhead(readable, [display_path(file, root) for file in readable])  # big files new to the cache, on every core
+    try:
+        _load_eval_sets(found, files, set(in_named_dirs), root, checks, ahead)
+    finally:
+        ahead.close()
     named_dirs = {resolved(p.parent if p.name == SPEC_FILE else p) for p in paths}
     for case_dir in _unique(case_dirs):
         why = not_a_case(case_dir, root, named_dirs)
@@ -280,6 +268,36 @@ def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
     if not found.cases and not found.errors and searched:  # eval sets named otherwise: say how to include them
         found.notes += unread_eval_sets(searched, root)
     return found
+
+
+def _load_eval_sets(found: Discovery, files: list[Path], optional: set[Path], root: Path, checks: ChecksFinder,
+                    ahead: ReadAhead) -> None:
+    """Each eval set file's cases into `found`, its errors too (a file in `optional` only when it reads as one)."""
+    configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
+    for file in files:
+        if not _utf8_name(file):  # ids, reports and the workers' messages are UTF-8: a name that is not cannot be a case's
+            found.errors.append(LoadError(file=_bytes_shown(display_path(file, root)), message="its name is not valid UTF-8: rename the file"))
+            continue
+        ahead.wait(file)
+        loaded, errors = load_eval_set(file, display_path(file, root))
+        if file in optional and (errors or loaded is None or not loaded.cases.runnable):
+            continue  # a JSON file in a folder the tests name that is not an eval set (or is `[]`): not a case file
+        found.errors.extend(errors)
+        if loaded is None:
+            continue
+        found.eval_sets.append(loaded)
+        if file.parent not in configs:
+            configs[file.parent] = load_eval_config(file, root)
+            found.errors.extend(configs[file.parent][1])
+        config, config_errors = configs[file.parent]
+        checks_file = checks.near(file.parent)
+        shared_errors = tuple(config_errors)
+        for position, (eval_id, key) in enumerate(zip(loaded.cases.eval_ids, case_keys(loaded))):
+            ref = EvalCaseRef(loaded, config, shared_errors, key, position=position)
+            if checks_file is not None:
+                specs = checks_file.for_case((file.name, loaded.eval_set_id), (eval_id, ref.name, ref.id))
+                ref = dataclasses.replace(ref, checks=specs)
+            found.cases.append(ref)
 
 
 def _is_dataset(path: Path, root: Path) -> bool:
@@ -315,57 +333,6 @@ def _without_clashes(cases: list[CaseRef]) -> tuple[list[CaseRef], list[LoadErro
         errors.append(LoadError(file=ref.source, message=f"its case {ref.name!r} has the id {ref.id!r}, which {other.source} "
                                 f"has too: rename one (a `::` in a file name reads as an id's separator)"))
     return kept, errors
-
-
-class _ChecksFinder:
-    """The nearest `agentdiff-checks.yaml` at or above a folder, up to the project root, each file
-    loaded once (its problems reported once)."""
-
-    def __init__(self, root: Path, errors: list[LoadError]) -> None:
-        self.root, self.errors = resolved(root), errors
-        self._near: dict[Path, Optional[ChecksFile]] = {}
-        self._loaded: dict[Path, Optional[ChecksFile]] = {}
-
-    def near(self, folder: Path) -> Optional[ChecksFile]:
-        folder = resolved(folder)
-        if folder not in self._near:
-            here = folder / CHECKS_FILE
-            if here.is_file():
-                if here not in self._loaded:
-                    loaded, errors = load_checks_file(here, display_path(here, self.root))
-                    self._loaded[here] = loaded
-                    self.errors.extend(errors)
-                self._near[folder] = self._loaded[here]
-            elif folder == self.root or folder.parent == folder or self.root not in folder.parents:
-                self._near[folder] = None
-            else:
-                self._near[folder] = self.near(folder.parent)
-        return self._near[folder]
-
-
-def with_checks(refs: Sequence["EvalCaseRef"], root: Path, errors: Optional[list[LoadError]] = None) -> list["EvalCaseRef"]:
-    """Eval case refs made elsewhere (the `AgentEvaluator` drop-in) with the journey checks discovery
-    would give them: the nearest checks file up from their eval set file."""
-    finder = _ChecksFinder(root, errors if errors is not None else [])
-    out = []
-    for ref in refs:
-        checks_file = finder.near(ref.eval_set.source.path.parent) if ref.eval_set.source.path.parent.exists() else None
-        if checks_file is not None:
-            specs = checks_file.for_case((ref.eval_set.source.path.name, ref.eval_set.eval_set_id), (ref.eval_id, ref.name, ref.id))
-            ref = dataclasses.replace(ref, checks=specs)
-        out.append(ref)
-    return out
-
-
-def checks_file_for(path: Path, root: Path) -> Optional[Path]:
-    """The checks file a case file or folder is checked by, if any."""
-    root, folder = resolved(root), resolved(path if path.is_dir() else path.parent)
-    while True:
-        if (folder / CHECKS_FILE).is_file():
-            return folder / CHECKS_FILE
-        if folder == root or folder.parent == folder or root not in folder.parents:
-            return None
-        folder = folder.parent
 
 
 def find_eval_sets(root: Path) -> CaseIds:

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from typing import Iterable
 
-from agentdiff.core.project.case_ids import INDEX_PREFIX
+from agentdiff.core.project.case_ids import INDEX_PREFIX, eval_id_facts
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u034f\u180e]")
@@ -42,6 +42,14 @@ def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
     """Each case id that a reader could take for another's (or that reads ambiguously), with why."""
     refs = list(refs)
     notes: dict[str, str] = {}
+    eval_sets, other_ids = {}, []
+    for ref in refs:
+        if isinstance(ref, EvalCaseRef):
+            eval_sets.setdefault(id(ref.eval_set), ref.eval_set)
+        else:
+            other_ids.append(ref.id)
+    if all(_plain(s.source.display) and eval_id_facts(s.cases) == (True, False) for s in eval_sets.values()) and all(map(_plain, other_ids)):
+        return notes  # every id plain (a plain file, `::`, a plain key) and no eval_id ambiguous: most projects' suites
 
     def group(items: list[tuple[str, str]], what: str) -> None:
         # a plain text is seen as itself, so only a text that is not plain can look like another: the
