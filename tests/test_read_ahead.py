@@ -50,7 +50,7 @@ def test_files_new_to_the_cache_are_read_by_other_processes_and_the_suite_is_the
     found = discover([project], project)
 
     assert _facts(found) == alone
-    assert len(started) == 2 or (len(started) == 1 and warm_reads._cores() == 1)
+    assert len(started) == min(warm_reads._cores(), 4)  # a process per core, for the four big files
     assert sorted(Path(p).name for argv in started for p in argv[4:]) == ["broken.evalset.json", "set_0.evalset.json",
                                                                           "set_1.evalset.json", "set_2.evalset.json"]
     assert len(read_here) == 1, "only the broken file, which keeps no entry, was read here"
