@@ -129,3 +129,22 @@ def test_a_file_reads_compactly_only_when_every_case_validates():
     assert cases.eval_ids == ("static", "events", "scenario")
     assert cases.turns == (1, 1, None) and cases.app_names == ("app", "app", None)
     assert cases[1] == EvalCase.model_validate(BASES[1])  # the model built later is the one the file holds
+
+
+def test_a_model_the_twin_does_not_mirror_is_validated_by_the_model(monkeypatch):
+    from agentdiff.core.formats import case_check
+    from pydantic import BaseModel, ConfigDict
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(strict=True)
+        x: int
+
+    with pytest.raises(TypeError, match="strict"):
+        case_check._twin(Strict)
+    monkeypatch.setattr(case_check, "_adapter", lambda: None)  # as when EvalCase has no twin
+    for base in BASES:
+        model = EvalCase.model_validate(base)
+        turns = len(model.conversation) if model.conversation is not None else None
+        assert case_facts(check_case(base)) == (model.eval_id, turns, model.session_input.app_name if model.session_input else None)
+    with pytest.raises(ValidationError):
+        check_case({"eval_id": "x"})

@@ -5,6 +5,7 @@ before starts no process."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -63,13 +64,30 @@ def test_a_suite_read_before_starts_no_process(project, monkeypatch):
     assert _facts(discover([project], project)) == first
 
 
-def test_a_process_that_stops_leaves_discovery_reading_the_files_itself(project, monkeypatch):
+@pytest.mark.parametrize("child", ["pass", "print('noise'); import time; time.sleep(60)", "import time; time.sleep(60)"],
+                         ids=["stops", "says something else", "falls silent"])
+def test_a_process_that_fails_leaves_discovery_reading_the_files_itself(project, monkeypatch, child):
     monkeypatch.setenv("AGENTDIFF_NO_CACHE", "1")
     alone = _facts(discover([project], project))
     monkeypatch.delenv("AGENTDIFF_NO_CACHE")
-    popen = warm_reads.subprocess.Popen
-    monkeypatch.setattr(warm_reads.subprocess, "Popen", lambda argv, **kw: popen([argv[0], "-c", "pass"], **kw))
+    monkeypatch.setattr(warm_reads, "SILENCE", 0.5)
+    popen, started = warm_reads.subprocess.Popen, []
+    monkeypatch.setattr(warm_reads.subprocess, "Popen", lambda argv, **kw: started.append(popen([argv[0], "-c", child], **kw)) or started[-1])
+    began = time.monotonic()
     assert _facts(discover([project], project)) == alone
+    assert started and all(process.poll() is not None for process in started)  # none left behind
+    assert time.monotonic() - began < 20
+
+
+def test_a_file_that_keeps_no_entry_is_marked_and_not_read_ahead_again(project, monkeypatch):
+    for name in ("set_0", "set_1", "set_2"):
+        (project / f"{name}.evalset.json").unlink()
+    (project / "other.evalset.json").write_text('{"eval_set_id": "o", "eval_cases": [{"eval_id": "y"}]}')  # two broken files
+    discover([project], project)
+    assert len(list((project.parent / "cache" / "eval-sets").glob("*.none"))) == 2
+    monkeypatch.setattr(warm_reads.subprocess, "Popen", lambda *a, **kw: pytest.fail("a process was started"))
+    found = discover([project], project)
+    assert len(found.errors) == 2 and not found.cases
 
 
 def test_the_processes_import_nothing_from_the_working_folder(project, monkeypatch):

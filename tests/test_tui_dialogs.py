@@ -75,3 +75,22 @@ async def test_the_accept_preview_draws_the_workbench_beneath_once_until_the_ter
         assert len(drawn) == 1
         await pilot.press("y")
         await until(pilot, lambda: app.workbench.cases[REFUND].status is CaseStatus.PASSED)
+
+
+async def test_a_change_asked_about_while_the_accept_dialog_opens_gets_a_dialog_of_its_own(tmp_path):
+    import asyncio
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        screen, answers = app.main, []
+        await asyncio.gather(screen._confirm(lambda yes: answers.append(("first", yes)), "first change", "a\n"),
+                             screen._confirm(lambda yes: answers.append(("second", yes)), "second change", "b\n"))
+        await until(pilot, lambda: len(app.screen_stack) == 3)
+        assert [getattr(s, "description", None) for s in app.screen_stack[1:]] == ["first change", "second change"]
+        await pilot.press("n")  # the second, on top
+        await until(pilot, lambda: len(app.screen_stack) == 2)
+        await pilot.press("y")
+        await until(pilot, lambda: len(app.screen_stack) == 1)
+        assert answers == [("second", False), ("first", True)]

@@ -1,6 +1,6 @@
 """What reading a big eval set file found, kept by the file's digest, so the next command that reads the
-same bytes skips validating every case again (about 10 µs a case: a million cases are most of a
-`list`'s time).
+same bytes skips validating every case again (about 5 µs a one-turn case: a million cases are most of a
+first `list`'s time).
 
 An entry holds what `eval_cases.read_compact` returns for one file text: its top-level fields but its
 cases, and each case's eval_id, turn count, `app_name` and span. It is found by the SHA-256 of the
@@ -31,6 +31,7 @@ MIN_CASES = 500
 #: Entries kept at most; past it, the least recently used quarter goes.
 MAX_ENTRIES = 400
 _FORMAT = "agentdiff-eval-set-read/1"
+UNKEPT = ".none"  # beside where an entry would be: these bytes keep none
 _fingerprint: Optional[str] = None
 
 
@@ -89,9 +90,40 @@ def recall(text: str, sha256: str) -> Optional[tuple[dict[str, Any], EvalCases]]
 
 
 def known(sha256: str) -> bool:
-    """Whether an entry for these bytes is kept (what `recall` may find)."""
+    """Whether an entry for these bytes is kept (what `recall` may find), or the mark that they keep
+    none (`mark_unkept`)."""
     folder = cache_dir()
-    return folder is not None and _entry(folder, sha256).is_file()
+    if folder is None:
+        return False
+    entry = _entry(folder, sha256)
+    return entry.is_file() or entry.with_suffix(UNKEPT).is_file()
+
+
+def mark_unkept(sha256: str) -> None:
+    """Mark these bytes as keeping no entry (errors, too few cases, not an eval set), so they are not
+    read ahead for one (`warm_reads`) each time; never raises."""
+    folder = cache_dir()
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _entry(folder, sha256).with_suffix(UNKEPT).touch()
+        except OSError:
+            pass
+
+
+def writable() -> bool:
+    """Whether entries can be kept: the cache is on and its folder can be written."""
+    folder = cache_dir()
+    if folder is None:
+        return False
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError:
+        return False
+    return True
 
 
 def keep(sha256: str, header: dict[str, Any], cases: EvalCases) -> None:
@@ -116,7 +148,7 @@ def keep(sha256: str, header: dict[str, Any], cases: EvalCases) -> None:
 
 
 def _prune(folder: Path) -> None:
-    entries = list(folder.glob("*.json"))
+    entries = [*folder.glob("*.json"), *folder.glob(f"*{UNKEPT}")]
     if len(entries) <= MAX_ENTRIES:
         return
     aged = sorted(entries, key=lambda p: p.stat().st_mtime)

@@ -236,8 +236,7 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
     in_named_dirs += [f for f in beside if resolved(f) not in {resolved(n) for n in named}]
     checks = ChecksFinder(root, found.errors)
     files = _unique(eval_files + named + in_named_dirs)
-    readable = [file for file in files if _utf8_name(file)]
-    ahead = ReadAhead(readable, [display_path(file, root) for file in readable])  # big files new to the cache, on every core
+    ahead = ReadAhead([file for file in files if _utf8_name(file)])  # big files new to the cache, on every core
     try:
         _load_eval_sets(found, files, set(in_named_dirs), root, checks, ahead)
     finally:

@@ -47,6 +47,7 @@ class History:
         self._dirty = False
         self._saved_at = float("-inf")
         self._data: dict[str, list[dict[str, Any]]] = {}
+        self._reads: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # each distinct `read` of the entries added
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
         self.loaded = True  # False: a history file was there but could not be read (nothing is pruned by it)
@@ -74,6 +75,8 @@ class History:
         repeats), its tokens and the batch of runs it belonged to (when that batch started); `read`: a
         passing run's files read, by digest (`snapshots`)."""
         entry: dict[str, Any] = {"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode}
+        if read:  # every case of a file reads the same few files: one mapping for them all (entries are never changed)
+            read = self._reads.setdefault(tuple(read.items()), read)
         tokens = total_tokens(result.usage)
         for key, value in (("seconds", seconds), ("tools", tools), ("batch", batch), ("tokens", tokens or None), ("read", read or None)):
             if value is not None:

@@ -30,17 +30,25 @@ class BaselineActions:
             return await self.workbench.plan_accept(case_id, "turn", view.turn, repeat=repeat)
         return await self.workbench.plan_accept(case_id, "case", repeat=repeat)
 
+    _accept_opening = False
+
     async def _confirm(self, done: Callable[[Optional[bool]], None], description: str, preview: str) -> None:
-        """Ask with the accept dialog, which is made once per screen and opened again for each change."""
+        """Ask with the accept dialog, which is made once per screen and opened again for each change;
+        a change asked about while it is open (or opening) gets a dialog of its own over it."""
         dialog = self._accept_dialog
-        if dialog is not None and dialog in self.app.screen_stack:
-            return  # it is open: the change it shows is still the one asked about
+        if self._accept_opening or (dialog is not None and dialog in self.app.screen_stack):
+            await open_dialog(self.app, AcceptModal(description, preview), done)
+            return
         if dialog is None:
             dialog = self._accept_dialog = AcceptModal(description, preview)
             self.app.install_screen(dialog, f"accept-{id(self)}")
         else:
             dialog.show(description, preview)
-        await open_dialog(self.app, dialog, done)
+        self._accept_opening = True
+        try:
+            await open_dialog(self.app, dialog, done)
+        finally:
+            self._accept_opening = False
 
     def action_accept(self) -> None:
         state = self.current
