@@ -43,9 +43,9 @@ def _twin(model: type[BaseModel]) -> Any:
     fields: dict[str, Any] = {}
     for name, info in model.model_fields.items():
         extras: list[Any] = list(info.metadata)
-        aliases = [a for a in (info.validation_alias or info.alias,) if a and a != name]
-        if aliases:  # read under its alias, and under its name when the model populates by name
-            extras.append(Field(validation_alias=AliasChoices(*aliases, name) if by_name else aliases[0]))
+        alias = info.validation_alias or info.alias
+        if alias and alias != name:  # read under its alias, and under its name when the model populates by name
+            extras.append(Field(validation_alias=AliasChoices(alias, name) if by_name else alias))
         for validator in decorators.field_validators.values():
             applies = name in validator.info.fields or "*" in validator.info.fields
             if applies and validator.info.mode == "before":

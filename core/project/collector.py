@@ -15,26 +15,16 @@ import gc
 import threading
 from typing import Iterator
 
-_lock = threading.Lock()
-_holders = 0
-_restore = False  # whether the collector was on when the first holder came
-
 
 @contextlib.contextmanager
 def held_off() -> Iterator[None]:
-    global _holders, _restore
-    if threading.active_count() > 1:
+    """The collector off until the block ends, in a process with no other thread (a hold inside a
+    hold, or with the collector off already, changes nothing)."""
+    if threading.active_count() > 1 or not gc.isenabled():
         yield
         return
-    with _lock:
-        if _holders == 0:
-            _restore = gc.isenabled()
-            gc.disable()
-        _holders += 1
+    gc.disable()
     try:
         yield
     finally:
-        with _lock:
-            _holders -= 1
-            if _holders == 0 and _restore:
-                gc.enable()
+        gc.enable()
