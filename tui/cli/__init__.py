@@ -84,11 +84,8 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
             print(f"warning: {notice}", file=err)
 
 
-class Terminated(SystemExit):
-    """SIGTERM, raised where the program is, so every `finally` (the workers, their files) runs. A
-    SystemExit: asyncio passes one on from a callback or a task's step, where a busy run's loop
-    spends its time; any other exception there it logs and swallows, and the run went on deaf to
-    signals (a `run` of 20,000 cases was still there half an hour after its SIGTERM)."""
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so every `finally` (the workers, their files) runs."""
 
 
 #: The signals that end agentdiff cleanly (SIGINT is Python's KeyboardInterrupt): SIGHUP is what a
