@@ -128,7 +128,7 @@ def test_watch_passes_the_built_options_to_the_app(monkeypatch):
     opened = {}
 
     class FakeApp:
-        def run(self):
+        async def run_async(self):
             opened["ran"] = True
 
     def create_app(root, paths, *, pool=None, options=None, **_):

@@ -330,7 +330,7 @@ def test_asyncio_stopping_mid_cleanup_after_a_second_ctrl_c_reads_as_the_interru
 
     monkeypatch.setattr(cli, "main", interrupted_twice)
     monkeypatch.setattr(sys, "argv", ["agentdiff", "run"])
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *cli._ENDING)}
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *cli.ENDING)}
     try:
         with pytest.raises(SystemExit) as exited:
             cli.entry()

@@ -176,3 +176,64 @@ def test_escape_sequences_in_data_never_reach_the_terminal(tmp_path):
         tmux("send-keys", "-t", "journey", "q")
     finally:
         tmux("kill-server")
+
+
+def _family(pid: int) -> set[int]:
+    """The process and every process under it, from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    family, todo = set(), [pid]
+    while todo:
+        family.add(todo[-1])
+        todo.extend(children.get(todo.pop(), []))
+    return family
+
+
+def _alive(pids: set[int]) -> set[int]:
+    """Those of pids still running (a zombie has finished)."""
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP"])
+def test_an_ending_signal_closes_the_app_and_leaves_no_process_behind(tmp_path, how):
+    """SIGTERM to the app, or the terminal going away (SIGHUP: tmux's server killed): the app exits
+    the way `q` does, its workers with it; its input thread is not left spinning on the dead terminal."""
+    agent = tmp_path / "agents" / "echo"
+    agent.mkdir(parents=True)
+    (agent / "agent.py").write_text("async def run_turn(ctx):\n    return ctx.message\n")
+    (agent / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
+        {"eval_id": "hello", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                               "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}]}))
+    start(tmp_path, 120, 40, "agents")
+    try:
+        tmux("set-option", "-t", "journey", "remain-on-exit", "on")
+        wait_for(lambda t: "✓ 1" in t and "hello" in t, "the case to run")
+        app = int(tmux("display-message", "-p", "-t", "journey", "#{pane_pid}").strip())
+        family = _family(app)
+        assert len(family) > 1, "the app has its worker"
+        if how == "SIGTERM":
+            os.kill(app, 15)
+            wait_for(lambda t: "Pane is dead" in t, "the app to exit")
+            assert "status 143" in pane() and "terminated" in pane()  # the screen put back, then the one line
+        else:
+            tmux("send-keys", "-t", "journey", "q")
+            tmux("kill-server")
+        deadline = time.monotonic() + 15
+        while _alive(family) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(family), f"left running: {sorted(_alive(family))}"
+    finally:
+        tmux("kill-server")

@@ -166,11 +166,13 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
 def in_process_cli(root: Path) -> Callable[[list[str]], tuple[int, str, str]]:
     """Run one of agentdiff's commands here, its output and its messages captured (never a shell)."""
     def run(argv: list[str]) -> tuple[int, str, str]:
-        from ..cli import main
+        from ..cli import Terminated, main
 
         out, err = io.StringIO(), io.StringIO()
         try:
             code = main(argv, out=out, err=err)
+        except Terminated:  # a signal to the server (a SystemExit too): it ends the server, not just the command
+            raise
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code if isinstance(exc.code, int) else 2
         return code, out.getvalue(), err.getvalue()

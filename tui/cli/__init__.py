@@ -21,6 +21,7 @@ from typing import Optional, Sequence, TextIO
 from agentdiff.core import __version__
 
 from . import accept, baselines, compare, completion, diff, doctor, failures, gate, list_cases, mcp, merge, record, redo, review, run, score, serve, sign, skills, undo, watch
+from .endings import ENDING, Terminated, deaf, terminated
 from .errors import EXIT_USAGE, UsageError, exists, quoted
 from ..safe_text import SafeStream
 
@@ -84,27 +85,6 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
             print(f"warning: {notice}", file=err)
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised where the program is, so every `finally` (the workers, their files) runs."""
-
-
-#: The signals that end agentdiff cleanly (SIGINT is Python's KeyboardInterrupt): SIGHUP is what a
-#: dropped SSH session sends.
-_ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
-
-
-def _deaf() -> None:
-    """Ignore every ending signal, Ctrl+C included: once one has come, no other may interrupt the
-    cleanup it started, nor Python's exit (an ignored signal stays ignored to the end)."""
-    for sig in (signal.SIGINT, *_ENDING):
-        signal.signal(sig, signal.SIG_IGN)
-
-
-def _terminated(signum: int, frame: object) -> None:
-    _deaf()
-    raise Terminated(signum)
-
-
 def _quiet_asyncio() -> None:
     """A second Ctrl+C can land inside a task: asyncio would report it ("Task exception was never
     retrieved", a traceback) when the task is collected; or inside asyncio's own cleanup, leaving its
@@ -152,7 +132,7 @@ def entry() -> None:
     """The `agentdiff` command. Ctrl+C (SIGINT), SIGTERM, SIGHUP and SIGQUIT stop the runs, end every
     worker, remove agentdiff's temporary files, write no report, and exit 128 + the signal's number with
     one line."""
-    previous = {sig: signal.signal(sig, _terminated) for sig in _ENDING}
+    previous = {sig: signal.signal(sig, terminated) for sig in ENDING}
     sys.unraisablehook = _unraisable
     interrupted = False
     try:
@@ -174,17 +154,20 @@ def entry() -> None:
             pass
         code = 128 + getattr(signal, "SIGPIPE", 13)
     except KeyboardInterrupt:
-        _deaf()  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) must not interrupt the cleanup
+        deaf()  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) must not interrupt the cleanup
         interrupted = True
         _quiet_asyncio()
         print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
         code = 130
     except Terminated as ended:
-        _deaf()
+        deaf()
         interrupted = True
         _quiet_asyncio()
-        print(f"\nterminated{_what_stopped()}", file=sys.stderr)
-        code = 128 + int(ended.args[0]) if ended.args else 143
+        try:
+            print(f"\nterminated{_what_stopped()}", file=sys.stderr)
+        except OSError:  # SIGHUP: the terminal is gone
+            pass
+        code = 128 + ended.signum
     finally:
         # After a signal the process is ending, and a second one stays ignored until it has: put back
         # a handler and a Ctrl+C pressed twice kills Python's own exit (status -2, not 130).

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Optional, TextIO
 
+from .endings import run_app
 from .errors import EXIT_OK, EXIT_USAGE
 from .options import add_run_options, project_session
 
@@ -55,11 +56,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     config, paths, options, python, pool = session
     try:
-        create_app(
+        run_app(create_app(
             root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
             editor=make_editor(config.editor), stacked_below=config.stacked_below, keep_runs=config.keep_runs,
             confirm_live_above=config.confirm_live_above,
-        ).run()
+        ))
     finally:
         pool.close()
     return EXIT_OK
