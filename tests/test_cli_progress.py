@@ -171,9 +171,8 @@ def test_a_real_run_talks_from_the_start(project):
 
 def test_a_headless_run_is_in_the_history_the_tui_plots(project, monkeypatch):
     """`p` and `S` read the history: `run`'s cases are in it too, with their seconds and batch."""
-    import json
-
     from agentdiff.core.workbench.history import HISTORY_FILE, History
+    from workbench_support import history_rows
 
     use_pool(monkeypatch, FakePool())
     code, _, err = cli("run")
@@ -182,4 +181,4 @@ def test_a_headless_run_is_in_the_history_the_tui_plots(project, monkeypatch):
     for case in ("case_0", "case_1"):
         (entry,) = history.entries(case_id("echo", case))
         assert entry["status"] == "passed" and entry["score"] is not None and "seconds" in entry and "batch" in entry
-    assert len(json.loads((project / HISTORY_FILE).read_text())) == 2
+    assert len(history_rows(project / HISTORY_FILE)) == 2

@@ -11,9 +11,11 @@ import subprocess
 
 import pytest
 from agentdiff.core.formats.set_aside import SET_ASIDE_DIR
+from agentdiff.core.workbench.history import HISTORY_FILE
 from test_cli import run
 from fake_pool import CannedPool
 from tui_support import copy_samples, make_app, settle
+from workbench_support import history_rows
 
 AGENT = "async def run_turn(ctx):\n    return ctx.message\n"
 
@@ -46,7 +48,7 @@ def test_a_history_that_cannot_be_read_is_set_aside_said_once_and_the_run_goes_o
     assert err.count("warning: .agentdiff/history.json cannot be read (") == 1, err
     (aside,) = (tmp_path / SET_ASIDE_DIR).iterdir()
     assert aside.read_text() == HISTORIES[kind]  # kept whole, never written over with this run's cases
-    assert set(json.loads(history.read_text())) == {"agents/echo/s.evalset.json::a", "agents/echo/s.evalset.json::b"}
+    assert set(history_rows(tmp_path / HISTORY_FILE)) == {"agents/echo/s.evalset.json::a", "agents/echo/s.evalset.json::b"}
     code, _, err = run("run")
     assert code == 0 and "warning" not in err  # said once: the new history reads
 
@@ -60,7 +62,8 @@ def test_history_entries_of_another_shape_are_dropped_one_by_one(tmp_path, monke
     history.write_text(json.dumps({"other::case": [keep, "x", 7, {"time": "soon"}, {"time": 6, "batch": "b"}], "x::y": 3}))
     code, _, err = run("run")
     assert code == 0 and "warning" not in err, err
-    assert json.loads(history.read_text())["other::case"] == [keep]  # another case's history is kept
+    assert history_rows(tmp_path / HISTORY_FILE)["other::case"] == [keep]  # another case's history is kept, moved into the database
+    assert not history.exists()
 
 
 async def test_the_tui_starts_on_a_history_nested_past_reading_and_says_so(tmp_path):

@@ -1,5 +1,5 @@
 """What the workbench keeps besides verdicts: triage labels and notes in `agentdiff-triage.yaml`
-(a plain file a team commits) and each case's recent verdicts in `.agentdiff/history.json`.
+(a plain file a team commits) and each case's recent verdicts in `.agentdiff/history.sqlite`.
 Both are files in, files out; History writes in a background thread, so every test that reads its
 file first calls `save(wait=True)`."""
 
@@ -14,6 +14,7 @@ from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
 from agentdiff.core.workbench import history as history_module
 from agentdiff.core.workbench.history import KEEP, History, headline_score
 from agentdiff.core.workbench.triage import DEFAULT_LABELS, TRIAGE_FILE, Triage, TriageUnreadable
+from workbench_support import history_rows
 
 CASE = "agents/home/home.evalset.json::dim_living_room"
 OTHER = "agents/home/home.evalset.json::kitchen_on"
@@ -185,7 +186,7 @@ def test_the_headline_score_is_the_failing_metric_s_else_the_lowest_gating_one()
 
 
 def test_each_verdict_is_an_entry_with_its_time_status_score_and_mode(tmp_path):
-    history = History(tmp_path / "history.json")
+    history = History(tmp_path / "history.sqlite")
     history.add(CASE, result(CaseStatus.PASSED, metric("response_match_score", 0.9, MetricStatus.PASSED)), 1000.12345)
     history.add(CASE, result(CaseStatus.ERROR, mode="replay"), 1000.5)
     assert history.entries(CASE) == [
@@ -196,14 +197,14 @@ def test_each_verdict_is_an_entry_with_its_time_status_score_and_mode(tmp_path):
 
 
 def test_entries_is_a_copy_the_caller_cannot_change_the_history_through(tmp_path):
-    history = History(tmp_path / "history.json")
+    history = History(tmp_path / "history.sqlite")
     history.add(CASE, result(), 1.0)
     history.entries(CASE).clear()
     assert len(history.entries(CASE)) == 1
 
 
 def test_only_the_last_KEEP_verdicts_of_a_case_are_kept(tmp_path):
-    history = History(tmp_path / "history.json")
+    history = History(tmp_path / "history.sqlite")
     for second in range(KEEP + 5):
         history.add(CASE, result(), float(second))
     history.add(OTHER, result(CaseStatus.FAILED), 100.0)
@@ -213,12 +214,12 @@ def test_only_the_last_KEEP_verdicts_of_a_case_are_kept(tmp_path):
 
 
 def test_save_then_a_new_history_on_the_file_gives_the_same_entries(tmp_path):
-    path = tmp_path / ".agentdiff" / "history.json"  # its folder is made when first written
+    path = tmp_path / ".agentdiff" / "history.sqlite"  # its folder is made when first written
     history = History(path)
     history.add(CASE, result(CaseStatus.PASSED, metric("response_match_score", 1.0, MetricStatus.PASSED)), 10.0)
     history.add(OTHER, result(CaseStatus.FAILED, metric("response_match_score", 0.5, MetricStatus.FAILED)), 11.0)
     history.save(wait=True)
-    assert json.loads(path.read_text(encoding="utf-8")) == {
+    assert history_rows(path) == {
         CASE: [{"time": 10.0, "status": "passed", "score": 1.0, "mode": "live"}],
         OTHER: [{"time": 11.0, "status": "failed", "score": 0.5, "mode": "live"}],
     }
@@ -227,9 +228,9 @@ def test_save_then_a_new_history_on_the_file_gives_the_same_entries(tmp_path):
 
 
 def test_two_sessions_on_one_history_keep_each_other_s_entries(tmp_path):
-    """Two terminals (or two tabs of `serve`) on one project: each write merges what the other wrote
-    since, each entry once, each case's newest KEEP; blobs the other's entries need are known too."""
-    path = tmp_path / "history.json"
+    """Two terminals (or two tabs of `serve`) on one project: each reads what the other wrote, each
+    entry once, each case's newest KEEP; blobs the other's entries need are known too."""
+    path = tmp_path / "history.sqlite"
     first, second = History(path), History(path)
     first.add(CASE, result(), 10.0)
     first.save(wait=True)
@@ -238,80 +239,117 @@ def test_two_sessions_on_one_history_keep_each_other_s_entries(tmp_path):
     second.save(wait=True)
     first.add(CASE, result(), 13.0)
     first.save(wait=True)
-    on_disk = json.loads(path.read_text(encoding="utf-8"))
-    assert [(e["time"], e["status"]) for e in on_disk[CASE]] == [(10.0, "passed"), (11.0, "failed"), (13.0, "passed")]
-    assert [e["time"] for e in on_disk[OTHER]] == [12.0]
+    assert [(e["time"], e["status"]) for e in history_rows(path)[CASE]] == [(10.0, "passed"), (11.0, "failed"), (13.0, "passed")]
+    assert [e["time"] for e in history_rows(path)[OTHER]] == [12.0]
     assert first.digests() == {"ab" * 32}  # the other session's W still has its file
     assert [e["time"] for e in first.entries(OTHER)] == [12.0]  # and this session's plots show its entries
+    assert [e["time"] for e in first.entries(CASE)] == [10.0, 11.0, 13.0]
     for second_ in range(100, 100 + KEEP):
         second.add(CASE, result(), float(second_))
     second.save(wait=True)
     first.add(OTHER, result(), 14.0)
     first.save(wait=True)
-    on_disk = json.loads(path.read_text(encoding="utf-8"))
-    assert [e["time"] for e in on_disk[CASE]] == [float(s) for s in range(100, 100 + KEEP)]  # the newest KEEP
-    assert [e["time"] for e in on_disk[OTHER]] == [12.0, 14.0]
+    assert [e["time"] for e in history_rows(path)[CASE]] == [float(s) for s in range(100, 100 + KEEP)]  # the newest KEEP
+    assert [e["time"] for e in history_rows(path)[OTHER]] == [12.0, 14.0]
+    assert first.entries(CASE) == second.entries(CASE)
+
+
+def test_a_session_s_entries_not_yet_written_are_read_with_the_written_ones(tmp_path):
+    history = History(tmp_path / "history.sqlite")
+    history.add(CASE, result(), 10.0)  # written at once (the first)
+    history.save(wait=True)
+    history.add(CASE, result(CaseStatus.FAILED), 10.5, seconds=2.5)  # within SAVE_EVERY: waits in memory
+    assert [(e["time"], e["status"]) for e in history_rows(tmp_path / "history.sqlite")[CASE]] == [(10.0, "passed")]
+    assert [(e["time"], e["status"]) for e in history.entries(CASE)] == [(10.0, "passed"), (10.5, "failed")]
+    assert history.last_seconds([CASE, OTHER]) == {CASE: 2.5}
+    assert history.pass_rates() == [(0.0, 0, 1)]
+
+
+def test_the_last_seconds_of_many_cases_come_from_one_pass(tmp_path):
+    history = History(tmp_path / "history.sqlite")
+    for i in range(300):
+        history.add(f"c{i}", result(), 10.0 + i, seconds=float(i))
+        history.add(f"c{i}", result(), 1000.0 + i, seconds=i / 2)
+    history.save(wait=True)
+    again = History(tmp_path / "history.sqlite")
+    ids = [f"c{i}" for i in range(250)] + ["gone"]
+    assert again.last_seconds(ids) == {f"c{i}": i / 2 for i in range(250)}
+    assert again.last_seconds(ids[:3]) == {"c0": 0.0, "c1": 0.5, "c2": 1.0}
+    again.read_last_seconds()  # read ahead (the TUI's), then kept up by what this session adds
+    again.add("c1", result(), 5000.0, seconds=9.0)
+    again.save(wait=True)
+    assert again._last is not None and again.last_seconds(ids) == {**{f"c{i}": i / 2 for i in range(250)}, "c1": 9.0}
 
 
 def test_a_burst_of_verdicts_within_SAVE_EVERY_seconds_is_written_once(tmp_path, monkeypatch):
-    path = tmp_path / "history.json"
-    written: list[dict] = []
-    real = history_module.atomic_write
+    from agentdiff.core.workbench import history_store
 
-    def recording(target, text, durable=True):
-        if target == path:  # not another test's history, still writing in its own thread
-            written.append(json.loads(text))
-        real(target, text, durable)
+    path = tmp_path / "history.sqlite"
+    written: list[list[tuple]] = []
+    real = history_store.Store.write
 
-    monkeypatch.setattr(history_module, "atomic_write", recording)
+    def recording(store, rows):
+        if store.path == path:  # not another test's history, still writing in its own thread
+            written.append(rows)
+        real(store, rows)
+
+    monkeypatch.setattr(history_store.Store, "write", recording)
     history = History(path)
     assert history_module.SAVE_EVERY == 2.0
     for when in (100.0, 100.5, 101.0, 101.9):  # the first is written at once, the rest wait
         history.add(CASE, result(), when)
-    history.add(CASE, result(), 102.0)  # two seconds after the last write: all five are written
+    history.add(CASE, result(), 102.0)  # two seconds after the last write: the other four are written
     history.save(wait=True)  # nothing new to write: only waits
-    assert [len(data[CASE]) for data in written] == [1, 5]
+    assert [len(rows) for rows in written] == [1, 4]
+    assert len(history_rows(path)[CASE]) == 5
 
 
-@pytest.mark.parametrize("cases", [0, 1, history_module.CHUNK, history_module.CHUNK * 3 + 7])
-def test_the_history_is_encoded_in_chunks_to_the_bytes_json_dumps_gives(cases):
-    import random
-
-    rng = random.Random(cases)
-    data = {f"agents/a/s.evalset.json::{rng.choice(['b', 'A', 'é', '中', 'z'])}{i}": [
-        {"time": rng.random() * 1e9, "status": rng.choice(["passed", "failed"]), "score": rng.choice([None, 0.5, 1]),
-         "read": {f"f{j}": "ab" for j in range(rng.randint(0, 3))}} for _ in range(rng.randint(0, 3))] for i in range(cases)}
-    assert history_module.encoded(data) == json.dumps(data, sort_keys=True, separators=(",", ":"))
+def test_an_earlier_version_s_history_json_is_moved_into_the_database(tmp_path):
+    folder = tmp_path / ".agentdiff"
+    folder.mkdir()
+    legacy = {CASE: [{"time": float(t), "status": "passed", "score": 1.0, "mode": "live", "batch": 5.0} for t in range(KEEP + 3)],
+              OTHER: [{"time": 1.0, "status": "failed", "score": None, "mode": "replay", "read": {"p.md": "cd" * 32}}, "oops"],
+              "agents/x.evalset.json::gone": "not a list"}
+    (folder / "history.json").write_text(json.dumps(legacy), encoding="utf-8")
+    history = History(folder / "history.sqlite")
+    assert history.loaded and not (folder / "history.json").exists()
+    assert history.entries(CASE) == legacy[CASE][-KEEP:]  # entries of another shape dropped, each case's newest KEEP
+    assert history.entries(OTHER) == legacy[OTHER][:1]
+    assert history.digests() == {"cd" * 32}
+    assert history_rows(folder / "history.sqlite")[OTHER] == legacy[OTHER][:1]
+    assert History(folder / "history.sqlite").entries(CASE) == legacy[CASE][-KEEP:]  # once moved, read from the database
 
 
 def test_save_without_a_new_verdict_writes_nothing(tmp_path):
-    path = tmp_path / "history.json"
+    path = tmp_path / "history.sqlite"
     History(path).save(wait=True)
     assert not path.exists()
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2, 3]", '"text"', "", "\x00\xff"])
-def test_a_corrupt_history_file_is_ignored_and_replaced_on_the_next_save(tmp_path, content):
-    path = tmp_path / "history.json"
-    path.write_text(content, encoding="utf-8", errors="surrogateescape")
+@pytest.mark.parametrize("content", [b"{not json", b"SQLite format 3\x00" + b"\xff" * 200, b"\x00\xff", "a FIFO", "a folder"])
+def test_a_history_database_that_cannot_be_read_is_set_aside_and_replaced_on_the_next_save(tmp_path, content):
+    import os
+
+    path = tmp_path / ".agentdiff" / "history.sqlite"
+    path.parent.mkdir()
+    if content == "a FIFO":
+        os.mkfifo(path)  # never opened: it would wait for a writer
+    elif content == "a folder":
+        path.mkdir()
+    else:
+        path.write_bytes(content)
     history = History(path)
-    assert history.entries(CASE) == []
+    assert not history.loaded and history.entries(CASE) == []
+    (aside,) = (tmp_path / ".agentdiff" / "set-aside").iterdir()
+    assert aside.read_bytes() == content if isinstance(content, bytes) else aside.is_fifo() or aside.is_dir()
     history.add(CASE, result(), 5.0)
     history.save(wait=True)
-    assert json.loads(path.read_text(encoding="utf-8")) == {CASE: [{"time": 5.0, "status": "passed", "score": None, "mode": "live"}]}
-
-
-def test_entries_of_the_wrong_shape_in_the_file_are_dropped(tmp_path):
-    path = tmp_path / "history.json"
-    path.write_text(json.dumps({CASE: [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}], OTHER: "oops"}), encoding="utf-8")
-    history = History(path)
-    assert history.entries(CASE) == [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]
-    assert history.entries(OTHER) == []
+    assert history_rows(path) == {CASE: [{"time": 5.0, "status": "passed", "score": None, "mode": "live"}]}
 
 
 def test_a_history_that_cannot_be_written_is_no_error(tmp_path):
     (tmp_path / "a_file").write_text("not a folder")
-    history = History(tmp_path / "a_file" / "history.json")
+    history = History(tmp_path / "a_file" / "history.sqlite")
     history.add(CASE, result(), 1.0)
     history.save(wait=True)  # the write failed in its thread, quietly: history is a convenience
     assert history.entries(CASE) == [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]
@@ -325,7 +363,7 @@ def test_history_keeps_each_run_s_seconds_tools_and_tokens_and_the_suite_s_pass_
         usage = {"agent": {"gemini": {"input": tokens, "output": 0}}} if tokens else {}
         return CaseResult(id="x", source="s", eval_set_id=None, eval_id="x", agent=None, mode="live", status=status, usage=usage)
 
-    history = History(tmp_path / "history.json")
+    history = History(tmp_path / "history.sqlite")
     history.add("a", result(CaseStatus.PASSED, 120), 1000.0, seconds=1.25, tools=3, batch=990.0)
     history.add("b", result(CaseStatus.FAILED), 1001.0, seconds=2.0, tools=0, batch=990.0)
     history.add("a", result(CaseStatus.PASSED), 2000.0, batch=1990.0)
@@ -336,7 +374,7 @@ def test_history_keeps_each_run_s_seconds_tools_and_tokens_and_the_suite_s_pass_
     history.add("b", result(CaseStatus.FAILED), 3000.0, batch=2990.0)  # one case re-run: the others stand
     assert history.pass_rates() == [(990.0, 1, 2), (1990.0, 2, 2), (2990.0, 1, 2)]
     history.save(wait=True)
-    assert History(tmp_path / "history.json").pass_rates() == [(990.0, 1, 2), (1990.0, 2, 2), (2990.0, 1, 2)]
+    assert History(tmp_path / "history.sqlite").pass_rates() == [(990.0, 1, 2), (1990.0, 2, 2), (2990.0, 1, 2)]
 
 
 def test_the_slowest_and_most_expensive_cases_come_from_their_last_runs():

@@ -262,7 +262,7 @@ def test_the_eta_comes_from_what_the_cases_left_took_last_time_before_any_finish
 
 
 def test_run_says_how_long_is_left_from_the_cases_last_times(tmp_path, monkeypatch):
-    import json as _json
+    import contextlib
 
     from agentdiff.core.workbench.history import HISTORY_FILE
     from test_cli import run
@@ -271,11 +271,10 @@ def test_run_says_how_long_is_left_from_the_cases_last_times(tmp_path, monkeypat
     echo_project(tmp_path, {"echo": ["a", "b", "c"]})
     monkeypatch.chdir(tmp_path)
     assert run("run")[0] == 0
-    history = tmp_path / HISTORY_FILE
-    data = _json.loads(history.read_text())
-    for entries in data.values():  # as if each case had taken 30 s the last time
-        entries[-1]["seconds"] = 30.0
-    history.write_text(_json.dumps(data))
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(tmp_path / HISTORY_FILE)) as history, history:  # as if each case had taken 30 s the last time
+        history.execute("UPDATE runs SET seconds = 30.0, entry = json_set(entry, '$.seconds', 30.0)")
     code, _, err = run("run", "--jobs", "1")
     lines = err.splitlines()
     running = next(line for line in lines if line.startswith("running 3 cases"))

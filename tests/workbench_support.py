@@ -95,3 +95,18 @@ class EchoPool:
 
     def clear(self) -> None:
         self.jobs.clear()
+
+
+def history_rows(path) -> dict[str, list[dict]]:
+    """A history database's rows (`.agentdiff/history.sqlite`): case id → its entries, oldest first."""
+    import json
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    try:
+        table: dict[str, list[dict]] = {}
+        for case_id, entry, read in connection.execute("SELECT case_id, entry, read FROM runs ORDER BY time"):
+            table.setdefault(case_id, []).append({**json.loads(entry), **({"read": json.loads(read)} if read else {})})
+        return table
+    finally:
+        connection.close()

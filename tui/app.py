@@ -114,5 +114,7 @@ def create_app(
     from agentdiff.core.baselines.journal import recover_at_start
 
     recover_at_start(root)  # a write a crash interrupted is rolled back before the first run scores it
-    workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, History(root / HISTORY_FILE))
+    history = History(root / HISTORY_FILE)
+    history.read_last_seconds()  # in its own thread while the suite loads: the first run's ETA looks them up
+    workbench = Workbench(root, list(paths), pool, options or RunOptions(), clock, history)
     return AgentdiffApp(workbench, Services(pool, changes, editor), project or root.name, Triage.load(root), stacked_below, keep_runs, confirm_live_above)

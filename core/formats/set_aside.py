@@ -1,4 +1,4 @@
-"""agentdiff's own state files (`.agentdiff/history.json`, a kept run's report, a journal entry) that
+"""agentdiff's own state files (`.agentdiff/history.sqlite`, a kept run's report, a journal entry) that
 cannot be read are set aside, never overwritten and never left to fail every later command: moved
 whole under `.agentdiff/set-aside/`, with one notice saying so. The commands and the TUI show the
 notices once (`take_notices`); nothing here prints."""

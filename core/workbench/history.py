@@ -1,34 +1,31 @@
-"""Each case's recent verdicts and scores, kept across restarts in `.agentdiff/history.json`.
-
-Several sessions may keep one project's history at once (two terminals, two tabs of `serve`, a `run`):
-they write in turn, under a lock beside the file, and a session that finds the file written by another
-since it last read or wrote it merges that content into its own entries before it writes (entries told
-apart by time, verdict and score; each case's newest `KEEP`)."""
+"""Each case's recent verdicts and scores, kept across restarts in `.agentdiff/history.sqlite` (the
+table itself: `history_store`). A session's new entries wait in memory until they are written, every
+`SAVE_EVERY` seconds and when it closes, in a thread of their own; it reads its own entries and every
+session's written ones alike."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import sqlite3
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Optional
 
-from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.usage import total_tokens
 from agentdiff.core.scoring.metrics import MetricStatus
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
-from agentdiff.core.formats.set_aside import linked_state, set_aside
-from agentdiff.core.formats.source_file import read_text_regular
 from agentdiff.core.workbench.costs import run_cost
+from agentdiff.core.workbench.history_store import KEEP, Store, entry_of, row
 from agentdiff.core.workbench.snapshots import Snapshots
 
-HISTORY_FILE = Path(".agentdiff") / "history.json"  # under the project root
-KEEP = 20
+HISTORY_FILE = Path(".agentdiff") / "history.sqlite"  # under the project root
 SAVE_EVERY = 2.0  # seconds
-SAVE_SCALE = 2000  # cases: a history of more is saved proportionally less often
+SCAN_ABOVE = 200  # cases: the last seconds of more are read in one pass over the table, not one query each
+__all__ = ["HISTORY_FILE", "KEEP", "SAVE_EVERY", "History", "headline_score"]
 
 
 def headline_score(result: CaseResult) -> Optional[float]:
@@ -44,30 +41,17 @@ def headline_score(result: CaseResult) -> Optional[float]:
 class History:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._dirty = False
+        self._store = Store(path)
+        self.loaded = self._store.loaded  # False: a history was there but could not be read (nothing is pruned by it)
         self._saved_at = float("-inf")
-        self._data: dict[str, list[dict[str, Any]]] = {}
-        self._reads: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # each distinct `read` of the entries added
+        self._lock = threading.Lock()  # the entries waiting: added on the caller's thread, taken by the writer's
+        self._waiting: list[tuple[str, str, dict[str, Any]]] = []  # (case id, tag, entry) added, not yet handed to the writer
+        self._unwritten: dict[str, dict[str, dict[str, Any]]] = {}  # by case, by tag: added, not yet written (or never: no write)
+        session = f"{os.getpid():x}{os.urandom(3).hex()}"
+        self._tags = (f"{session}.{n:x}" for n in itertools.count())  # this session's entries, told apart from every other's
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
-        self.loaded = True  # False: a history file was there but could not be read (nothing is pruned by it)
-        self._lock = threading.Lock()  # `_data` changes on the caller's thread (add) and the writer's (a merge)
-        self._seen = self._version()  # the file's version this session last read or wrote
-        try:
-            loaded = _entries(json.loads(read_text_regular(path)))
-        except (FileNotFoundError, NotADirectoryError):  # none yet (`.agentdiff` a file: `run` says so)
-            return
-        except (OSError, ValueError, RecursionError) as exc:  # cut short, garbled, nested past reading, not a file
-            loaded, why = None, _why(exc)
-        else:
-            why = "it is not a mapping of case ids to entries"
-        if loaded is None:
-            # never written over with this session's cases alone: set aside whole, with a notice
-            self.loaded = False
-            set_aside(path, path.parent.parent, why)
-            self._seen = self._version()
-            return
-        self._data = loaded
+        self._last: Optional[dict[str, float]] = None  # every case's seconds the last time it ran, once read ahead
 
     def add(self, case_id: str, result: CaseResult, when: float, seconds: Optional[float] = None, tools: Optional[int] = None,
             batch: Optional[float] = None, read: Optional[dict[str, str]] = None) -> None:
@@ -75,39 +59,77 @@ class History:
         repeats), its tokens and the batch of runs it belonged to (when that batch started); `read`: a
         passing run's files read, by digest (`snapshots`)."""
         entry: dict[str, Any] = {"time": round(when, 3), "status": result.status.value, "score": headline_score(result), "mode": result.mode}
-        if read:  # every case of a file reads the same few files: one mapping for them all (entries are never changed)
-            read = self._reads.setdefault(tuple(read.items()), read)
         tokens = total_tokens(result.usage)
         for key, value in (("seconds", seconds), ("tools", tools), ("batch", batch), ("tokens", tokens or None), ("read", read or None)):
             if value is not None:
                 entry[key] = round(value, 3) if isinstance(value, float) else value
         with self._lock:
-            entries = self._data.setdefault(case_id, [])
-            entries.append(entry)
-            del entries[:-KEEP]
-        self._dirty = True
-        # a burst of verdicts is written once, not once each; a big history less often, as each write
-        # copies all of it (every 2 s, a long run of N cases wrote N² entries in all)
-        if when - self._saved_at >= SAVE_EVERY * max(1.0, len(self._data) / SAVE_SCALE):
+            tag = next(self._tags)
+            self._waiting.append((case_id, tag, entry))
+            unwritten = self._unwritten.setdefault(case_id, {})
+            unwritten[tag] = entry
+            if len(unwritten) > KEEP:
+                del unwritten[next(iter(unwritten))]
+            if self._last is not None:
+                self._last.pop(case_id, None)
+                self._last.update(_seconds_of({case_id: (entry["time"], entry.get("seconds"))}))
+        if when - self._saved_at >= SAVE_EVERY:  # a burst of verdicts is written once, not once each
             self.save(when)
 
     def entries(self, case_id: str) -> list[dict[str, Any]]:
-        return list(self._data.get(case_id, []))
+        """The case's newest KEEP entries, oldest first: every session's written ones and this one's own."""
+        with self._lock:
+            mine = dict(self._unwritten.get(case_id, {}))
+        rows = self._store.query("SELECT tag, entry, read FROM runs WHERE case_id = ? ORDER BY time DESC LIMIT ?", (case_id, KEEP))
+        written = [entry_of(text, read) for tag, text, read in reversed(rows) if tag not in mine]  # (one written since is in both)
+        if not mine:
+            return written
+        return sorted((*written, *mine.values()), key=lambda e: e["time"])[-KEEP:]
 
     def last_seconds(self, case_ids: Iterable[str]) -> dict[str, float]:
         """Each case's seconds the last time it ran (those with a known time), for an ETA."""
-        out: dict[str, float] = {}
+        case_ids = list(case_ids)
+        if self._last is not None and len(case_ids) > SCAN_ABOVE:  # read ahead (`read_last_seconds`), kept up by `add`
+            with self._lock:
+                known = self._last
+                return {case_id: known[case_id] for case_id in case_ids if case_id in known}
+        wanted = set(case_ids)
+        last: dict[str, tuple[float, Optional[float]]] = {}
+        if len(wanted) <= SCAN_ABOVE:
+            for case_id in wanted:
+                for time, seconds in self._store.query("SELECT time, seconds FROM runs WHERE case_id = ? ORDER BY time DESC LIMIT 1", (case_id,)):
+                    last[case_id] = (time, seconds)
+        else:
+            last = {case_id: last_run for case_id, last_run in self._scan().items() if case_id in wanted}
         with self._lock:
-            for case_id in case_ids:
-                entries = self._data.get(case_id)
-                seconds = entries[-1].get("seconds") if entries else None
-                if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
-                    out[case_id] = float(seconds)
-        return out
+            for case_id, entries in self._unwritten.items():
+                newest = max(entries.values(), key=lambda e: e["time"]) if case_id in wanted and entries else None
+                if newest is not None and newest["time"] >= last.get(case_id, (float("-inf"),))[0]:
+                    last[case_id] = (newest["time"], newest.get("seconds"))
+        return _seconds_of(last)
+
+    def read_last_seconds(self) -> None:
+        """Read every case's last seconds now, in the writer's thread, so that the ETA of a queue of the
+        whole suite later (the TUI's first run) looks them up instead of reading the table on the
+        caller's thread (about 100 ms at 50,000 cases)."""
+        def read() -> None:
+            last = self._scan()
+            with self._lock:
+                for case_id, entries in self._unwritten.items():  # added while it read
+                    newest = max(entries.values(), key=lambda e: e["time"])
+                    if newest["time"] >= last.get(case_id, (float("-inf"),))[0]:
+                        last[case_id] = (newest["time"], newest.get("seconds"))
+                self._last = _seconds_of(last)
+        self._writer_thread().submit(read)
+
+    def _scan(self) -> dict[str, tuple[float, Optional[float]]]:
+        """Every case's last (time, seconds) written, in one pass over the table's index (SQLite's bare
+        columns come from the row of the max)."""
+        return {case_id: (time, seconds) for case_id, time, seconds in self._store.query("SELECT case_id, max(time), seconds FROM runs GROUP BY case_id")}
 
     def last_passed(self, case_id: str) -> Optional[dict[str, Any]]:
         """The case's newest passing run that kept what its agent read, if any."""
-        return next((e for e in reversed(self._data.get(case_id, [])) if e.get("status") == "passed" and e.get("read")), None)
+        return next((e for e in reversed(self.entries(case_id)) if e.get("status") == "passed" and e.get("read")), None)
 
     def record(self, run: CaseRun, when: float, batch: Optional[float], snapshots: Snapshots) -> None:
         """A finished run of a case (the TUI's and `run`'s alike): its verdict, score, seconds, tool
@@ -123,21 +145,29 @@ class History:
             snapshots.prune(self.digests(), now)
 
     def digests(self) -> set[str]:
-        """Every blob digest the kept entries refer to, other sessions' merged in too (what `W` may still need)."""
-        return {digest for entries in self._data.values() for entry in entries
-                if isinstance(entry, dict) and isinstance(entry.get("read"), dict)
-                for digest in entry["read"].values() if isinstance(digest, str)}
+        """Every blob digest the kept entries refer to, other sessions' too (what `W` may still need)."""
+        reads = [json.loads(text) for (text,) in self._store.query("SELECT DISTINCT read FROM runs WHERE read IS NOT NULL")]
+        with self._lock:
+            reads += [entry["read"] for entries in self._unwritten.values() for entry in entries.values() if isinstance(entry.get("read"), dict)]
+        return {digest for read in reads if isinstance(read, dict) for digest in read.values() if isinstance(digest, str)}
 
     def pass_rates(self) -> list[tuple[float, int, int]]:
         """The suite over time: after each batch of runs (oldest first), its start, and of every case
         run so far the ones whose latest verdict then was a pass, and how many. A batch re-running one
         case moves the rate by that case alone. Entries kept before batches were recorded count by
         the minute they ran."""
+        with self._lock:
+            mine = [(case_id, tag, entry) for case_id, entries in self._unwritten.items() for tag, entry in entries.items()]
+        tags = {tag for _, tag, _ in mine}
+        rows = [(case_id, when, time, status) for case_id, when, time, status, tag in self._store.query(
+            "SELECT case_id, coalesce(nullif(batch, 0), cast(time / 60 AS INTEGER) * 60.0), time, status, tag FROM runs")
+            if tag not in tags]  # (one written since is in both)
+        rows += [(case_id, float(entry.get("batch") or (entry["time"] // 60 * 60)), entry["time"], entry.get("status"))
+                 for case_id, _, entry in mine]
+        rows.sort(key=lambda r: (r[1], r[2]))
         batches: dict[float, list[tuple[str, str]]] = {}
-        for case_id, entries in self._data.items():
-            for entry in entries:
-                when = float(entry.get("batch") or (entry.get("time", 0) // 60 * 60))
-                batches.setdefault(when, []).append((case_id, entry.get("status", "")))
+        for case_id, when, _, status in rows:
+            batches.setdefault(float(when), []).append((case_id, status or ""))
         latest: dict[str, str] = {}
         rates = []
         for when in sorted(batches):
@@ -146,117 +176,35 @@ class History:
         return rates
 
     def save(self, when: Optional[float] = None, wait: bool = False) -> None:
-        """Write the history if it changed: a copy is encoded and written in a background thread,
-        so a burst of verdicts never stalls the caller. `wait` (when the app closes) waits for it."""
-        if self._dirty:
-            with self._lock:
-                snapshot = {case_id: list(entries) for case_id, entries in self._data.items()}
-            if self._writer is None:
-                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-history")
-            self._written = self._writer.submit(self._write, snapshot)
-            self._dirty = False
+        """Write the entries added since the last save, in a background thread, so a burst of
+        verdicts never stalls the caller. `wait` (when the app closes) waits for it."""
+        with self._lock:
+            batch, self._waiting = self._waiting, []
+        if batch:
+            self._written = self._writer_thread().submit(self._write, batch)
             self._saved_at = when if when is not None else self._saved_at
         if wait and self._written is not None:
             self._written.result()
 
-    def _version(self) -> Optional[tuple[int, int, int]]:
+    def _writer_thread(self) -> ThreadPoolExecutor:
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-history")
+        return self._writer
+
+    def _write(self, batch: list[tuple[str, str, dict[str, Any]]]) -> None:
         try:
-            info = self.path.stat()
-        except OSError:
-            return None
-        return info.st_ino, info.st_mtime_ns, info.st_size
-
-    def _write(self, data: dict[str, list[dict[str, Any]]]) -> None:
-        """Under the history's lock (sessions open at once take turns): what another session wrote
-        since this one last read or wrote the file is merged into this one's entries (so its plots
-        show them too) before the whole is written."""
-        if linked_state(self.path.parent.parent) is not None or os.path.islink(self.path.with_name(self.path.name + ".lock")):
-            return  # never written through a committed link
-        try:
-            with _locked(self.path):
-                now = self._version()
-                if now is not None and now != self._seen:  # another session wrote it meanwhile
-                    theirs = self._read()
-                    if theirs:
-                        with self._lock:  # the caller's thread adds entries meanwhile
-                            merged = dict(self._data)  # a new table: readers on the caller's thread keep theirs
-                            for case_id, entries in theirs.items():
-                                if entries != merged.get(case_id):
-                                    merged[case_id] = _merged(entries, merged.get(case_id, []))
-                            self._data = merged
-                            data = {case_id: list(entries) for case_id, entries in merged.items()}
-                atomic_write(self.path, encoded(data), durable=False)
-                self._seen = self._version()  # ours: nobody writes while the lock is held
-        except OSError:
-            pass  # history is a convenience; a read-only project still works
-
-    def _read(self) -> Optional[dict[str, list[dict[str, Any]]]]:
-        try:
-            return _entries(json.loads(read_text_regular(self.path)))
-        except (OSError, ValueError, RecursionError):
-            return None  # gone, cut short or not ours: nothing to merge
+            self._store.write([row(case_id, entry, tag) for case_id, tag, entry in batch])
+        except (OSError, sqlite3.Error):
+            return  # history is a convenience; a read-only project still works (this session keeps its own)
+        with self._lock:  # written: read from the database from now on
+            for case_id, tag, _ in batch:
+                unwritten = self._unwritten.get(case_id)
+                if unwritten is not None:
+                    unwritten.pop(tag, None)
+                    if not unwritten:
+                        del self._unwritten[case_id]
 
 
-CHUNK = 500  # cases per call into the C encoder, which holds the interpreter's lock until it returns
-
-
-def encoded(data: dict[str, list[dict[str, Any]]]) -> str:
-    """`json.dumps(data, sort_keys=True, separators=(",", ":"))`'s text, encoded `CHUNK` cases at a time.
-    Written in a thread, one call for the whole history of 50,000 cases held the lock for about 200 ms,
-    and the app's loop waited that long; a chunk holds it for about 2 ms."""
-    keys = sorted(data)
-    parts = []
-    for start in range(0, len(keys), CHUNK):
-        part = json.dumps({key: data[key] for key in keys[start:start + CHUNK]}, sort_keys=True, separators=(",", ":"))
-        parts.append(part[1:-1])
-    return "{" + ",".join(parts) + "}"
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON at line {exc.lineno}: {exc.msg}"
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc)
-
-
-def _entries(loaded: Any) -> Optional[dict[str, list[dict[str, Any]]]]:
-    """The history's table from its JSON: case id → its entries (mappings with a numeric time); None
-    when the file is not such a table at all. Entries of another shape are dropped, one by one."""
-    if not isinstance(loaded, dict):
-        return None
-    table: dict[str, list[dict[str, Any]]] = {}
-    for case_id, entries in loaded.items():
-        if isinstance(entries, list):
-            table[case_id] = [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("time"), (int, float))
-                              and not isinstance(entry.get("time"), bool) and isinstance(entry.get("batch", 0) or 0, (int, float))]
-    return table
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock beside the history file (where the system has `flock`)."""
-    try:
-        import fcntl
-    except ImportError:  # no flock: writes are still whole, only a merge may miss a concurrent write
-        yield
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _merged(theirs: list[dict[str, Any]], mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A case's entries from both, once each (by time, verdict and score), oldest first, its newest `KEEP`."""
-    entries: dict[tuple, dict[str, Any]] = {}
-    for entry in (*theirs, *mine):
-        if isinstance(entry, dict):
-            entries[(entry.get("time"), entry.get("status"), entry.get("score"))] = entry
-    kept = sorted(entries.values(), key=lambda e: e.get("time") if isinstance(e.get("time"), (int, float)) else 0)
-    return kept[-KEEP:]
+def _seconds_of(last: dict[str, tuple[float, Optional[float]]]) -> dict[str, float]:
+    return {case_id: float(seconds) for case_id, (_, seconds) in last.items()
+            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0}

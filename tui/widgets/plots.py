@@ -34,7 +34,7 @@ def _draw(plot: PlotextPlot, title: str, series: Sequence[tuple[str, Sequence[Op
 
 
 class CasePlots(Vertical):
-    """The selected case's runs (kept in `.agentdiff/history.json`): score, seconds and tokens."""
+    """The selected case's runs (kept in `.agentdiff/history.sqlite`): score, seconds and tokens."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="plots-note")
