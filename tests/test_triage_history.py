@@ -420,3 +420,17 @@ def test_what_changed_since_a_pass_keeps_bytes_and_knows_large_files_by_size_and
         assert change.path == "prompt.md" and "-two" in change.diff and "+TWO" in change.diff and "-one" not in change.diff
     finally:
         snapshots_module.MAX_BYTES = before
+
+
+def test_a_closed_history_leaves_its_database_whole_and_opens_again_when_used(tmp_path):
+    path = tmp_path / "history.sqlite"
+    history = History(path)
+    history.add(CASE, result(), 1.0)
+    history.add(CASE, result(CaseStatus.FAILED), 1.5)  # waiting: written by close
+    assert history.entries(CASE)  # the reader open
+    history.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.sqlite"]  # SQLite's journal folded in
+    assert [e["status"] for e in history_rows(path)[CASE]] == ["passed", "failed"]
+    history.add(OTHER, result(), 3.0)
+    history.close()
+    assert [e["time"] for e in History(path).entries(OTHER)] == [3.0]

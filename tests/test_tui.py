@@ -217,6 +217,20 @@ async def test_filter_and_failures_only(tmp_path):
         assert notified(app, "unknown status 'bogus' (use passed, failed, error")
 
 
+async def test_enter_in_the_filter_leaves_the_cursor_on_the_first_match_when_it_was_on_no_case(tmp_path):
+    """`/`, a filter, Enter, from an agent's row: the first matching case under the cursor, its diff beside it."""
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.move_cursor(app.main.tree._agent_nodes["home_automation"])
+        await pilot.pause()
+        assert app.main.tree.current_case_id is None
+        await pilot.press("slash", *"kitchen_on", "enter")
+        await pilot.pause(0.1)
+        assert app.main.tree.visible_ids == [KITCHEN] and app.main.tree.current_case_id == KITCHEN
+
+
 @pytest.mark.adk  # the only test here that needs google-adk: the others run on canned outputs
 async def test_a_prompt_edit_reruns_the_agent_and_accept_then_undo_round_trips(tmp_path, worker_pool):
     """The one journey on the real worker pool: real agents, re-run on a real edit of their prompt.

@@ -80,6 +80,7 @@ class AgentdiffApp(App):
         if self.workbench.history is not None:
             self.workbench.history.save(wait=True)
             self.workbench.history.prune(self.workbench.snapshots, time.time())
+            self.workbench.history.close()
         self.keep_session()
 
     def keep_session(self) -> None:

@@ -186,6 +186,14 @@ class History:
         if wait and self._written is not None:
             self._written.result()
 
+    def close(self) -> None:
+        """Write what is waiting and let the database go (its journal folded in, as SQLite does when
+        the last connection closes). Reading or adding again opens it again."""
+        self.save(wait=True)
+        if self._writer is not None:
+            self._writer.submit(self._store.close_writer).result()
+        self._store.close_reader()
+
     def _writer_thread(self) -> ThreadPoolExecutor:
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdiff-history")

@@ -73,6 +73,7 @@ class Store:
         self._read_lock = threading.Lock()
         self._reader: Optional[sqlite3.Connection] = None
         self._writer: Optional[sqlite3.Connection] = None
+        self._memory: Optional[sqlite3.Connection] = None  # an earlier version's history read here only (never written)
         self._check()
         legacy = path.with_name(LEGACY_NAME)
         if not os.path.lexists(path) and os.path.lexists(legacy):
@@ -145,7 +146,7 @@ class Store:
             return
         rows = [row(case_id, entry) for case_id, entries in loaded.items() for entry in entries[-KEEP:]]
         if not self.writable:
-            self._reader = _in_memory(rows)  # read here, this session only
+            self._reader = self._memory = _in_memory(rows)  # read here, this session only
             return
         staging = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
@@ -165,7 +166,7 @@ class Store:
                 pass  # another session moved it in first: the same rows
             legacy.unlink(missing_ok=True)
         except (OSError, sqlite3.Error):
-            self._reader = _in_memory(rows)
+            self._reader = self._memory = _in_memory(rows)
             self.writable = False
         finally:
             try:
@@ -205,11 +206,17 @@ class Store:
             self._writer.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             self._writer.executemany(_PRUNE, [(case_id, KEEP - 1) for case_id in {r[0] for r in rows}])
 
-    def close(self) -> None:
-        for connection in (self._reader, self._writer):
-            if connection is not None:
-                connection.close()
-        self._reader = self._writer = None
+    def close_writer(self) -> None:
+        """(On the writer thread.)"""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def close_reader(self) -> None:
+        with self._read_lock:
+            if self._reader is not None and self._reader is not self._memory:
+                self._reader.close()
+                self._reader = None
 
 
 def _in_memory(rows: list[tuple]) -> sqlite3.Connection:

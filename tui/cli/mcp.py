@@ -113,5 +113,5 @@ def _close(workbench, keep_runs: int, started: float) -> None:
     from ..kept_session import keep_session
 
     if workbench.history is not None:
-        workbench.history.save(wait=True)
+        workbench.history.close()
     keep_session(workbench, "mcp", keep_runs, started)

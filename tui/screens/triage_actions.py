@@ -141,6 +141,9 @@ class TriageActions:
         self._apply_filter(message.value)
         self.filter_problem = None
         self._refresh_status_line()
+        visible = self.tree.visible_ids
+        if self.filter_text and visible and self._before_filter not in visible:  # on the first match, as fzf leaves it
+            self.call_after_refresh(self.tree.select_case, visible[0])
         if not self.filter_bar.display:  # not opened again by a `/` typed right after: it keeps the keys
             self.set_focus(self.tree)  # now, not after the keys queued behind the Enter or Esc
         if problem and not message.cleared:
