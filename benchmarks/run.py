@@ -204,6 +204,16 @@ def throughput_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("history")
+def history_benchmark() -> list[tuple[str, str, str]]:
+    """The history database as a run of 50,000 cases writes it (AGENTDIFF_HISTORY_SIZES: others, comma
+    separated), and the reads the TUI makes, beside the JSON table it replaced (benchmarks/history_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from history_bench import history_benchmark as measure
+
+    return measure()
+
+
 @benchmark("drop-in")
 def drop_in_benchmark() -> list[tuple[str, str, str]]:
     """An ADK-style pytest file on the home automation sample (4 cases, num_runs 2), with ADK's

@@ -91,8 +91,10 @@ def _quiet_asyncio() -> None:
     loop to be closed as Python exits ("Exception ignored in: BaseEventLoop.__del__ … Invalid file
     descriptor"). The one line said here is the whole story."""
     import logging
+    import warnings
 
     logging.getLogger("asyncio").disabled = True
+    warnings.simplefilter("ignore")  # "coroutine … was never awaited": one the signal cut off as it was made
     sys.unraisablehook = lambda _unraisable: None  # the process is ending on a signal: nothing to add
 
 
