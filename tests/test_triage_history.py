@@ -434,3 +434,22 @@ def test_a_closed_history_leaves_its_database_whole_and_opens_again_when_used(tm
     history.add(OTHER, result(), 3.0)
     history.close()
     assert [e["time"] for e in History(path).entries(OTHER)] == [3.0]
+
+
+def test_an_earlier_history_moves_in_on_a_file_system_without_hard_links(tmp_path, monkeypatch):
+    import os
+
+    folder = tmp_path / ".agentdiff"
+    folder.mkdir()
+    (folder / "history.json").write_text(json.dumps({CASE: [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]}))
+
+    def no_links(source, target):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    history = History(folder / "history.sqlite")
+    assert history.entries(CASE) == [{"time": 1.0, "status": "passed", "score": None, "mode": "live"}]
+    assert sorted(p.name for p in folder.iterdir()) == ["history.sqlite"]
+    history.add(OTHER, result(), 2.0)
+    history.close()
+    assert set(history_rows(folder / "history.sqlite")) == {CASE, OTHER}

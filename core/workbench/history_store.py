@@ -164,6 +164,9 @@ class Store:
                 os.link(staging, self.path)
             except FileExistsError:
                 pass  # another session moved it in first: the same rows
+            except OSError:  # a file system without hard links: moved in place, unless another session was first
+                if not os.path.lexists(self.path):
+                    os.replace(staging, self.path)
             legacy.unlink(missing_ok=True)
         except (OSError, sqlite3.Error):
             self._reader = self._memory = _in_memory(rows)
