@@ -78,9 +78,8 @@ class AgentdiffApp(App):
     def on_unmount(self) -> None:
         self.workbench.cancel()
         if self.workbench.history is not None:
-            self.workbench.history.save(wait=True)
-            self.workbench.history.prune(self.workbench.snapshots, time.time())
-            self.workbench.history.close()
+            self.workbench.history.prune(self.workbench.snapshots, time.time())  # (its digests: written and waiting alike)
+            self.workbench.history.close()  # what waits, written
         self.keep_session()
 
     def keep_session(self) -> None:

@@ -71,8 +71,11 @@ class History:
             if len(unwritten) > KEEP:
                 del unwritten[next(iter(unwritten))]
             if self._last is not None:
-                self._last.pop(case_id, None)
-                self._last.update(_seconds_of({case_id: (entry["time"], entry.get("seconds"))}))
+                seconds = _seconds(entry.get("seconds"))
+                if seconds is None:
+                    self._last.pop(case_id, None)
+                else:
+                    self._last[case_id] = seconds
         if when - self._saved_at >= SAVE_EVERY:  # a burst of verdicts is written once, not once each
             self.save(when)
 
@@ -102,10 +105,7 @@ class History:
         else:
             last = {case_id: last_run for case_id, last_run in self._scan().items() if case_id in wanted}
         with self._lock:
-            for case_id, entries in self._unwritten.items():
-                newest = max(entries.values(), key=lambda e: e["time"]) if case_id in wanted and entries else None
-                if newest is not None and newest["time"] >= last.get(case_id, (float("-inf"),))[0]:
-                    last[case_id] = (newest["time"], newest.get("seconds"))
+            self._add_unwritten(last, wanted)
         return _seconds_of(last)
 
     def read_last_seconds(self) -> None:
@@ -115,12 +115,17 @@ class History:
         def read() -> None:
             last = self._scan()
             with self._lock:
-                for case_id, entries in self._unwritten.items():  # added while it read
-                    newest = max(entries.values(), key=lambda e: e["time"])
-                    if newest["time"] >= last.get(case_id, (float("-inf"),))[0]:
-                        last[case_id] = (newest["time"], newest.get("seconds"))
+                self._add_unwritten(last)  # (added while it read)
                 self._last = _seconds_of(last)
         self._writer_thread().submit(read)
+
+    def _add_unwritten(self, last: dict[str, tuple[float, Optional[float]]], wanted: Optional[set[str]] = None) -> None:
+        """(Under the lock.) This session's entries not yet written, where newer than the table's."""
+        for case_id, entries in self._unwritten.items():
+            if entries and (wanted is None or case_id in wanted):
+                newest = max(entries.values(), key=lambda e: e["time"])
+                if newest["time"] >= last.get(case_id, (float("-inf"),))[0]:
+                    last[case_id] = (newest["time"], newest.get("seconds"))
 
     def _scan(self) -> dict[str, tuple[float, Optional[float]]]:
         """Every case's last (time, seconds) written, in one pass over the table's index (SQLite's bare
@@ -213,6 +218,10 @@ class History:
                         del self._unwritten[case_id]
 
 
+def _seconds(value: Any) -> Optional[float]:
+    """A run's seconds as an ETA may use them: a number, not negative."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _seconds_of(last: dict[str, tuple[float, Optional[float]]]) -> dict[str, float]:
-    return {case_id: float(seconds) for case_id, (_, seconds) in last.items()
-            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0}
+    return {case_id: seconds for case_id, (_, value) in last.items() if (seconds := _seconds(value)) is not None}

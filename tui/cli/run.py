@@ -339,9 +339,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except BaseException:  # interrupted: no half a kept run
             keeper.discard()
             raise
-        history.save(wait=True)
         history.prune(snapshots, time.time())  # W's stored contents no entry needs any more, as when the TUI closes
-        history.close()
+        history.close()  # what waits, written
     cases.sort()
     print_errors(errors, err)
     found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))
