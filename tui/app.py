@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.workbench.history import HISTORY_FILE, History
 from agentdiff.core.workbench.triage import Triage
-from agentdiff.core.workbench.watcher import ChangeSource, watchfiles_source
+from agentdiff.core.workbench.watcher import ChangeSource, watched_folders, watchfiles_source
 from agentdiff.core.workbench.workbench import Workbench
 from textual.app import App
 from textual.binding import Binding
@@ -110,7 +110,7 @@ def create_app(
 
         pool = WorkerPool()
     if changes is None and watch:
-        changes = watchfiles_source([*paths, *(options.agents_dirs if options else ())])
+        changes = watchfiles_source(watched_folders(root, [*paths, *(options.agents_dirs if options else ())]))
     from agentdiff.core.baselines.journal import recover_at_start
 
     recover_at_start(root)  # a write a crash interrupted is rolled back before the first run scores it

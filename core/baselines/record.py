@@ -32,6 +32,7 @@ from agentdiff.core.formats.conformance import (
 )
 from agentdiff.core.formats.adk_rules import rules_for
 from agentdiff.core.project.agents import resolve_agent
+from agentdiff.core.project.import_graph import project_files
 from agentdiff.core.baselines.dataset_accept import DatasetFile, accept_dataset_case, dataset_writes
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
@@ -39,7 +40,7 @@ from agentdiff.core.run.dataset_case import dataset_job
 from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
-from agentdiff.core.worker.jobs import Message, RunOutput
+from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
 
 
 def record_conformance(ref: ConformanceCaseRef, out: RunOutput, mode: StreamingMode, root: Path) -> JournalEntry:
@@ -100,6 +101,12 @@ def record_dataset_case(ref: DatasetCaseRef, out: RunOutput, root: Path) -> Jour
     return write_baseline(writes, root, f"record {ref.id}")
 
 
+def _kept(out: RunOutput, root: Path, agent: AgentRef) -> RunOutput:
+    """The run with its record of files kept to the project's (what the registration hashes)."""
+    out.files_read = project_files(out.files_read, root, agent)
+    return out
+
+
 async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> RecordOutcome:
     """Run the case live and make what it did the baseline (journaled; `undo_last` reverts it)."""
     resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
@@ -108,16 +115,16 @@ async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> Re
     agent = resolution.agent
     try:
         if isinstance(ref, DatasetCaseRef):
-            out = await pool.run(dataset_job(ref, agent), options.timeout)
+            out = _kept(await pool.run(dataset_job(ref, agent), options.timeout), root, agent)
             entry = record_dataset_case(ref, out, root)
         elif isinstance(ref, ConformanceCaseRef):
             mode: StreamingMode = options.streaming or "none"
-            out = await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout)
+            out = _kept(await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout), root, agent)
             entry = record_conformance(ref, out, mode, root)
         else:
             if ref.case.conversation is None:
                 return RecordOutcome(ref, error="conversation_scenario cases have no expected turns to record")
-            out = await pool.run(eval_case_job(ref, agent, "record"), options.timeout)
+            out = _kept(await pool.run(eval_case_job(ref, agent, "record"), options.timeout), root, agent)
             entry = record_eval_case(ref, out, messages_for(ref), root, agent.label)
     except (RecordError, BaselineConflict, BaselineWriteError) as exc:
         return RecordOutcome(ref, error=str(exc))

@@ -10,7 +10,7 @@ eval file or folder (2nd positional or `eval_dataset_file_path_or_dir=`; `evalua
 (`agent_name=`, 4th positional of `evaluate`); the call maps that path to the module as written
 (with the sub-agent: `module/sub_agent`), which `agents` finds as a folder from the project root (a
 dotted module) or as a package. Each argument is worked out statically (`static_value`): string literals, names assigned
-once in the file, `__file__`, `Path(...)`, `/`, `.parent`, `os.path.join`/`dirname`/`abspath`, `str()`
+once in the file, `__file__`, `Path(...)`, `/`, `.parent`, `.parents[N]`, `os.path.join`/`dirname`/`abspath`, `str()`
 and f-strings of those; anything else (a loop variable, a call into the project) is skipped. Relative
 paths are taken from the project root, as pytest runs them from there; else from the test file.
 """
@@ -82,6 +82,12 @@ def static_value(node: Optional[ast.AST], names: dict[str, ast.AST], file: str, 
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         inner = again(node.value)
         return None if inner is None else os.path.dirname(inner)
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents"
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and 0 <= node.slice.value < 64):
+        inner = again(node.value.value)  # `Path(__file__).parents[2]`: three folders up
+        for _ in range(node.slice.value + 1):
+            inner = None if inner is None else os.path.dirname(inner)
+        return inner
     if not isinstance(node, ast.Call) or node.keywords:
         return None
     func = node.func

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Sequence
 
 from agentdiff.core.formats.adk_results import RESULT_SUFFIX
-from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, load_eval_set
+from agentdiff.core.formats.checks_file import CHECKS_FILE
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME, load_eval_set
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.agent_hints import hinted_eval_paths
 
@@ -29,6 +30,14 @@ MAX_LOOKED_AT, MAX_LOOK_BYTES = 5000, 5_000_000
 
 def is_eval_set_file(name: str) -> bool:
     return name.endswith(EVAL_SET_SUFFIXES)
+
+
+def is_case_file(path: Path) -> bool:
+    """A file cases load from or are scored with: a conformance spec or recording, an eval set, a config,
+    a checks file."""
+    name = path.name
+    return name in ("spec.yaml", CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME, CHECKS_FILE) or is_eval_set_file(name) \
+        or (name.startswith("generated-") and name.endswith(".yaml"))
 
 
 def _is_candidate(path: Path, root: Path, searched: Sequence[Path], known: set[Path]) -> bool:

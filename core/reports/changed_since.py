@@ -1,14 +1,24 @@
 """`run --changed-since REF`: only the cases a change since a git ref can affect, as watch mode
-re-runs them, each with why it was chosen.
+re-runs them, each with why it was chosen. Nothing here needs an earlier run on this machine (a CI job
+starts from a fresh clone).
 
 A case is chosen when, among the files changed since REF (committed or not, and new files): its eval
 set file or case folder is one; its `test_config.json`, `eval_config.json` or checks file is one; a
-file of its agent (the package folder) is one; or a file its agent read in the last kept run that
-ran it is one (a prompt file, YAML, data, wherever it lives)."""
+file of its agent (the package folder) is one; its agent's code imports one, wherever it lives in the
+project (the static import graph, `import_graph`); its agent's code names one (a prompt, YAML or data
+file whose name is a string in the code); or its agent read one in the last kept run that ran it (what
+a run builds at run time: a path from the environment, `f"{name}.md"`).
+
+A changed file that chooses no case is **unattributed**, unless it is plainly outside the agents' world
+(documentation, CI and editor settings, tests that no agent imports): the caller says so, and with
+`strict` every case is chosen when any file is unattributed.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -17,6 +27,8 @@ from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, checks_file_for
+from agentdiff.core.project.import_graph import ImportGraph, outside_project
+from agentdiff.core.project.named_eval_files import is_case_file
 from agentdiff.core.reports.kept_runs import kept_runs
 
 
@@ -70,7 +82,7 @@ def files_read_last(root: Path) -> dict[str, list[str]]:
     return read
 
 
-def _agent_dir(ref: CaseRef, root: Path, memo: AgentMemo, agents_dirs: Sequence[Path], mapping) -> Optional[Path]:
+def _agent_dir(ref: CaseRef, memo: AgentMemo, agents_dirs: Sequence[Path], mapping) -> Optional[Path]:
     agent = memo.resolve(ref, agents_dirs, mapping).agent
     if agent is None:
         return None
@@ -78,47 +90,169 @@ def _agent_dir(ref: CaseRef, root: Path, memo: AgentMemo, agents_dirs: Sequence[
     return resolved(base if base.is_dir() else base.with_suffix(".py"))
 
 
-def select_changed(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: Sequence[Path] = (), mapping=None) -> list[tuple[CaseRef, str]]:
+#: Folders and files that are plainly not what an agent runs on: a change there needs no word.
+_NOT_AGENTS_DIRS = frozenset({"docs", "doc", ".github", ".gitlab", ".circleci", ".ci", ".vscode", ".idea", ".devcontainer"})
+_NOT_AGENTS_NAMES = frozenset({".gitignore", ".gitattributes", ".editorconfig", ".pre-commit-config.yaml", ".gitlab-ci.yml",
+                               ".dockerignore", "LICENSE", "LICENSE.txt", "LICENSE.md", "NOTICE", "CODEOWNERS", "Jenkinsfile"})
+_DOC_SUFFIXES = (".md", ".rst", ".adoc")
+
+
+def plainly_not_agents(path: Path, root: Path) -> bool:
+    """Documentation, CI and editor settings, and tests (a test module no agent imports): a change
+    there, chosen by no case, is not worth a warning."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = path.parts
+    if any(part in _NOT_AGENTS_DIRS for part in parts[:-1]) or outside_project(path):
+        return True
+    name = path.name
+    if name in _NOT_AGENTS_NAMES or name.upper().startswith(("README", "CHANGELOG", "CHANGES", "CONTRIBUTING", "HISTORY")):
+        return True
+    if name.endswith(_DOC_SUFFIXES) and len(parts) == 1:  # a root-level document
+        return True
+    tests = any(part in ("tests", "test") for part in parts[:-1])
+    return name.endswith(".py") and (tests or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py")
+
+
+@dataclass
+class ChangeImpact:
+    """What a change since a ref means: the cases chosen, each with why, and the changed files that chose
+    none (and are not plainly outside the agents' world)."""
+
+    changed: set[Path] = field(default_factory=set)
+    chosen: list[tuple[CaseRef, str]] = field(default_factory=list)
+    unattributed: list[Path] = field(default_factory=list)
+
+
+def changed_impact(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: Sequence[Path] = (), mapping=None) -> ChangeImpact:
     """The cases a change since `ref` can affect, each with why; `GitRefError` when git cannot say."""
     changed = changed_files(root, ref)
+    impact = ChangeImpact(changed)
     if not changed:
-        return []
+        return impact
+    root = resolved(root)
     memo, read = AgentMemo(root), files_read_last(root)
-    chosen = []
+    graph = ImportGraph(root, [resolved(Path(d)) for d in agents_dirs])
+    ordered = sorted(changed)
+    used: set[Path] = set()
+    agents = {case.id: _agent_dir(case, memo, agents_dirs, mapping) for case in refs}
+    agent_dirs = {a for a in agents.values() if a is not None}
+
+    def in_an_agent(path: Path) -> bool:
+        return any(a == path or a in path.parents for a in agent_dirs)
 
     def shown(path: Path) -> str:
         return display_path(path, root)
 
     for case in refs:
-        if isinstance(case, DatasetCaseRef):  # its dataset, its baseline file, its eval config and metric files
-            unit = resolved(case.eval_set.source.path)
-            own = [unit, *(resolved(p) for p in (case.baseline_path, case.metrics.path if case.metrics else None) if p is not None)]
-            if case.metrics and case.metrics.path:
-                own += [resolved(case.metrics.path.parent / m.source_file) for m in case.metrics.local if m.source_file]
-            hit = next((p for p in own if p in changed), None)
-        elif isinstance(case, EvalCaseRef):
-            unit = resolved(case.eval_set.source.path)
-            own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
-            hit = next((p for p in own if p in changed), None)
-        else:
-            unit = resolved(case.case.dir)
-            hit = next((p for p in sorted(changed) if unit in p.parents), None)
-        checks = checks_file_for(unit, root)
-        reason = None
-        if hit is not None:
-            reason = f"{shown(hit)} changed"
-        elif checks is not None and resolved(checks) in changed:
-            reason = f"its checks changed: {shown(checks)}"
-        else:
-            agent = _agent_dir(case, root, memo, agents_dirs, mapping)
-            code = next((p for p in sorted(changed) if agent is not None and (p == agent or agent in p.parents)), None)
+        reason, hit = _own_change(case, root, changed)
+        agent = agents[case.id]
+        if reason is None and agent is not None:
+            code = next((p for p in ordered if p == agent or agent in p.parents), None)
             if code is not None:
-                reason = f"a file of its agent changed: {shown(code)}"
-            else:
-                files = {resolved(root / f) for f in read.get(case.id, [])}
-                used = next((p for p in sorted(changed) if p in files), None)
-                if used is not None:
-                    reason = f"its agent read {shown(used)} in the last kept run, and it changed"
+                reason, hit = f"a file of its agent changed: {shown(code)}", code
+        if reason is None and agent is not None:
+            for path in ordered:
+                if in_an_agent(path) and path.suffix != ".py":
+                    continue  # another agent's own data file: that agent's
+                how = graph.depends(agent, path)
+                if how is not None:
+                    verb = "imports" if how == "static" else "names"
+                    reason, hit = f"its agent's code {verb} {shown(path)}, and it changed", path
+                    break
+        if reason is None:
+            files = {resolved(root / f) for f in read.get(case.id, [])}
+            hit = next((p for p in ordered if p in files), None)
+            if hit is not None:
+                reason = f"its agent read {shown(hit)} in the last kept run, and it changed"
         if reason:
-            chosen.append((case, reason))
-    return chosen
+            impact.chosen.append((case, reason))
+            used.add(hit)  # type: ignore[arg-type]
+    if len(impact.chosen) < len(refs):  # with every case chosen, no file is left unexplained
+        impact.unattributed = [p for p in ordered if p not in used and not _explained(p, refs, agents, graph, read, root)
+                               and not plainly_not_agents(p, root)]
+    return impact
+
+
+def _own_change(case: CaseRef, root: Path, changed: set[Path]) -> tuple[Optional[str], Optional[Path]]:
+    """A change to the case's own files: its eval file or folder, its configs and metric files, its checks."""
+    if isinstance(case, DatasetCaseRef):  # its dataset, its baseline file, its eval config and metric files
+        unit = resolved(case.eval_set.source.path)
+        own = [unit, *(resolved(p) for p in (case.baseline_path, case.metrics.path if case.metrics else None) if p is not None)]
+        if case.metrics and case.metrics.path:
+            own += [resolved(case.metrics.path.parent / m.source_file) for m in case.metrics.local if m.source_file]
+        hit = next((p for p in own if p in changed), None)
+    elif isinstance(case, EvalCaseRef):
+        unit = resolved(case.eval_set.source.path)
+        own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
+        hit = next((p for p in own if p in changed), None)
+    else:
+        unit = resolved(case.case.dir)
+        hit = next((p for p in sorted(changed) if unit in p.parents), None)
+    if hit is not None:
+        return f"{display_path(hit, root)} changed", hit
+    checks = checks_file_for(unit, root)
+    if checks is not None and resolved(checks) in changed:
+        return f"its checks changed: {display_path(checks, root)}", resolved(checks)
+    return None, None
+
+
+def _explained(path: Path, refs, agents, graph: ImportGraph, read, root: Path) -> bool:
+    """Whether `path` bears on some case (when its cases were all chosen for another file first)."""
+    for case in refs:
+        agent = agents[case.id]
+        if _own_change(case, root, {path})[0] is not None:
+            return True
+        if agent is not None and (path == agent or agent in path.parents or graph.depends(agent, path) is not None):
+            return True
+        if path in {resolved(root / f) for f in read.get(case.id, [])}:
+            return True
+    return False
+
+
+def select_changed(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: Sequence[Path] = (), mapping=None) -> list[tuple[CaseRef, str]]:
+    """The cases a change since `ref` can affect, each with why; `GitRefError` when git cannot say."""
+    return changed_impact(refs, root, ref, agents_dirs, mapping).chosen
+
+
+def depends_on(refs: Sequence[CaseRef], root: Path, agents_dirs: Sequence[Path] = (), mapping=None) -> dict[str, list[dict[str, str]]]:
+    """Each case's agent's files, with how each was found: "imported" or "opened" by its agent in the
+    last kept run that ran it, "static" (its agent's code, or a project module the code imports) or
+    "named" (a data file the code names) by the import graph; what `list --json` shows as `depends_on`.
+    Cases of one agent with no kept record share one list."""
+    root = resolved(root)
+    memo, read = AgentMemo(root), files_read_last(root)
+    graph = ImportGraph(root, [resolved(Path(d)) for d in agents_dirs])
+    static: dict[Path, dict[str, str]] = {}
+    shared: dict[tuple, list[dict[str, str]]] = {}
+    found: dict[str, list[dict[str, str]]] = {}
+    for case in refs:
+        agent = _agent_dir(case, memo, agents_dirs, mapping)
+        if agent is not None and agent not in static:
+            reach = graph.reach(agent)
+            static[agent] = {display_path(p, root): "static" for p in sorted(reach.files)}
+            data = [p for p in _data_files(agent) if reach.names(p, root)]  # its own prompts and data its code names
+            static[agent] |= {display_path(p, root): "named" for p in data}
+        record = read.get(case.id, [])
+        key = (agent, tuple(record))
+        if key not in shared:
+            files = dict(static.get(agent, {}))
+            for path in record:  # a record says more than the graph: it ran
+                files[path] = "imported" if path.endswith(".py") else "opened"
+            shared[key] = [{"path": path, "how": how} for path, how in sorted(files.items())]
+        found[case.id] = shared[key]
+    return found
+
+
+def _data_files(agent: Path, most: int = 200) -> list[Path]:
+    """The files of an agent's folder that are not code (nor caches, nor eval files), at most `most`."""
+    if not agent.is_dir():
+        return []
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(agent):
+        dirs[:] = sorted(d for d in dirs if not outside_project(Path(d)) and not d.startswith(".") and d != "conformance")
+        found += [Path(folder) / f for f in sorted(files) if not f.endswith((".py", ".pyc", ".json")) and not is_case_file(Path(f))]
+        if len(found) >= most:
+            break
+    return found[:most]

@@ -10,6 +10,7 @@ from typing import AsyncIterator, Optional, Sequence
 
 from agentdiff.core.diff.case import with_strict_node_order
 from agentdiff.core.project.agent_memo import AgentMemo
+from agentdiff.core.project.import_graph import project_files
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
 from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.run.case_run import CaseRun, unrun, summarised
@@ -20,6 +21,7 @@ from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.run.cpu import cpu_step, small
+from agentdiff.core.worker.jobs import AgentRef
 
 
 def default_mode(ref: CaseRef, options: RunOptions) -> str:
@@ -42,11 +44,22 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
         run = await replay_conformance(ref, agent, pool, options)
     else:
         run = await live_conformance(ref, agent, pool, options)
+    _keep_project_files(run, root, agent)
     if options.strict_node_order and run.diff is not None and run.baseline is not None and run.trace is not None:
         run = dataclasses.replace(run, diff=with_strict_node_order(run.diff, run.baseline.trace, run.trace))
     if not run.ref.checks:
         return await cpu_step(small(run.outputs), summarised, run)
     return await asyncio.to_thread(lambda: summarised(apply_checks(run)))  # user check functions: off the loop
+
+
+def _keep_project_files(run: CaseRun, root: Path, agent: AgentRef) -> None:
+    """What its runs depend on, kept to the project's files (the repeats of a case read the same files)."""
+    kept: dict[tuple[str, ...], list[str]] = {}
+    for out in run.outputs:
+        key = tuple(out.files_read)
+        if key not in kept:
+            kept[key] = project_files(key, root, agent)
+        out.files_read = kept[key]
 
 
 async def run_cases(refs: Sequence[CaseRef], pool, options: RunOptions, root: Path) -> AsyncIterator[CaseRun]:

@@ -12,7 +12,7 @@ from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.formats.conformance import SPEC_FILE, recordings_file, session_file
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.worker.jobs import AgentRef
 
 CONFORMANCE_FILES = (SPEC_FILE, *(f(m) for m in ("none", "sse") for f in (recordings_file, session_file)))
@@ -45,6 +45,11 @@ def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
             resolved[raw] = unit_of(ref)
         units[ref.id] = resolved[raw]
     return units
+
+
+def listed_order(ref: CaseRef, unit: Path) -> tuple:
+    """The order discovery lists cases in: eval sets first, by file, then conformance cases by folder."""
+    return (isinstance(ref, ConformanceCaseRef), ref.category, unit.parts)
 
 
 def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
@@ -114,6 +119,7 @@ class CaseIndex:
         self._by_read: dict[Path, set[str]] = {}
         self._by_agent_dir: dict[Path, set[str]] = {}
         self._folders: Optional[frozenset[Path]] = None  # every folder above a source or an agent: built when asked
+        self._unrecorded: set[str] = set()  # cases with no record of what their agent read (never run, say)
 
     def __len__(self) -> int:
         return len(self._files)
@@ -129,6 +135,8 @@ class CaseIndex:
             self._by_source.setdefault(source, set()).add(files.case_id)
         for path in files.files_read:
             self._by_read.setdefault(path, set()).add(files.case_id)
+        if not files.files_read:
+            self._unrecorded.add(files.case_id)
         if files.agent_dir is not None:
             self._by_agent_dir.setdefault(files.agent_dir, set()).add(files.case_id)
 
@@ -137,6 +145,7 @@ class CaseIndex:
         if old is None:
             return
         self._folders = None
+        self._unrecorded.discard(case_id)
         for table, keys in ((self._by_source, old.sources), (self._by_read, old.files_read), (self._by_agent_dir, [old.agent_dir] if old.agent_dir else [])):
             for key in keys:
                 ids = table.get(key)
@@ -171,7 +180,23 @@ class CaseIndex:
 
     def affected_by(self, path: Path) -> set[str]:
         """The cases whose agent read `path` or whose agent's folder holds it."""
-        found = set(self._by_read.get(path, ()))
+        return self.recorded_by(path) | self.in_agent_folder(path)
+
+    def recorded_by(self, path: Path) -> set[str]:
+        """The cases whose agent read or imported `path` in its last run."""
+        return set(self._by_read.get(path, ()))
+
+    def in_agent_folder(self, path: Path) -> set[str]:
+        """The cases whose agent's folder holds `path`."""
+        found: set[str] = set()
         for folder in path.parents:
             found |= self._by_agent_dir.get(folder, set())
         return found
+
+    def agent_dirs(self) -> dict[Path, set[str]]:
+        """Each agent's folder, with its cases."""
+        return self._by_agent_dir
+
+    def unrecorded(self) -> set[str]:
+        """The cases with no record of what their agent read (not run yet, or run by no agent)."""
+        return self._unrecorded

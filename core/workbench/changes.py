@@ -20,14 +20,14 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Mapping, Optional
+from typing import Iterable, Literal, Mapping, Optional, Sequence
 
 from agentdiff.core.formats.source_file import display_path, resolved
-from agentdiff.core.formats.checks_file import CHECKS_FILE, checks_digest
-from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
+from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.project.agent_hints import may_name_agents
 from agentdiff.core.project.dataset_cases import DatasetCaseRef, history, sent_message
 from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
+from agentdiff.core.project.named_eval_files import is_case_file
 from agentdiff.core.workbench.case_index import CaseIndex
 from agentdiff.core.workbench.watcher import interesting
 
@@ -44,35 +44,91 @@ class Selection:
 
 
 
-def is_case_file(path: Path) -> bool:
-    name = path.name
-    return name in ("spec.yaml", CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME, CHECKS_FILE) or is_eval_set_file(name) or (name.startswith("generated-") and name.endswith(".yaml"))
 
 
-def classify(changed: Iterable[Path], index: CaseIndex, root: Path) -> list[Selection]:
+def classify(changed: Iterable[Path], index: CaseIndex, root: Path,
+             static: Optional[Mapping[Path, Mapping[Path, str]]] = None) -> list[Selection]:
+    """What each changed file means. `static` (from `static_dependents`): for a changed file, the agents'
+    folders whose code imports it ("static") or names it ("named"), from the project's import graph; it
+    is what ties a file to a case whose agent has not run yet, or a module no run has imported yet."""
     paths = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
     # a path that is gone and was never read is an editor's or a tool's temporary file
     paths = [p for p in paths if os.path.lexists(p) or index.known(p) or p.suffix == ".py" or index.holds(p)
              or is_eval_set_file(p.name)]  # a deleted eval file may have held no case, only a load error
     paths.sort(key=lambda p: not os.path.lexists(p))  # reasons name a file that is there
     reload_paths: list[Path] = []
-    rerun: dict[str, Path] = {}
+    rerun: dict[str, str] = {}  # case id → why
+    unrecorded = index.unrecorded()
     for path in paths:
         if index.is_source(path) or is_case_file(path) or path.is_dir() or (not os.path.lexists(path) and index.holds(path)):
             reload_paths.append(path)
             continue
-        for case_id in sorted(index.affected_by(path)):
-            rerun.setdefault(case_id, path)
+        shown = display_path(path, root)
+        for case_id in sorted(index.in_agent_folder(path)):
+            rerun.setdefault(case_id, f"re-run: {shown} changed")
+        recorded = index.recorded_by(path)
+        how = "imported" if path.suffix == ".py" else "read"
+        for case_id in sorted(recorded):
+            rerun.setdefault(case_id, f"re-run: {shown} changed ({how} by its agent)")
+        for agent_dir, kind in sorted((static or {}).get(path, {}).items()):
+            said = "its agent's imports reach it" if kind == "static" else "its agent's code names it"
+            for case_id in sorted(index.agent_dirs().get(agent_dir, ())):
+                # a case that ran has an exact record; a module no run imported may still be reached
+                if case_id in unrecorded or (path.suffix == ".py" and not recorded):
+                    rerun.setdefault(case_id, f"re-run: {shown} changed ({said})")
     selections: list[Selection] = []
     if reload_paths:
         names = ", ".join(sorted({display_path(p, root) for p in reload_paths})[:3])
         selections.append(Selection("reload", paths=sorted(set(reload_paths)), reason=f"{names} changed"))
-    groups: dict[Path, list[str]] = {}
-    for case_id, path in rerun.items():
-        groups.setdefault(path, []).append(case_id)
-    for path, ids in groups.items():
-        selections.append(Selection("run", ids, reason=f"re-run: {display_path(path, root)} changed"))
+    groups: dict[str, list[str]] = {}
+    for case_id, reason in rerun.items():
+        groups.setdefault(reason, []).append(case_id)
+    for reason, ids in groups.items():
+        selections.append(Selection("run", ids, reason=reason))
     return selections
+
+
+def static_candidates(changed: Iterable[Path], index: CaseIndex) -> list[Path]:
+    """The changed files the import graph has a say on: a module no run recorded (a new module, or one
+    only an unrun agent imports), or any file while some case has no record yet."""
+    some_unrecorded = bool(index.unrecorded())
+    found = []
+    for p in changed:
+        path = Path(os.path.abspath(p))
+        if not interesting(str(path)) or index.is_source(path) or is_case_file(path) or path.is_dir():
+            continue
+        if some_unrecorded or (path.suffix == ".py" and not index.recorded_by(path)):
+            found.append(path)
+    return found
+
+
+def static_dependents(paths: Iterable[Path], agents: Sequence[Path], root: Path, extra_roots: Sequence[Path] = ()) -> dict[Path, dict[Path, str]]:
+    """For each of `paths`, which of the `agents`' folders hold code that imports it or names it (blocking:
+    a walk of the agents' code, each file parsed once per version). A data file inside an agent's folder
+    is that agent's alone."""
+    from agentdiff.core.project.import_graph import ImportGraph
+
+    paths = list(paths)
+    if not paths:
+        return {}
+    graph = ImportGraph(root, extra_roots)
+    found: dict[Path, dict[Path, str]] = {}
+    for path in paths:
+        if path.suffix != ".py" and any(a == path or a in path.parents for a in agents):
+            continue
+        hits = {agent: how for agent in agents if (how := graph.depends(agent, path)) is not None}
+        if hits:
+            found[path] = hits
+    return found
+
+
+def unattached(candidates: Iterable[Path], static: Mapping[Path, object], selections: Iterable[Selection], index: CaseIndex,
+               root: Path) -> list[str]:
+    """What to say of the changed modules that tie to no case (no run imported them, no agent's code
+    reaches them), so that a save that re-runs nothing is never silent."""
+    chosen = {i for s in selections if s.action == "run" for i in s.case_ids}
+    return [f"{display_path(p, root)} changed: no case's agent imports it, so nothing re-runs" for p in candidates
+            if p.suffix == ".py" and p not in static and not index.affected_by(p) and os.path.exists(p) and not chosen & index.in_agent_folder(p)]
 
 
 def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], root: Path) -> Optional[Selection]:

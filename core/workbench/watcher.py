@@ -32,6 +32,23 @@ def watched(path: str) -> bool:
 
 ChangeSource = Callable[[], AsyncIterator[set[Path]]]
 
+#: A folder with one of these is a project's root: code the agents import may lie anywhere in it.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git")
+
+
+def watched_folders(root: Path, paths: Sequence[Path]) -> list[Path]:
+    """What to watch: the paths (cases, agents), and the project's root when it is one (a shared module
+    or prompt outside the paths is what agents import and read), each folder once."""
+    wanted = [Path(os.path.abspath(p)) for p in paths]
+    top = Path(os.path.abspath(root))
+    if any((top / marker).exists() for marker in PROJECT_MARKERS):
+        wanted.append(top)
+    kept: list[Path] = []
+    for path in sorted(set(wanted), key=lambda p: len(p.parts)):
+        if not any(k == path or k in path.parents for k in kept):
+            kept.append(path)
+    return kept
+
 
 def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_polling: Optional[bool] = None) -> ChangeSource:
     """A change source on watchfiles: each item is one coalesced batch of changed paths."""

@@ -27,7 +27,7 @@ from agentdiff.core.run.rescore import judge_again, rescore_case
 from agentdiff.core.run.runner import run_case
 from agentdiff.core.run.cpu import ON_LOOP as on_loop, Pacer
 from agentdiff.core.workbench.baselines import Baselines
-from agentdiff.core.workbench.case_index import CaseIndex, case_files, forget_resolved, units_of
+from agentdiff.core.workbench.case_index import CaseIndex, case_files, forget_resolved, listed_order, units_of
 from agentdiff.core.workbench.changes import (
     Selection,
     after_reload,
@@ -35,6 +35,9 @@ from agentdiff.core.workbench.changes import (
     agents_may_have_moved,
     checks_code_changed,
     classify,
+    static_candidates,
+    static_dependents,
+    unattached,
 )
 from agentdiff.core.workbench.events import (
     BULK_EVENT,
@@ -151,7 +154,7 @@ class Workbench(Baselines):
             self.units[ref.id] = reload.unit[ref.id]
             listed.append(state)
             self._index(state)
-        listed.sort(key=lambda s: _order(s.ref, self.units[s.ref.id]))
+        listed.sort(key=lambda s: listed_order(s.ref, self.units[s.ref.id]))
         self.cases = {state.ref.id: state for state in listed}
         self.errors = errors
         return True
@@ -316,9 +319,8 @@ class Workbench(Baselines):
         return self._serial
 
     async def on_changes(self, paths: Iterable[Path]) -> list[Selection]:
-        """What a batch of changed files means; starts the runs and re-scores it calls for. Files this
-        workbench wrote itself (still as it wrote them) are not changes. While paused, the changes are
-        kept and their cases shown stale; `set_paused(False)` applies them."""
+        """What a batch of changed files means; starts the runs and re-scores it calls for. Files this workbench
+        wrote itself (still as written) are not changes. Paused, they wait (stale) for `set_paused(False)`."""
         paths = [p for p in paths if not self._is_own(Path(p))]
         if not paths:
             return []
@@ -329,7 +331,12 @@ class Workbench(Baselines):
             if agents_may_have_moved(paths, self.index, self.root):
                 await self._resolve_agents_again()
             checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
-            selections = classify(agent_changes(paths, checks, self.index), self.index, self.root)
+            code = agent_changes(paths, checks, self.index)
+            asked = static_candidates(code, self.index)  # the import graph is walked off the loop, on a copy
+            static = await asyncio.to_thread(static_dependents, asked, list(self.index.agent_dirs()), self.root, self.options.agents_dirs)
+            selections = classify(code, self.index, self.root, static)
+            for note in unattached(asked, static, selections, self.index, self.root):
+                self._emit(Notice(note))
             done: set[str] = set()  # re-scored or to run again: checked by the new code anyway
             for selection in [s for s in selections if s.action == "reload"]:
                 reloaded = await self._reload(selection.paths, selection.reason)
@@ -388,8 +395,3 @@ class Workbench(Baselines):
         orphans = [s.ref.id for s in states if s.run is not None and s.run.agent is None and s.ref.id in found]
         if orphans:
             self.run(orphans, "re-run: its agent was found")
-
-
-def _order(ref: CaseRef, unit: Path) -> tuple:
-    """The order discovery lists cases in: eval sets first, by file, then conformance cases by folder."""
-    return (isinstance(ref, ConformanceCaseRef), ref.category, unit.parts)

@@ -3,8 +3,12 @@ ready, exit.
 
 Each batch gets a fresh process (forked from a warm server), so an edited agent is always imported
 anew. The jobs of a batch share the agent's module (as in ADK's own evaluator, which runs cases
-concurrently in one process); their I/O overlaps on one event loop. Files the agent opens are noted
-through an audit hook, so watch mode knows which prompt and data files a case depends on.
+concurrently in one process); their I/O overlaps on one event loop. What a run depends on is recorded
+for watch mode and `--changed-since`: every module the process has imported (`sys.modules`, so a module
+imported before the fork counts too), every file opened for reading (an audit hook: prompts, YAML, data)
+and, when a run fails, the files of its traceback (a module whose import failed is in neither). The
+environment's files (the interpreter's prefixes, `site-packages`, the standard library, this package)
+are left out here; the parent keeps what lies in the project (`core/run/runner.py`).
 """
 
 from __future__ import annotations
@@ -20,20 +24,94 @@ from typing import Any, Callable, Optional, Sequence
 from .hints import how_to_fix, project_origin, said
 from .jobs import Job, RunOutput
 
-_IGNORED_PREFIXES = tuple(
-    p for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)} if p
-)
+
+def _environment() -> tuple[str, ...]:
+    """Folders whose files are the environment's, not the project's."""
+    import site
+    import sysconfig
+
+    # a virtual environment's folder, whole; not the base interpreter's prefix (`/usr` holds projects too)
+    found = {os.path.dirname(os.__file__), os.path.dirname(os.path.abspath(__file__))}
+    if sys.prefix != sys.base_prefix:
+        found.add(sys.prefix)
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            found.add(sysconfig.get_path(key))
+        except (KeyError, ValueError):
+            pass
+    try:
+        found.update(site.getsitepackages())
+        found.add(site.getusersitepackages())
+    except (AttributeError, ValueError):
+        pass
+    return tuple(sorted({os.path.abspath(p).rstrip(os.sep) + os.sep for p in found if p}))
 
 
-def _watch_reads(roots: tuple[str, ...], seen: set[str]) -> None:
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or not args or not isinstance(args[0], (str, os.PathLike)):
+_IGNORED_PREFIXES = _environment() + ("/proc/", "/sys/", "/dev/")
+_MAX_RECORDED = 20_000  # files opened (an agent that opens a file per item should not grow the record without end)
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+class _Record:
+    """The files a batch's runs depend on, as absolute paths."""
+
+    def __init__(self) -> None:
+        self.opened: set[str] = set()
+        self._modules: dict[str, tuple[int, Optional[str]]] = {}  # module name → (id of the module, its file)
+
+    def note(self, path: str) -> None:
+        if path.startswith(_IGNORED_PREFIXES) or "__pycache__" in path or len(self.opened) >= _MAX_RECORDED:
             return
-        path = os.path.abspath(os.fspath(args[0]))
-        if path.startswith(roots) and not path.startswith(_IGNORED_PREFIXES) and "__pycache__" not in path:
-            seen.add(path)
+        self.opened.add(path)
 
-    sys.addaudithook(hook)
+    def watch_opens(self) -> None:
+        def hook(event: str, args: tuple[Any, ...]) -> None:
+            if event != "open" or not args or not isinstance(args[0], (str, os.PathLike)):
+                return
+            mode, flags = (args[1], args[2]) if len(args) >= 3 else (None, 0)
+            if isinstance(mode, str) and any(c in mode for c in "wax+"):
+                return  # what the agent writes is its output, not what it depends on
+            if mode is None and isinstance(flags, int) and flags & _WRITES:
+                return
+            try:
+                self.note(os.path.abspath(os.fspath(args[0])))
+            except (TypeError, ValueError):
+                pass
+
+        sys.addaudithook(hook)
+
+    def note_failure(self, exc: BaseException) -> None:
+        """The project files a failure passed through (a module that failed to import is in no record)."""
+        seen = 0
+        while exc is not None and seen < 8:
+            filename = getattr(exc, "filename", None) if isinstance(exc, SyntaxError) else None
+            if isinstance(filename, str) and os.path.isabs(filename):
+                self.note(filename)
+            tb = exc.__traceback__
+            while tb is not None:
+                name = tb.tb_frame.f_code.co_filename
+                if os.path.isabs(name):
+                    self.note(name)
+                tb = tb.tb_next
+            exc, seen = exc.__cause__ or exc.__context__, seen + 1
+
+    def files(self) -> list[str]:
+        """Every file recorded so far, with the file of every module imported now."""
+        known = self._modules
+        for name, module in list(sys.modules.items()):
+            seen = known.get(name)
+            if seen is not None and seen[0] == id(module):
+                continue
+            try:
+                spec = getattr(module, "__spec__", None)
+                path = spec.origin if spec is not None else getattr(module, "__file__", None)
+            except Exception:  # noqa: BLE001 - a module object that raises on attribute access
+                path = None
+            keep = isinstance(path, str) and os.path.isabs(path) and not path.startswith(_IGNORED_PREFIXES) and "__pycache__" not in path
+            known[name] = (id(module), path if keep else None)
+        found = set(self.opened)
+        found.update(path for _, path in known.values() if path is not None)
+        return sorted(found)
 
 
 async def run_job(job: Job) -> RunOutput:
@@ -81,7 +159,7 @@ async def _graded(spec: dict[str, Any], out: RunOutput) -> Optional[dict[str, An
     return await grade({**spec, "instance": graded, "case": case})
 
 
-async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
+async def _one(job: Job, timeout: Optional[float], record: Optional[_Record] = None) -> RunOutput:
     start = time.perf_counter()
     try:
         out = await asyncio.wait_for(run_job(job), timeout)
@@ -99,6 +177,8 @@ async def _one(job: Job, timeout: Optional[float]) -> RunOutput:
     except BaseException as exc:  # loading failed, or the agent escaped its turn (SystemExit too)
         first = traceback.format_exception_only(type(exc), exc)[-1].strip()
         out = RunOutput(error=(said(exc) if "\n" in first else first) + how_to_fix(exc))  # one line, whatever the message
+        if record is not None:
+            record.note_failure(exc)
         out.error_file, out.error_line, out.error_trace = project_origin(exc, job.agent.agents_dir)
     out.seconds = time.perf_counter() - start
     return out
@@ -148,8 +228,8 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
     """Run `jobs` concurrently in this process; `send(index, output)` as each finishes. With `abort`
     (which ends the process), a run that blocks the event loop past `timeout` is answered as timed out
     and `abort` is called."""
-    seen: set[str] = set()
-    _watch_reads(tuple(sorted({os.path.abspath(d) + os.sep for j in jobs for d in (j.agent.agents_dir, j.agent.import_from) if d})), seen)
+    record = _Record()
+    record.watch_opens()
     os.environ["AGENTDIFF_REPEAT"] = str(jobs[0].repeat)  # a batch holds one repeat: agents may read it
     os.environ["AGENTDIFF_MODE"] = jobs[0].mode
     unanswered = set(range(len(jobs)))
@@ -170,8 +250,8 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
     async def all_jobs() -> None:
         async def one(index: int, job: Job) -> None:
             started[index] = time.perf_counter()
-            out = await _one(job, timeout)
-            out.files_read = sorted(seen)
+            out = await _one(job, timeout, record)
+            out.files_read = record.files()
             started.pop(index, None)
             answer(index, out)
 

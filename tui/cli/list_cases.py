@@ -43,7 +43,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     alike = look_alikes(found.cases)
     if args.json:
+        from agentdiff.core.reports.changed_since import depends_on
+
         items = []
+        depends = depends_on(found.cases, Path.cwd(), config.agents, config.agent_for)
         for ref in found.cases:
             item = {"id": ref.id, "source": ref.source, "category": ref.category, "name": ref.name}
             if isinstance(ref, DatasetCaseRef):
@@ -56,6 +59,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             else:
                 item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set_id, "eval_id": ref.eval_id,
                          "turns": ref.turns or 0, "config": ref.config.file}
+            item["depends_on"] = depends.get(ref.id, [])
             if ref.id in alike:
                 item["look_alike"] = alike[ref.id]
             if args.agents:

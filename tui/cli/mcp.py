@@ -69,7 +69,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.baselines.journal import recover_at_start
     from agentdiff.core.workbench.history import HISTORY_FILE, History
     from agentdiff.core.workbench.triage import Triage
-    from agentdiff.core.workbench.watcher import watchfiles_source
+    from agentdiff.core.workbench.watcher import watched_folders, watchfiles_source
     from agentdiff.core.workbench.workbench import Workbench
 
     from ..assist.activity import Activity
@@ -86,7 +86,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         workbench = Workbench(root, [p.resolve() for p in paths], pool, options, history=History(root / HISTORY_FILE))
         session = AssistSession(workbench, Triage.load(root), confirm_live_above=config.confirm_live_above, activity=Activity(root),
                                 watching=not args.no_watch)
-        changes = None if args.no_watch else watchfiles_source([*workbench.paths, *options.agents_dirs])
+        changes = None if args.no_watch else watchfiles_source(watched_folders(root, [*workbench.paths, *options.agents_dirs]))
 
         async def watch() -> None:
             async for batch in changes():

@@ -49,7 +49,11 @@ def add_parser(commands) -> None:
     parser.add_argument("--yes", action="store_true", help="run many cases live without asking (see confirm_live_above)")
     parser.add_argument("--changed-since", metavar="REF",
                         help="only the cases the changes since the git REF can affect (their eval files, checks, agent code, "
-                        "files their agent read in the last kept run), each said with why")
+                        "the project files their agent's code imports or names, files their agent read in the last kept run), "
+                        "each said with why; a changed file that affects no known case is said on stderr")
+    parser.add_argument("--changed-since-strict", action="store_true",
+                        help="with --changed-since: run every case when some changed file cannot be tied to a case "
+                        "(it is not documentation, CI settings or a test, and no agent imports, names or read it)")
     add_run_options(parser, repeats=True)
     add_report_options(parser)
     add_color_option(parser)
@@ -213,14 +217,25 @@ def confirmed(cases, args: argparse.Namespace, config, err: TextIO) -> bool:
 
 
 def changed_cases(cases, args: argparse.Namespace, config, err: TextIO):
-    """The cases changes since `--changed-since` can affect, each said with why; None when git cannot tell."""
-    from agentdiff.core.reports.changed_since import GitRefError, select_changed
+    """The cases changes since `--changed-since` can affect, each said with why; None when git cannot tell.
+    Changed files tied to no case are said too; with `--changed-since-strict` they choose every case."""
+    from agentdiff.core.formats.source_file import display_path
+    from agentdiff.core.reports.changed_since import GitRefError, changed_impact
 
     try:
-        chosen = select_changed(cases, Path.cwd(), args.changed_since, tuple(args.agents) + config.agents, config.agent_for)
+        impact = changed_impact(cases, Path.cwd(), args.changed_since, tuple(args.agents) + config.agents, config.agent_for)
     except GitRefError as exc:
         print(f"error: --changed-since {quoted(args.changed_since)}: {exc}", file=err)
         return None
+    if impact.unattributed:
+        shown = [one_line(display_path(p, Path.cwd())) for p in impact.unattributed]
+        listed = ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+        print(f"warning: {len(shown)} changed file(s) tied to no case: {listed}", file=err)
+        if getattr(args, "changed_since_strict", False):
+            print(f"--changed-since-strict: running all {len(cases)} cases", file=err)
+            return list(cases)
+        print("  (no agent imports, names or read them in a kept run; --changed-since-strict runs every case then)", file=err)
+    chosen = impact.chosen
     if chosen:
         print(f"{len(chosen)} of {len(cases)} cases affected by the changes since {args.changed_since}:", file=err)
         for ref, reason in chosen:
@@ -242,6 +257,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config, config_errors = load_project_config(Path.cwd())
     found, unknown = select_cases([str(p) for p in args.paths], config)
     errors = list(config_errors) + found.errors
+    if getattr(args, "changed_since_strict", False) and args.changed_since is None:
+        print("error: --changed-since-strict goes with --changed-since REF", file=err)
+        return EXIT_USAGE
     if args.changed_since is not None:
         found.cases = changed_cases(found.cases, args, config, err)
         if found.cases is None:
