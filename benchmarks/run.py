@@ -214,6 +214,16 @@ def history_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("impact")
+def impact_benchmark() -> list[tuple[str, str, str]]:
+    """What a run's record of its files costs, and the static import graph's build and `--changed-since`
+    choice on the samples and on 5,000 cases (benchmarks/impact_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from impact_bench import impact_benchmark as measure
+
+    return measure()
+
+
 @benchmark("drop-in")
 def drop_in_benchmark() -> list[tuple[str, str, str]]:
     """An ADK-style pytest file on the home automation sample (4 cases, num_runs 2), with ADK's

@@ -82,12 +82,18 @@ def files_read_last(root: Path) -> dict[str, list[str]]:
     return read
 
 
+_FOLDERS: dict[tuple[str, str], Path] = {}  # (agents_dir, name) → the agent's folder, resolved (for one call)
+
+
 def _agent_dir(ref: CaseRef, memo: AgentMemo, agents_dirs: Sequence[Path], mapping) -> Optional[Path]:
     agent = memo.resolve(ref, agents_dirs, mapping).agent
     if agent is None:
         return None
-    base = Path(agent.agents_dir) / agent.name
-    return resolved(base if base.is_dir() else base.with_suffix(".py"))
+    key = (agent.agents_dir, agent.name)
+    if key not in _FOLDERS:
+        base = Path(agent.agents_dir) / agent.name
+        _FOLDERS[key] = resolved(base if base.is_dir() else base.with_suffix(".py"))
+    return _FOLDERS[key]
 
 
 #: Folders and files that are plainly not what an agent runs on: a change there needs no word.
@@ -134,81 +140,117 @@ def changed_impact(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: S
     root = resolved(root)
     memo, read = AgentMemo(root), files_read_last(root)
     graph = ImportGraph(root, [resolved(Path(d)) for d in agents_dirs])
+    _FOLDERS.clear()
     ordered = sorted(changed)
-    used: set[Path] = set()
     agents = {case.id: _agent_dir(case, memo, agents_dirs, mapping) for case in refs}
+    folders = {p: frozenset(p.parents) for p in ordered}
     agent_dirs = {a for a in agents.values() if a is not None}
+    in_an_agent = {p for p in ordered if p in agent_dirs or folders[p] & agent_dirs}
+    own = _OwnFiles(root)
+    by_agent: dict[Path, tuple[Optional[str], Optional[Path]]] = {}
+    used: set[Path] = set()
 
-    def in_an_agent(path: Path) -> bool:
-        return any(a == path or a in path.parents for a in agent_dirs)
-
-    def shown(path: Path) -> str:
-        return display_path(path, root)
+    def agent_reason(agent: Path) -> tuple[Optional[str], Optional[Path]]:
+        if agent not in by_agent:
+            by_agent[agent] = (None, None)
+            code = next((p for p in ordered if p == agent or agent in folders[p]), None)
+            if code is not None:
+                by_agent[agent] = (f"a file of its agent changed: {display_path(code, root)}", code)
+            else:
+                for path in ordered:
+                    if path in in_an_agent and path.suffix != ".py":
+                        continue  # another agent's own data file: that agent's
+                    how = graph.depends(agent, path)
+                    if how is not None:
+                        verb = "imports" if how == "static" else "names"
+                        by_agent[agent] = (f"its agent's code {verb} {display_path(path, root)}, and it changed", path)
+                        break
+        return by_agent[agent]
 
     for case in refs:
-        reason, hit = _own_change(case, root, changed)
+        reason, hit = own.change(case, changed)
         agent = agents[case.id]
         if reason is None and agent is not None:
-            code = next((p for p in ordered if p == agent or agent in p.parents), None)
-            if code is not None:
-                reason, hit = f"a file of its agent changed: {shown(code)}", code
-        if reason is None and agent is not None:
-            for path in ordered:
-                if in_an_agent(path) and path.suffix != ".py":
-                    continue  # another agent's own data file: that agent's
-                how = graph.depends(agent, path)
-                if how is not None:
-                    verb = "imports" if how == "static" else "names"
-                    reason, hit = f"its agent's code {verb} {shown(path)}, and it changed", path
-                    break
-        if reason is None:
-            files = {resolved(root / f) for f in read.get(case.id, [])}
+            reason, hit = agent_reason(agent)
+        if reason is None and case.id in read:
+            files = {resolved(root / f) for f in read[case.id]}
             hit = next((p for p in ordered if p in files), None)
             if hit is not None:
-                reason = f"its agent read {shown(hit)} in the last kept run, and it changed"
+                reason = f"its agent read {display_path(hit, root)} in the last kept run, and it changed"
         if reason:
             impact.chosen.append((case, reason))
             used.add(hit)  # type: ignore[arg-type]
     if len(impact.chosen) < len(refs):  # with every case chosen, no file is left unexplained
-        impact.unattributed = [p for p in ordered if p not in used and not _explained(p, refs, agents, graph, read, root)
-                               and not plainly_not_agents(p, root)]
+        left = [p for p in ordered if p not in used and not plainly_not_agents(p, root)]
+        if left:
+            explained = _explained(left, refs, agent_dirs, graph, read, own, root)
+            impact.unattributed = [p for p in left if p not in explained]
     return impact
 
 
-def _own_change(case: CaseRef, root: Path, changed: set[Path]) -> tuple[Optional[str], Optional[Path]]:
-    """A change to the case's own files: its eval file or folder, its configs and metric files, its checks."""
-    if isinstance(case, DatasetCaseRef):  # its dataset, its baseline file, its eval config and metric files
-        unit = resolved(case.eval_set.source.path)
-        own = [unit, *(resolved(p) for p in (case.baseline_path, case.metrics.path if case.metrics else None) if p is not None)]
-        if case.metrics and case.metrics.path:
-            own += [resolved(case.metrics.path.parent / m.source_file) for m in case.metrics.local if m.source_file]
-        hit = next((p for p in own if p in changed), None)
-    elif isinstance(case, EvalCaseRef):
-        unit = resolved(case.eval_set.source.path)
-        own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
-        hit = next((p for p in own if p in changed), None)
-    else:
-        unit = resolved(case.case.dir)
-        hit = next((p for p in sorted(changed) if unit in p.parents), None)
-    if hit is not None:
-        return f"{display_path(hit, root)} changed", hit
-    checks = checks_file_for(unit, root)
-    if checks is not None and resolved(checks) in changed:
-        return f"its checks changed: {display_path(checks, root)}", resolved(checks)
-    return None, None
+class _OwnFiles:
+    """A case's own files (its eval file or folder, its configs and metric files, its checks), resolved
+    once per file: the cases of one eval set share them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._resolved: dict[Path, Path] = {}
+        self._checks: dict[Path, Optional[Path]] = {}
+
+    def _r(self, path: Path) -> Path:
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = resolved(path)
+        return found
+
+    def files(self, case: CaseRef) -> tuple[Path, list[Path]]:
+        """Its unit (file or folder) and the files whose change is its own."""
+        if isinstance(case, DatasetCaseRef):  # its dataset, its baseline file, its eval config and metric files
+            unit = self._r(case.eval_set.source.path)
+            own = [unit, *(self._r(p) for p in (case.baseline_path, case.metrics.path if case.metrics else None) if p is not None)]
+            if case.metrics and case.metrics.path:
+                own += [self._r(case.metrics.path.parent / m.source_file) for m in case.metrics.local if m.source_file]
+        elif isinstance(case, EvalCaseRef):
+            unit = self._r(case.eval_set.source.path)
+            own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
+        else:
+            unit = self._r(case.case.dir)
+            own = []
+        if unit not in self._checks:
+            checks = checks_file_for(unit, self.root)
+            self._checks[unit] = resolved(checks) if checks is not None else None
+        return unit, own + ([self._checks[unit]] if self._checks[unit] is not None else [])
+
+    def change(self, case: CaseRef, changed: set[Path]) -> tuple[Optional[str], Optional[Path]]:
+        unit, own = self.files(case)
+        if not own:  # a conformance case: any file in its folder
+            hit = next((p for p in sorted(changed) if unit in p.parents), None)
+            checks = self._checks[unit]
+        else:
+            checks = self._checks[unit]
+            hit = next((p for p in own if p in changed and p != checks), None)
+        if hit is not None:
+            return f"{display_path(hit, self.root)} changed", hit
+        if checks is not None and checks in changed:
+            return f"its checks changed: {display_path(checks, self.root)}", checks
+        return None, None
 
 
-def _explained(path: Path, refs, agents, graph: ImportGraph, read, root: Path) -> bool:
-    """Whether `path` bears on some case (when its cases were all chosen for another file first)."""
+def _explained(paths: list[Path], refs, agent_dirs, graph: ImportGraph, read, own: _OwnFiles, root: Path) -> set[Path]:
+    """Which of `paths` bear on some case (when the cases they bear on were all chosen for another file)."""
+    left = set(paths)
+    for agent in agent_dirs:
+        left -= {p for p in left if p == agent or agent in p.parents or graph.depends(agent, p) is not None}
+    units = {}
     for case in refs:
-        agent = agents[case.id]
-        if _own_change(case, root, {path})[0] is not None:
-            return True
-        if agent is not None and (path == agent or agent in path.parents or graph.depends(agent, path) is not None):
-            return True
-        if path in {resolved(root / f) for f in read.get(case.id, [])}:
-            return True
-    return False
+        if not left:
+            break
+        unit, files = own.files(case)
+        units[unit] = files
+        left -= set(files)
+        left -= {resolved(root / f) for f in read.get(case.id, [])}
+    left -= {p for p in left for unit, files in units.items() if not files and unit in p.parents}
+    return set(paths) - left
 
 
 def select_changed(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: Sequence[Path] = (), mapping=None) -> list[tuple[CaseRef, str]]:
@@ -216,17 +258,18 @@ def select_changed(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: S
     return changed_impact(refs, root, ref, agents_dirs, mapping).chosen
 
 
-def depends_on(refs: Sequence[CaseRef], root: Path, agents_dirs: Sequence[Path] = (), mapping=None) -> dict[str, list[dict[str, str]]]:
-    """Each case's agent's files, with how each was found: "imported" or "opened" by its agent in the
-    last kept run that ran it, "static" (its agent's code, or a project module the code imports) or
+def depends_on(refs: Sequence[CaseRef], root: Path, agents_dirs: Sequence[Path] = (), mapping=None) -> dict[str, dict[str, list[str]]]:
+    """Each case's agent's files, grouped by how each was found: "imported" or "opened" by its agent in
+    the last kept run that ran it, "static" (its agent's code, or a project module the code imports) or
     "named" (a data file the code names) by the import graph; what `list --json` shows as `depends_on`.
-    Cases of one agent with no kept record share one list."""
+    Cases of one agent with the same record share one value."""
     root = resolved(root)
     memo, read = AgentMemo(root), files_read_last(root)
     graph = ImportGraph(root, [resolved(Path(d)) for d in agents_dirs])
+    _FOLDERS.clear()
     static: dict[Path, dict[str, str]] = {}
-    shared: dict[tuple, list[dict[str, str]]] = {}
-    found: dict[str, list[dict[str, str]]] = {}
+    shared: dict[tuple, dict[str, list[str]]] = {}
+    found: dict[str, dict[str, list[str]]] = {}
     for case in refs:
         agent = _agent_dir(case, memo, agents_dirs, mapping)
         if agent is not None and agent not in static:
@@ -240,7 +283,10 @@ def depends_on(refs: Sequence[CaseRef], root: Path, agents_dirs: Sequence[Path] 
             files = dict(static.get(agent, {}))
             for path in record:  # a record says more than the graph: it ran
                 files[path] = "imported" if path.endswith(".py") else "opened"
-            shared[key] = [{"path": path, "how": how} for path, how in sorted(files.items())]
+            grouped: dict[str, list[str]] = {}
+            for path, how in sorted(files.items()):
+                grouped.setdefault(how, []).append(path)
+            shared[key] = grouped
         found[case.id] = shared[key]
     return found
 

@@ -226,9 +226,13 @@ def _warm_judges() -> None:
 def _freeze() -> None:
     """Move everything imported so far out of the collector's sight (`gc.freeze`): a forked worker's
     collections then walk only what its own run made, not ADK's whole module graph, and so leave the
-    pages it shares with this server unwritten."""
+    pages it shares with this server unwritten. The modules loaded so far are noted too (`child.prime`): a
+    worker's record of what its runs imported reads only the modules loaded after the fork."""
     import gc
 
+    from . import child
+
+    child.prime()
     gc.collect()
     gc.freeze()
 

@@ -59,7 +59,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             else:
                 item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set_id, "eval_id": ref.eval_id,
                          "turns": ref.turns or 0, "config": ref.config.file}
-            item["depends_on"] = depends.get(ref.id, [])
+            item["depends_on"] = depends.get(ref.id, {})
             if ref.id in alike:
                 item["look_alike"] = alike[ref.id]
             if args.agents:
