@@ -64,7 +64,7 @@ class App:  # what run_app needs of a Textual app
 try:
     endings.run_app(App())
 except endings.Terminated as ended:
-    print("terminated", ended.code, signal.getsignal(signal.SIGTERM) == signal.SIG_IGN)
+    print("terminated", ended.code, signal.getsignal(signal.SIGTERM) is endings.at_once)
 """
 
 
@@ -79,7 +79,58 @@ def test_a_second_signal_ends_an_app_whose_loop_is_held_up():
         assert process.stdout.readline().strip() == "blocked"
         began = time.monotonic()
         process.send_signal(15)
-        assert process.wait(timeout=20) == -15
+        assert process.wait(timeout=20) == 128 + 15
         assert time.monotonic() - began < 10  # not after the thirty seconds' sleep
+    finally:
+        process.kill()
+
+
+def test_an_app_that_cannot_stop_is_ended_by_the_deadline_after_one_signal():
+    """One SIGTERM, and the app's loop stays held up (nothing else comes): the deadline ends it."""
+    from agentdiff.tui.cli.endings import DEADLINE
+
+    process = subprocess.Popen([sys.executable, "-c", APP.format(blocked=True)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "blocked"
+        began = time.monotonic()
+        assert process.wait(timeout=30) == 128 + 15
+        assert time.monotonic() - began < DEADLINE + 5  # not after the thirty seconds' sleep
+    finally:
+        process.kill()
+
+
+HELD = """
+import signal, sys, threading, time
+from agentdiff.tui import cli
+
+def main():
+    threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: Python's exit waits for it
+    print("started", flush=True)
+    signal.raise_signal(signal.SIGTERM)
+    time.sleep(60)
+
+cli.main = main
+sys.argv = ["agentdiff", "run"]
+cli.entry()
+"""
+
+
+@pytest.mark.parametrize("second", [False, True], ids=["deadline", "second signal"])
+def test_a_thread_that_holds_pythons_exit_never_keeps_the_process_past_its_deadline(second):
+    """The command ended on SIGTERM, but a thread that is no daemon holds Python's exit: the process
+    ends by the deadline, or at once on a second signal, never ignoring it."""
+    from agentdiff.tui.cli.endings import DEADLINE
+
+    process = subprocess.Popen([sys.executable, "-c", HELD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "started"
+        time.sleep(0.5)
+        began = time.monotonic()
+        if second:
+            process.send_signal(15)
+        code = process.wait(timeout=30)
+        assert code == 128 + 15
+        assert time.monotonic() - began < (2 if second else DEADLINE + 3)
+        assert "terminated: the runs were stopped; no report was written" in process.stderr.read()
     finally:
         process.kill()

@@ -248,3 +248,109 @@ def test_an_ending_signal_closes_the_app_and_leaves_no_process_behind(tmp_path, 
             assert _exit_status(app, lambda: tmux("display-message", "-p", "-t", "journey", "#{pane_dead_status}").strip()) == 143
     finally:
         tmux("kill-server")
+
+
+SLOW_AGENT = """import asyncio
+
+
+async def run_turn(ctx):
+    if ctx.message == "slow":
+        await asyncio.sleep(120)  # a run in flight when the terminal goes
+    return ctx.message
+"""
+
+
+def _slow_project(tmp_path: Path) -> None:
+    agent = tmp_path / "agents" / "echo"
+    agent.mkdir(parents=True)
+    (agent / "agent.py").write_text(SLOW_AGENT)
+    cases = [{"eval_id": name, "conversation": [{"user_content": {"role": "user", "parts": [{"text": text}]},
+                                                 "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}
+             for name, text in (("hello", "hi"), ("slow_one", "slow"))]
+    (agent / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": cases}))
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsleep 600\n")
+    editor.chmod(0o755)
+
+
+@pytest.mark.parametrize("how", ["kill-server, then SIGCONT", "kill-session", "SIGHUP to its group", "a dialog open",
+                                 "the editor open"])
+def test_no_process_outlives_its_terminal(tmp_path, how):
+    """The terminal goes while a run is in flight, every way a user makes it go (tmux's server or
+    session killed, the window's group hung up; with a dialog open; with the app suspended under the
+    editor `e` opened): the app, its workers and the editor end within seconds."""
+    from agentdiff.tui.process_end import DEADLINE
+
+    _slow_project(tmp_path)
+    tmux("kill-server")
+    tmux("new-session", "-d", "-s", "journey", "-x", "100", "-y", "30", "-c", str(tmp_path),
+         f"env -u COLUMNS -u LINES EDITOR={tmp_path / 'editor.sh'} {AGENTDIFF} agents --timeout 300")
+    try:
+        wait_for(lambda t: "hello" in t and "✓ 1" in t and "⟳" in t, "one case done and one in flight")
+        app = int(tmux("display-message", "-p", "-t", "journey", "#{pane_pid}").strip())
+        if how == "a dialog open":
+            tmux("send-keys", "-t", "journey", "?")
+            wait_for(lambda t: "Jump to the response layer" in t, "the help dialog")
+        if how == "the editor open":
+            tmux("send-keys", "-t", "journey", "e")
+            deadline = time.monotonic() + 10
+            while not any("editor.sh" in _cmdline(p) for p in _family(app)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert any("editor.sh" in _cmdline(p) for p in _family(app)), "the editor did not open"
+        family = _family(app)
+        assert len(family) > 1, "the app has its worker"
+        if how == "kill-session":
+            tmux("kill-session", "-t", "journey")
+        elif how == "SIGHUP to its group":
+            os.killpg(os.getpgid(app), 1)
+        else:
+            tmux("kill-server")  # the kernel's SIGHUP and SIGCONT; a loaded machine may deliver another SIGCONT late
+            time.sleep(0.2)
+            os.kill(app, 18)
+        began = time.monotonic()
+        while _alive(family) and time.monotonic() - began < DEADLINE + 10:
+            time.sleep(0.2)
+        assert not _alive(family), f"left running after {time.monotonic() - began:.1f} s: " + \
+            ", ".join(f"{p} {_cmdline(p)!r}" for p in sorted(_alive(family)))
+    finally:
+        tmux("kill-server")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def test_the_app_ends_when_its_terminal_vanishes_with_no_signal(tmp_path):
+    """An SSH session dropped: the pty goes and, for a process whose session has no controlling terminal,
+    no signal comes at all. The app reads end-of-file from the dead pty and ends, instead of spinning."""
+    import fcntl
+    import select
+    import struct
+    import termios
+
+    _slow_project(tmp_path)
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "TEXTUAL_DRIVER")}
+    process = subprocess.Popen([str(AGENTDIFF), "agents", "--timeout", "300"], stdin=slave, stdout=slave, stderr=slave,
+                               cwd=tmp_path, start_new_session=True, env={**env, "TERM": "xterm-256color"})
+    os.close(slave)
+    try:
+        shown = b""
+        deadline = time.monotonic() + 30
+        while b"slow_one" not in shown and time.monotonic() < deadline:  # drained, as a terminal would
+            if select.select([master], [], [], 0.2)[0]:
+                shown += os.read(master, 65536)
+        assert b"slow_one" in shown, "the app did not draw its cases"
+        family = _family(process.pid)
+        os.close(master)  # the pty is gone; no signal is sent
+        began = time.monotonic()
+        while _alive(family) and time.monotonic() - began < 15:
+            time.sleep(0.2)
+        assert not _alive(family), f"left running: {sorted(_alive(family))}"
+        assert process.wait(timeout=5) == 128 + 1  # as a hung-up terminal's SIGHUP would end it
+    finally:
+        process.kill()

@@ -6,6 +6,7 @@ with fakes (a fake pool, a scripted change source, a fake editor, a frozen clock
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,16 @@ class Services:
     editor: Editor = default_editor
 
 
+def _terminal_driver():
+    """The driver for a real terminal: on Linux and the BSDs, Textual's, made to end with its terminal
+    (`terminal_driver`); elsewhere Textual's choice. (Tests' headless runs use Textual's headless one.)"""
+    if os.name != "posix" or os.environ.get("TEXTUAL_DRIVER"):
+        return None
+    from .terminal_driver import SturdyLinuxDriver
+
+    return SturdyLinuxDriver
+
+
 class AgentdiffApp(App):
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {KeyCommands}  # Textual's own commands, and every key of the workbench
@@ -43,7 +54,7 @@ class AgentdiffApp(App):
 
     def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage, stacked_below: int = 100,
                  keep_runs: int = 0, confirm_live_above: int = 50) -> None:
-        super().__init__()
+        super().__init__(driver_class=_terminal_driver())
         self.keep_runs, self.started = keep_runs, time.time()
         self.workbench = workbench
         self.services = services

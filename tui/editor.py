@@ -59,11 +59,29 @@ def under_web_driver() -> bool:
     return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
 
 
+_OPEN: set[subprocess.Popen] = set()  # the editor the app is waiting on (suspended), if any
+
+
+def stop_editors() -> None:
+    """The app is ending (a signal, its terminal gone) while it waits on an editor: end the editor, so the
+    app can exit (unsaved work there is the editor's own to keep: most keep a swap file)."""
+    for editor in list(_OPEN):
+        try:
+            editor.terminate()
+        except OSError:
+            pass
+
+
 def make_editor(setting: Optional[str] = None) -> Editor:
     """The editor the app opens with `e`: the configured template, else the environment's."""
 
     def open_in_editor(path: Path, line: Optional[int], col: Optional[int] = None) -> None:
-        subprocess.call(editor_command(path, line, col, setting))
+        with subprocess.Popen(editor_command(path, line, col, setting)) as editor:
+            _OPEN.add(editor)
+            try:
+                editor.wait()
+            finally:
+                _OPEN.discard(editor)
 
     open_in_editor.runs_a_program = True  # type: ignore[attr-defined]  # one a browser session must never start
     return open_in_editor

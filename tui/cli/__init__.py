@@ -21,7 +21,7 @@ from typing import Optional, Sequence, TextIO
 from agentdiff.core import __version__
 
 from . import accept, baselines, compare, completion, diff, doctor, failures, gate, list_cases, mcp, merge, record, redo, review, run, score, serve, sign, skills, undo, watch
-from .endings import ENDING, Terminated, deaf, terminated
+from .endings import ENDING, Terminated, ending, left, terminated
 from .errors import EXIT_USAGE, UsageError, exists, quoted
 from ..safe_text import SafeStream
 
@@ -156,13 +156,13 @@ def entry() -> None:
             pass
         code = 128 + getattr(signal, "SIGPIPE", 13)
     except KeyboardInterrupt:
-        deaf()  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) must not interrupt the cleanup
+        ending(130)  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) ends it at once
         interrupted = True
         _quiet_asyncio()
         print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
         code = 130
     except Terminated as ended:
-        deaf()
+        ending(128 + ended.signum)
         interrupted = True
         _quiet_asyncio()
         try:
@@ -171,9 +171,10 @@ def entry() -> None:
             pass
         code = 128 + ended.signum
     finally:
-        # After a signal the process is ending, and a second one stays ignored until it has: put back
-        # a handler and a Ctrl+C pressed twice kills Python's own exit (status -2, not 130).
+        # After a signal the process is ending: a second one ends it at once, with the status of an
+        # interruption (never Python's own exit cut short in the middle, status -2).
         if not interrupted:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+    left()
     sys.exit(code)

@@ -1,17 +1,20 @@
 """The signals that end agentdiff: SIGTERM, SIGHUP (a dropped SSH session, a closed terminal) and
 SIGQUIT. A command ends cleanly on one, wherever it lands; the TUI asks its app to exit, so Textual
 puts the terminal back and stops its input thread (killed mid-step, that thread stays behind and spins
-on the dead terminal)."""
+on the dead terminal).
+
+It always ends (`process_end`): once an ending signal has come (or Ctrl+C, or the TUI's terminal has
+gone), a second one ends the process at once, and a deadline ends it `DEADLINE` seconds later whatever
+holds it. No ending signal is ever ignored.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from typing import Any
 
-#: The signals that end agentdiff cleanly (SIGINT is Python's KeyboardInterrupt).
-ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
+from ..process_end import DEADLINE, ENDING, ENDING_NOW, at_once, ending, exit_now, left  # noqa: F401 - the command line's words
 
 
 class Terminated(SystemExit):
@@ -25,37 +28,33 @@ class Terminated(SystemExit):
         self.signum = signum
 
 
-def deaf() -> None:
-    """Ignore every ending signal, Ctrl+C included: once one has come, no other may interrupt the
-    cleanup it started, nor Python's exit (an ignored signal stays ignored to the end)."""
-    for sig in (signal.SIGINT, *ENDING):
-        signal.signal(sig, signal.SIG_IGN)
-
-
 def terminated(signum: int, frame: object) -> None:
-    deaf()
+    ending(128 + signum)
     raise Terminated(signum)
 
 
 def run_app(app: Any) -> None:
     """Run a Textual app until it exits. An ending signal while it runs asks it to exit, the way `q`
     does, and raises Terminated once it has. A second one, should the app not have stopped by then (its
-    loop held up), ends the process at once, as that signal does by default: the handler is Python's,
-    not the loop's, so it is heard even while the loop is busy."""
+    loop held up), ends the process at once, and so does the deadline: the handler is Python's, not the
+    loop's, so it is heard even while the loop is busy."""
     came: list[int] = []
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
 
-        def ending(signum: int, frame: object) -> None:
+        def asked(signum: int, frame: object) -> None:
             if came:
-                signal.signal(signum, signal.SIG_DFL)
-                os.kill(os.getpid(), signum)
+                at_once(signum, frame)
                 return
             came.append(signum)
+            ending(128 + signum)  # a second signal, or the deadline, ends it should the app not stop
+            from ..editor import stop_editors
+
+            stop_editors()  # the app may be suspended, waiting on the editor `e` opened
             loop.call_soon_threadsafe(app.exit)  # wakes the loop; the exit runs in it, not in this handler
 
-        before = {sig: signal.signal(sig, ending) for sig in ENDING}
+        before = {sig: signal.signal(sig, asked) for sig in ENDING}
         try:
             await app.run_async()
         finally:
@@ -64,5 +63,7 @@ def run_app(app: Any) -> None:
 
     asyncio.run(main())
     if came:
-        deaf()
+        ending(128 + came[0])
         raise Terminated(came[0])
+    if ENDING_NOW.is_set() and hasattr(signal, "SIGHUP"):  # the app exited because its terminal went away
+        raise Terminated(signal.SIGHUP)
