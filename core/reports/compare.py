@@ -10,6 +10,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from agentdiff.core.reports.kept_runs import KeptRun
 from agentdiff.core.reports.links import file_link
+from agentdiff.core.reports.text import single_line
 
 CATEGORIES = ("regressed", "newly erroring", "newly flaky", "fixed", "added", "removed", "unchanged")
 MEASURES = ("seconds", "tokens", "cost", "tool_calls")
@@ -191,13 +192,14 @@ def comparison_lines(cmp: Comparison, markdown: bool = False, env: Optional[Mapp
         lines.append(f"### {name} ({len(cases)})" if markdown else f"{name} ({len(cases)}):")
         for case in cases:
             side = cmp.base if case.category == "removed" else cmp.head  # a removed case's file is in the base run's commit
-            label = f"[{case.id}]({file_link(case.source, side.meta, env)})" if markdown and case.source else case.id
+            shown = single_line(case.id)
+            label = f"[{shown}]({file_link(case.source, side.meta, env)})" if markdown and case.source else shown
             lines.append(f"- {label}: {case.base_status or '-'} → {case.head_status or '-'}" if markdown
-                         else f"  {case.id}: {case.base_status or '-'} → {case.head_status or '-'}")
+                         else f"  {shown}: {case.base_status or '-'} → {case.head_status or '-'}")
             pad = "  " if markdown else "      "
             if case.first_divergence and case.category in ("regressed", "newly erroring", "newly flaky"):
-                lines.append(f"{pad}{case.first_divergence}")
-            moved = [f"{metric} {delta_text(b, h)}" for metric, (b, h) in case.metrics.items() if b is not None and h is not None and b != h]
+                lines.append(f"{pad}{single_line(case.first_divergence)}")
+            moved = [f"{single_line(metric)} {delta_text(b, h)}" for metric, (b, h) in case.metrics.items() if b is not None and h is not None and b != h]
             if moved:
                 lines.append(f"{pad}{' · '.join(moved)}")
     changed = [c for c in cmp.cases if c.category == "unchanged" and any(
@@ -206,6 +208,6 @@ def comparison_lines(cmp: Comparison, markdown: bool = False, env: Optional[Mapp
         lines.append("")
         lines.append(f"### scores moved, verdict unchanged ({len(changed)})" if markdown else f"scores moved, verdict unchanged ({len(changed)}):")
         for case in changed:
-            moved = [f"{m} {delta_text(b, h)}" for m, (b, h) in case.metrics.items() if b is not None and h is not None and b != h]
-            lines.append(f"{'- ' if markdown else '  '}{case.id}: {' · '.join(moved)}")
+            moved = [f"{single_line(m)} {delta_text(b, h)}" for m, (b, h) in case.metrics.items() if b is not None and h is not None and b != h]
+            lines.append(f"{'- ' if markdown else '  '}{single_line(case.id)}: {' · '.join(moved)}")
     return lines

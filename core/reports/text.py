@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Optional, Sequence
 
 from agentdiff.core.reports.judge_text import judge_lines
@@ -13,7 +14,15 @@ from agentdiff.core.scoring.results import CaseResult, CaseStatus, MetricResult
 def format_score(score: Optional[float]) -> str:
     if score is None:
         return "n/a"
+    if not math.isfinite(score):  # never from a loader (they say why instead); never a crash here
+        return "nan" if score != score else ("inf" if score > 0 else "-inf")
     return f"{score:.4f}".rstrip("0").rstrip(".") if score != int(score) else f"{score:.1f}"
+
+
+def single_line(text: object) -> str:
+    """A value from data on one line: its newlines and tabs shown (`\\n`), so it cannot forge a line of
+    a report (a newline in an error message, a metric's name, a reviewer's name)."""
+    return str(text).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
 
 
 def case_problem(case: CaseResult) -> str:
@@ -22,18 +31,18 @@ def case_problem(case: CaseResult) -> str:
         return ""
     lines: list[str] = []
     if case.error:
-        lines.append(case.error)
+        lines.append(single_line(case.error))
     for metric in case.metrics:  # in config order
         if metric.status is MetricStatus.FAILED:
             lines.append(failing_metric_line(case, metric))
-            lines += ["  " + line for line in judge_lines(case, metric)]
+            lines += ["  " + single_line(line) for line in judge_lines(case, metric)]
         elif metric.status is MetricStatus.NOT_EVALUATED and case.status is not CaseStatus.NOT_EVALUATED:
-            lines.append(f"{metric.name}: not evaluated ({metric.reason})")
+            lines.append(single_line(f"{metric.name}: not evaluated ({metric.reason})"))
     if case.status is CaseStatus.ERROR:
         return "\n".join(lines) or case.status.value  # an error is its own explanation: no diff summary
     for layer in case.layers:
         if layer.status == "changed" and layer.first_divergence:
-            lines.append(f"{layer.layer}: {layer.first_divergence}")
+            lines.append(single_line(f"{layer.layer}: {layer.first_divergence}"))
     return "\n".join(lines) or case.status.value
 
 
@@ -44,7 +53,7 @@ def failing_metric_lines(case: CaseResult) -> list[str]:
 
 
 def failing_metric_line(case: CaseResult, metric: MetricResult) -> str:
-    return f"{metric.name}: {format_score(metric.score)} < threshold {format_score(metric.threshold)}" + _worst_turn(case, metric)
+    return f"{single_line(metric.name)}: {format_score(metric.score)} < threshold {format_score(metric.threshold)}" + _worst_turn(case, metric)
 
 
 def _worst_turn(case: CaseResult, metric: MetricResult) -> str:

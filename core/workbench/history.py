@@ -25,6 +25,7 @@ from agentdiff.core.workbench.snapshots import Snapshots
 HISTORY_FILE = Path(".agentdiff") / "history.sqlite"  # under the project root
 SAVE_EVERY = 2.0  # seconds
 SCAN_ABOVE = 200  # cases: the last seconds of more are read in one pass over the table, not one query each
+MAX_WAITING = 100_000  # entries kept for the next save while writes fail (beyond: the oldest are dropped)
 __all__ = ["HISTORY_FILE", "KEEP", "SAVE_EVERY", "History", "headline_score"]
 
 
@@ -52,6 +53,8 @@ class History:
         self._writer: Optional[ThreadPoolExecutor] = None  # writes in order, off the caller's thread
         self._written: Optional[Future] = None
         self._last: Optional[dict[str, float]] = None  # every case's seconds the last time it ran, once read ahead
+        self._failure: Optional[str] = None  # why the last write failed (it is tried again at the next save)
+        self.problem: Optional[str] = self._store.problem  # what to say once: rows not written, a file not read
 
     def add(self, case_id: str, result: CaseResult, when: float, seconds: Optional[float] = None, tools: Optional[int] = None,
             batch: Optional[float] = None, read: Optional[dict[str, str]] = None) -> None:
@@ -193,8 +196,13 @@ class History:
 
     def close(self) -> None:
         """Write what is waiting and let the database go (its journal folded in, as SQLite does when
-        the last connection closes). Reading or adding again opens it again."""
+        the last connection closes). Reading or adding again opens it again. What could not be written
+        is said by `problem`."""
         self.save(wait=True)
+        with self._lock:
+            if self._waiting and self._failure:
+                self.problem = (f"history: {len(self._waiting)} run(s) could not be written to {self.path.name} "
+                                f"({self._failure}); the file is kept as it was")
         if self._writer is not None:
             self._writer.submit(self._store.close_writer).result()
         self._store.close_reader()
@@ -207,8 +215,14 @@ class History:
     def _write(self, batch: list[tuple[str, str, dict[str, Any]]]) -> None:
         try:
             self._store.write([row(case_id, entry, tag) for case_id, tag, entry in batch])
-        except (OSError, sqlite3.Error):
-            return  # history is a convenience; a read-only project still works (this session keeps its own)
+        except (OSError, sqlite3.Error) as exc:
+            if not (self._store.writable and self._store.usable):
+                return  # history is a convenience; a read-only project still works (this session keeps its own)
+            with self._lock:  # locked by another session, a full disk: kept, and written with the next save
+                self._waiting[:0] = batch[-MAX_WAITING:]
+                del self._waiting[MAX_WAITING:]
+                self._failure = str(exc) or type(exc).__name__
+            return
         with self._lock:  # written: read from the database from now on
             for case_id, tag, _ in batch:
                 unwritten = self._unwritten.get(case_id)

@@ -25,6 +25,10 @@ KEEP = 20
 LEGACY_NAME = "history.json"
 SCHEMA = 1  # PRAGMA user_version
 BUSY_SECONDS = 10.0  # how long a write waits for another session's
+STATEMENT_SECONDS = 10.0  # how long one statement may run before it is stopped (a progress handler)
+#: What agentdiff's own database holds (sqlite_master's type and name): anything else (a trigger, a view,
+#: another table) was put there by someone else, and can make a statement run for ever.
+OURS = {("table", "runs"), ("index", "runs_by_case")}
 
 _TABLE = """CREATE TABLE IF NOT EXISTS runs (
     case_id TEXT NOT NULL, time REAL NOT NULL, status TEXT, score REAL, batch REAL, seconds REAL,
@@ -70,6 +74,8 @@ class Store:
         self.root = path.parent.parent
         self.loaded = True
         self.writable = linked_state(self.root) is None and not os.path.islink(path)
+        self.usable = True  # False: the file there is not to be opened at all (it is not ours)
+        self.problem: Optional[str] = None  # why the history could not be read or written, to say once
         self._read_lock = threading.Lock()
         self._reader: Optional[sqlite3.Connection] = None
         self._writer: Optional[sqlite3.Connection] = None
@@ -88,6 +94,7 @@ class Store:
         except OSError:
             return
         why = None
+        self._journal_links()
         if not stat.S_ISREG(info.st_mode):
             why = "it is not a regular file"
         else:
@@ -95,28 +102,56 @@ class Store:
                 connection = self._connect(create=False)
                 try:
                     version = connection.execute("PRAGMA user_version").fetchone()[0]
-                    connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                    if version > SCHEMA:
+                    foreign = sorted(f"{kind} {name}" for kind, name in connection.execute("SELECT type, name FROM sqlite_master")
+                                     if (kind, name) not in OURS and not str(name).startswith("sqlite_autoindex"))
+                    if foreign:
+                        why = f"it holds what agentdiff did not create ({', '.join(foreign[:3])})"
+                    elif version > SCHEMA:
                         self.writable = False  # a newer agentdiff's: read what this one can, write nothing
                 finally:
                     connection.close()
             except sqlite3.DatabaseError as exc:
+                if not _not_a_database(exc):  # locked by another session, a full disk, an I/O error: kept as it is
+                    self.loaded = False
+                    self.writable = False
+                    self.problem = f"{self.path.name} could not be read ({exc}); it is kept as it is"
+                    return
                 why = f"it is not a history database ({exc})"
         if why is not None:
             self.loaded = False
+            self.usable = False  # never read nor written, even where it cannot be set aside
             if self.writable and set_aside(self.path, self.root, why):
                 for suffix in ("-wal", "-shm"):  # the set-aside database's own journal, no use to a new one
                     try:
                         os.unlink(f"{self.path}{suffix}")
                     except OSError:
                         pass
+                self.usable = True  # set aside: a new one is made in its place
             else:
                 self.writable = False
+
+    def _journal_links(self) -> None:
+        """SQLite's journal files are its own regular files: one that is a link (or a folder, a FIFO), as
+        a cloned repository can plant, would send the journal elsewhere or fail every write; it goes."""
+        for suffix in ("-wal", "-shm", "-journal"):
+            journal = f"{self.path}{suffix}"
+            try:
+                info = os.lstat(journal)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                try:
+                    os.unlink(journal)
+                except OSError:
+                    self.writable = False
+                    self.usable = False
+                    self.problem = f"{os.path.basename(journal)} is not SQLite's own file and cannot be removed: no history is kept"
 
     def _connect(self, create: bool) -> sqlite3.Connection:
         mode = "rwc" if create else ("rw" if self.writable else "ro")
         uri = f"{self.path.resolve().as_uri()}?mode={mode}"
         connection = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+        _bound(connection)
         if create:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
@@ -183,7 +218,7 @@ class Store:
         """Rows committed so far (by any session); none while there is no database."""
         with self._read_lock:
             if self._reader is None:
-                if not os.path.isfile(self.path):
+                if not self.usable or not os.path.isfile(self.path):
                     return []
                 try:
                     self._reader = self._connect(create=False)
@@ -199,7 +234,7 @@ class Store:
     def write(self, rows: list[tuple]) -> None:
         """Add rows and keep each of their cases' newest KEEP, in one transaction. Raises OSError or
         sqlite3.Error when it cannot."""
-        if not self.writable:
+        if not self.writable or not self.usable:
             raise PermissionError("the history is not written here")
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -220,6 +255,31 @@ class Store:
             if self._reader is not None and self._reader is not self._memory:
                 self._reader.close()
                 self._reader = None
+
+
+def _not_a_database(exc: sqlite3.DatabaseError) -> bool:
+    """The file is not an SQLite database, or a damaged one: what sets a history aside. (A lock, a full
+    disk or an I/O error says nothing of the file: it is kept, and written again later.)"""
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "unsupported file format" in text
+
+
+def _bound(connection: sqlite3.Connection, seconds: float = STATEMENT_SECONDS) -> None:
+    """No statement on `connection` runs longer than `seconds` (it fails as "interrupted"): a history
+    can never hold a command up for good."""
+    import time
+
+    started = [time.monotonic()]
+
+    def check() -> int:
+        return 1 if time.monotonic() - started[0] > seconds else 0
+
+    def trace(statement: str) -> None:
+        if not statement.startswith("--"):  # a statement begins (not a trigger's step within one)
+            started[0] = time.monotonic()
+
+    connection.set_trace_callback(trace)
+    connection.set_progress_handler(check, 10_000)
 
 
 def _in_memory(rows: list[tuple]) -> sqlite3.Connection:

@@ -48,18 +48,18 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for change in changes:
         mark = "✓ signed off" if change.signed else "✗ not signed off"
         print(f"{one_line(change.case_id)}  ({mark}{' · recorded for the first time' if change.new else ''})", file=out)
-        print(f"  files: {', '.join(change.files)}", file=out)
+        print(f"  files: {one_line(', '.join(change.files))}", file=out)
         record = change.registration or {}
         if record:
-            through = f" (accepted by the assistant {record['assistant']})" if isinstance(record.get("assistant"), str) else ""
-            print(f"  recorded by {record.get('recorded_by', '?')} at {record.get('recorded_at', '?')}{through}", file=out)
+            through = f" (accepted by the assistant {one_line(record['assistant'])})" if isinstance(record.get("assistant"), str) else ""
+            print(f"  recorded by {one_line(str(record.get('recorded_by', '?')))} at {one_line(str(record.get('recorded_at', '?')))}{through}", file=out)
         for said in change.what_changed:
-            print(f"  agent: {said}", file=out)
+            print(f"  agent: {one_line(said)}", file=out)
         for layer, said in change.layers:
             print(f"  {layer}: {one_line(said)}", file=out)
         if change.signed:
-            print(f"  signed off by {change.signed.get('by')} at {change.signed.get('at')}"
-                  + (f": {change.signed['note']}" if change.signed.get("note") else ""), file=out)
+            print(f"  signed off by {one_line(str(change.signed.get('by')))} at {one_line(str(change.signed.get('at')))}"
+                  + (f": {one_line(str(change.signed['note']))}" if change.signed.get("note") else ""), file=out)
     unsigned = [c for c in changes if not c.signed]
     print(f"\n{len(changes)} baseline change(s), {len(unsigned)} not signed off"
           + (" (agentdiff sign CASE… records a sign-off)" if unsigned else ""), file=out)

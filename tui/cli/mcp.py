@@ -15,6 +15,7 @@ from typing import TextIO
 
 from .errors import EXIT_OK, EXIT_USAGE
 from .options import add_run_options, project_session
+from ..safe_text import one_line
 
 NAME = "mcp"
 
@@ -114,4 +115,6 @@ def _close(workbench, keep_runs: int, started: float) -> None:
 
     if workbench.history is not None:
         workbench.history.close()
+        if workbench.history.problem:
+            print(f"warning: {one_line(workbench.history.problem)}", file=sys.stderr)
     keep_session(workbench, "mcp", keep_runs, started)

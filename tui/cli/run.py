@@ -359,6 +359,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise
         history.prune(snapshots, time.time())  # W's stored contents no entry needs any more, as when the TUI closes
         history.close()  # what waits, written
+        if history.problem:
+            print(f"warning: {one_line(history.problem)}", file=err)
     cases.sort()
     print_errors(errors, err)
     found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))

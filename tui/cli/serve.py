@@ -6,6 +6,7 @@ accept and edit baselines."""
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import shlex
 import sys
@@ -167,4 +168,60 @@ def guarded_server(command: str, host: str, port: int, token: str, listening: Ca
             finally:
                 self.public_url = bound
 
+    import textual_serve.server
+
+    textual_serve.server.AppService = bounded_app_service()  # each tab: sizes bounded, its process ended with it
     return GuardedServer(command, host=host, port=port, title="agentdiff", public_url=url_of(host, port))
+
+
+#: A tab's terminal at most (a browser's window at a tiny font is well inside): a size past it is taken as it.
+MAX_WIDTH, MAX_HEIGHT = 1000, 500
+#: Seconds a tab's process has to quit when its socket closes before it is killed, its group with it.
+QUIT_SECONDS = 5.0
+
+
+def clamped(value: object, most: int, default: int) -> int:
+    """A terminal dimension a client sent, as a size the app can draw: a whole number from 1 to `most`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return default
+    try:
+        number = int(float(value))
+    except (ValueError, OverflowError):
+        return default
+    return max(1, min(most, number))
+
+
+def bounded_app_service():
+    """textual-serve's tab, bounded: a size a client sends is clamped (a `resize` to 1e9 × 1e9 would have
+    the app lay out a billion cells), the app runs in a process group of its own, and when the tab's
+    socket closes the app has `QUIT_SECONDS` to quit before its whole group is killed."""
+    import asyncio
+    import signal
+
+    from textual_serve.app_service import AppService
+
+    class BoundedAppService(AppService):
+        async def _open_app_process(self, width: int = 80, height: int = 24):
+            environment = self._build_environment(width=clamped(width, MAX_WIDTH, 80), height=clamped(height, MAX_HEIGHT, 24))
+            self._process = process = await asyncio.create_subprocess_shell(
+                self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=environment, start_new_session=True)
+            self._stdin = process.stdin
+            return process
+
+        async def set_terminal_size(self, width: int, height: int) -> None:
+            await super().set_terminal_size(clamped(width, MAX_WIDTH, 80), clamped(height, MAX_HEIGHT, 24))
+
+        async def stop(self) -> None:
+            try:
+                await asyncio.wait_for(asyncio.shield(super().stop()), QUIT_SECONDS)
+            except (asyncio.TimeoutError, OSError, ConnectionError):
+                pass
+            process = self._process
+            if process is not None and process.returncode is None:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    return BoundedAppService

@@ -33,15 +33,15 @@ def _metric_cell(case: CaseResult) -> str:
     checks = [m for m in case.metrics if m.name.startswith(CHECK)]
     for metric in case.metrics:
         if metric.status is MetricStatus.INFORMATIONAL and metric.name not in EFFICIENCY_METRICS and metric.score is not None:
-            cells.append(f"{metric.name} {format_score(metric.score)}")  # a score that decides nothing (agents-cli's)
+            cells.append(f"{one_line(metric.name)} {format_score(metric.score)}")  # a score that decides nothing (agents-cli's)
             continue
         if metric.status is MetricStatus.INFORMATIONAL or (metric.name.startswith(CHECK) and metric.status is MetricStatus.PASSED):
             continue
         if metric.status is MetricStatus.NOT_EVALUATED:
-            cells.append(f"{metric.name} n/a")
+            cells.append(f"{one_line(metric.name)} n/a")
         else:
             mark = "" if metric.status is MetricStatus.PASSED else " ✗"
-            cells.append(f"{metric.name} {format_score(metric.score)}/{format_score(metric.threshold)}{mark}")
+            cells.append(f"{one_line(metric.name)} {format_score(metric.score)}/{format_score(metric.threshold)}{mark}")
     passed = sum(m.status is MetricStatus.PASSED for m in checks)
     if checks:  # the checks that hold, as one count
         cells.append(f"checks {passed}/{len(checks)} held")
@@ -59,7 +59,7 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
         padding = " " * (13 - len(case.status.value))
         lines.append(f"{verdict}{padding} {one_line(case.id):<{width}}  {_metric_cell(case)}{runs}")
         if case.error:  # where in the project's code, when it is there: `agent.py:34: SyntaxError: …`
-            lines.append(f"    {case.located_error}")
+            lines.append(f"    {one_line(case.located_error)}")
         elif case.status is not CaseStatus.PASSED:
             # the divergence the case leads with first, as `diff` names it
             changed = [layer.first_divergence for layer in sorted(case.layers, key=lambda layer: not layer.lead)
@@ -72,17 +72,17 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
                     said, lead = metric, f"{lead}  ({(metric.details or {}).get('source', '')})"
                     break
             if lead:
-                lines.append(f"    {lead}")
+                lines.append(f"    {one_line(lead)}")
             for metric in case.metrics:
                 if metric is said:
                     continue
                 if metric.status is MetricStatus.FAILED and metric.name.startswith(CHECK) and metric.reason:
-                    lines.append(f"    {metric.name}: {metric.reason}  ({(metric.details or {}).get('source', '')})")
+                    lines.append(f"    {one_line(metric.name)}: {one_line(metric.reason)}  ({one_line(str((metric.details or {}).get('source', '')))})")
                 elif metric.status is MetricStatus.FAILED:
-                    lines += [f"    {metric.name} {line}" if not line.startswith(" ") else f"      {line.strip()}"
+                    lines += [f"    {one_line(metric.name)} {one_line(line)}" if not line.startswith(" ") else f"      {one_line(line.strip())}"
                               for line in judge_lines(case, metric)]
         if not case.error:
-            lines += [f"    {m.name} not evaluated: {m.reason}" for m in case.metrics if m.status is MetricStatus.NOT_EVALUATED and m.reason]
+            lines += [f"    {one_line(m.name)} not evaluated: {one_line(m.reason)}" for m in case.metrics if m.status is MetricStatus.NOT_EVALUATED and m.reason]
     grouped = clusters(cases)
     if grouped and any(len(members) > 1 for _, members in grouped):  # worth a look: several broke the same way
         lines += ["", "failure clusters (by first divergence):"]

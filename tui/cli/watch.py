@@ -11,6 +11,7 @@ from typing import Optional, TextIO
 from .endings import run_app
 from .errors import EXIT_OK, EXIT_USAGE
 from .options import add_run_options, project_session
+from ..safe_text import one_line
 
 NAME = "watch"
 NO_TERMINAL = "error: the workbench needs a terminal; use `agentdiff run` for headless runs"
@@ -55,12 +56,16 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if session is None:
         return EXIT_USAGE
     config, paths, options, python, pool = session
+    app = create_app(
+        root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
+        editor=make_editor(config.editor), stacked_below=config.stacked_below, keep_runs=config.keep_runs,
+        confirm_live_above=config.confirm_live_above,
+    )
     try:
-        run_app(create_app(
-            root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
-            editor=make_editor(config.editor), stacked_below=config.stacked_below, keep_runs=config.keep_runs,
-            confirm_live_above=config.confirm_live_above,
-        ))
+        run_app(app)
     finally:
         pool.close()
+        history = app.workbench.history
+        if history is not None and history.problem:  # said once the screen is put back
+            print(f"warning: {one_line(history.problem)}", file=err)
     return EXIT_OK

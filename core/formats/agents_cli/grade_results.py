@@ -8,11 +8,12 @@ kept here as written. A results file is told from a dataset by its `eval_case_re
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentdiff.core.formats.agents_cli.dataset import case_keys
@@ -35,6 +36,18 @@ class MetricResult(SdkModel):
     raw_output: Any = None
     error_message: Optional[str] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_score_that_is_not_a_number(cls, data: Any) -> Any:
+        """A score of NaN or Infinity is the metric's error, said as such (unless it says its own)."""
+        if isinstance(data, dict) and isinstance(data.get("score"), float) and not math.isfinite(data["score"]):
+            score = data["score"]
+            said = data.get("error_message") or data.get("errorMessage")
+            data = {key: value for key, value in data.items() if key not in ("score", "error_message", "errorMessage")}
+            written = "NaN" if score != score else ("Infinity" if score > 0 else "-Infinity")
+            data["error_message"] = said or f"its score is {written}, not a number"
+        return data
+
 
 class CandidateResult(SdkModel):
     response_index: Optional[int] = None
@@ -56,6 +69,12 @@ class SummaryMetric(BaseModel):
     mean_score: Optional[float] = None
     stdev_score: Optional[float] = None
     pass_rate: Optional[float] = None
+
+    @field_validator("mean_score", "stdev_score", "pass_rate", mode="before")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        """NaN or Infinity (a summary over no valid case): no figure."""
+        return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 class GradeResults(SdkModel):
@@ -115,4 +134,32 @@ def load_grade_results(path: Path, display: Optional[str] = None) -> tuple[Optio
         results = GradeResults.model_validate(data)
     except ValidationError as exc:
         return None, validation_errors(source.display, source.text, data, exc, "json")
+    twice = _graded_twice(results, source)
+    if twice is not None:
+        return None, [twice]
     return LoadedResults(source=source, results=results), []
+
+
+def _graded_twice(results: GradeResults, source: SourceText) -> Optional[LoadError]:
+    """Two results for one case (the same `eval_case_index`): which one is the case's cannot be told, and
+    keeping either would drop the other's scores without a word: the file is refused, where it says so."""
+    seen: dict[int, int] = {}
+    for position, result in enumerate(results.eval_case_results or []):
+        index = result.eval_case_index
+        if index is None:
+            continue
+        if index in seen:
+            line = _line_of_nth(source.text, ("eval_case_index", "evalCaseIndex"), position)
+            return LoadError(file=source.display, line=line, column=1,
+                             message=f"eval_case_results[{position}] grades eval_case_index {index}, as eval_case_results[{seen[index]}] "
+                                     "does: one case graded twice (which result is its own cannot be told)")
+        seen[index] = position
+    return None
+
+
+def _line_of_nth(text: str, keys: tuple[str, ...], n: int) -> int:
+    """The line of the `n`th (from 0) appearance of any of `keys` as a JSON key; 1 when there are fewer."""
+    import re
+
+    found = [m.start() for m in re.finditer("|".join(f'"{re.escape(k)}"\\s*:' for k in keys), text)]
+    return text.count("\n", 0, found[n]) + 1 if n < len(found) else 1

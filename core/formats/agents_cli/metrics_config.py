@@ -123,6 +123,24 @@ def load_metrics_config(path: Path, display: Optional[str] = None) -> tuple[Opti
     return MetricsConfig(path=path, display=display, metrics=tuple(metrics)), []
 
 
+#: A folder with one of these is an agents-cli project's root (`agents-cli create` writes the manifest).
+PROJECT_MARKERS = ("agents-cli-manifest.yaml", "pyproject.toml", ".git")
+
+
+def project_of(config_path: Path) -> Path:
+    """The project a config belongs to: its nearest folder upward holding a project marker, else its own."""
+    start = Path(os.path.realpath(config_path)).parent
+    for folder in (start, *start.parents):
+        if any(os.path.lexists(folder / marker) for marker in PROJECT_MARKERS):
+            return folder
+    return start
+
+
+def _inside(file: Path, project: Path) -> bool:
+    real = Path(os.path.realpath(file))
+    return real == project or project in real.parents
+
+
 def _spec(name: str, entry: dict[str, Any], config_path: Path, where: list, error) -> tuple[Optional[MetricSpec], Optional[LoadError]]:
     line = error(where, "").line
     threshold = entry.get("threshold")
@@ -141,6 +159,11 @@ def _spec(name: str, entry: dict[str, Any], config_path: Path, where: list, erro
         if not isinstance(relative, str) or not relative:
             return None, error(where + ["custom_function_file"], "`custom_function_file` must be a path to a .py file")
         file = (config_path.parent / relative) if not os.path.isabs(relative) else Path(relative)
+        project = project_of(config_path)
+        if not _inside(file, project):
+            return None, error(where + ["custom_function_file"],
+                               f"{relative} lies outside the project ({project}): a metric file is Python that runs, so only the "
+                               "project's own are run; copy it into the project")
         try:
             code = read_source(file, relative).text
         except SourceFileError as exc:
