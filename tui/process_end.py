@@ -5,10 +5,13 @@ signal is ever ignored. The command line (`cli.endings`) and the TUI's terminal 
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
+import sys
 import threading
 import time
+from typing import Optional
 
 #: The signals that end agentdiff cleanly (SIGINT is Python's KeyboardInterrupt).
 ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
@@ -21,21 +24,69 @@ _LEFT = threading.Event()  # `entry` has returned its exit status: what holds th
 _WATCHING = threading.Lock()
 
 
-def exit_now(code: int) -> None:
-    """End the process this instant (no cleanup: the worker server and its workers see their parent go
-    and end themselves)."""
-    os._exit(code)
+_CODE: list[Optional[int]] = [None]  # the exit status of the ending: the first one's
+_LINE: list[Optional[str]] = [None]  # the one line the ending says (`say`), and whether it was said
+_SAID = threading.Event()
+_EXITING = threading.Lock()
+#: Seconds the cleanup registered with `atexit` (the worker server stopped, agentdiff's temporary files
+#: removed) may take when the process ends at once.
+CLEANUP_SECONDS = 2.0
+
+
+def say() -> None:
+    """Write the ending's line to stderr, once (with the ending signals held meanwhile, so a second
+    signal neither cuts it nor writes it twice)."""
+    line = _LINE[0]
+    if line is None or _SAID.is_set():
+        return
+    held = (signal.SIGINT, *ENDING)
+    blocked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        if not _SAID.is_set():
+            _SAID.set()
+            try:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):  # the terminal is gone (SIGHUP), or stderr closed
+                pass
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def exit_now(code: Optional[int] = None) -> None:
+    """End the process now: its line said, the cleanup registered with `atexit` run for at most
+    CLEANUP_SECONDS (in a thread, so nothing it waits on holds the exit), then `os._exit`. With no
+    `code`, the ending's."""
+    code = code if _CODE[0] is None else _CODE[0]
+    if not _EXITING.acquire(blocking=False):  # another signal, or the deadline, is ending it already
+        if threading.current_thread() is threading.main_thread():
+            return
+        time.sleep(CLEANUP_SECONDS + 1)
+        os._exit(code or 0)
+    say()
+    cleanup = threading.Thread(target=atexit._run_exitfuncs, name="agentdiff-cleanup", daemon=True)
+    cleanup.start()
+    cleanup.join(CLEANUP_SECONDS)
+    os._exit(code or 0)
 
 
 def at_once(signum: int, frame: object) -> None:
-    """A second ending signal (or Ctrl+C) while the process ends: it ends now."""
+    """A second ending signal (or Ctrl+C) while the process ends: it ends now, with the first's status."""
     exit_now(128 + signum)
 
 
-def ending(code: int, deadline: float | None = None) -> None:
-    """The process is ending with `code`: from now on an ending signal or Ctrl+C ends it at once, and it
-    ends by itself `deadline` seconds from now (DEADLINE) unless it has ended cleanly by then."""
+def ending(code: int, line: Optional[str] = None, deadline: Optional[float] = None) -> None:
+    """The process is ending with `code` (and `line` to say, by `say`): from now on an ending signal or
+    Ctrl+C ends it at once, and it ends by itself `deadline` seconds from now (DEADLINE) unless it has
+    ended cleanly by then. A later call changes neither the status nor the line."""
     ENDING_NOW.set()
+    if _CODE[0] is None:
+        _CODE[0] = code
+    if line is not None and _LINE[0] is None:
+        _LINE[0] = line
     for sig in (signal.SIGINT, *ENDING):
         try:
             signal.signal(sig, at_once)
@@ -63,5 +114,18 @@ def ending(code: int, deadline: float | None = None) -> None:
 
 
 def left() -> None:
-    """`entry` is returning its exit status: the deadline now waits for Python's own exit."""
+    """`entry` is returning its exit status: the deadline now waits for Python's own exit. Once threads
+    have been joined (where an exit can hang, and a signal still ends it at once), what is left is the
+    cleanup and Python's teardown, which puts the default handlers back: a signal then would kill the
+    process with the wrong status, so from there the ending signals are ignored (the deadline still runs)."""
     _LEFT.set()
+    if ENDING_NOW.is_set():
+        atexit.register(_ignore_to_the_end)
+
+
+def _ignore_to_the_end() -> None:
+    for sig in (signal.SIGINT, *ENDING):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):
+            pass

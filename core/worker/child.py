@@ -248,11 +248,34 @@ def _watch_time(jobs: Sequence[Job], timeout: float, started: dict[int, float],
     threading.Thread(target=watch, name="agentdiff-timeout", daemon=True).start()
 
 
+#: Seconds one run may hold its batch's event loop (a blocking call in a tool: `time.sleep`, a synchronous
+#: HTTP request) before the batch's other runs are given back, to run in processes of their own.
+STALL_SECONDS = 2.0
+
+
+def _watch_stalls(jobs: Sequence[Job], beat: list[float], give_back: Callable[[int], bool]) -> None:
+    """A run that blocks the loop holds up every other run of its batch (they share the loop): past
+    STALL_SECONDS, the others are given back (`give_back(blocking run)`), once."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.25)
+            if time.perf_counter() - beat[0] < STALL_SECONDS:
+                continue
+            blocking = _blocking_job(jobs)
+            if blocking is not None and give_back(blocking):
+                return
+
+    threading.Thread(target=watch, name="agentdiff-stalls", daemon=True).start()
+
+
 def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[[int, RunOutput], None],
-                  abort: Optional[Callable[[], None]] = None) -> None:
+                  abort: Optional[Callable[[], None]] = None, moved: Optional[Callable[[list[int]], None]] = None) -> None:
     """Run `jobs` concurrently in this process; `send(index, output)` as each finishes. With `abort`
     (which ends the process), a run that blocks the event loop past `timeout` is answered as timed out
-    and `abort` is called."""
+    and `abort` is called. With `moved`, a run that blocks the loop past STALL_SECONDS has the batch's
+    other unanswered runs given back (`moved(indices)`: the caller runs them elsewhere; their results here
+    are dropped), so one run's blocking code never holds up the others."""
     record = _Record()
     record.watch_opens()
     os.environ["AGENTDIFF_REPEAT"] = str(jobs[0].repeat)  # a batch holds one repeat: agents may read it
@@ -271,6 +294,20 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
     started: dict[int, float] = {}  # the runs not yet answered, and when each started
     if abort is not None and timeout:
         _watch_time(jobs, timeout, started, answer, abort)
+    beat = [time.perf_counter()]  # when the loop last had a turn
+
+    def give_back(blocking: int) -> bool:
+        with lock:
+            others = sorted(i for i in unanswered if i != blocking)
+            for index in others:
+                unanswered.discard(index)
+                started.pop(index, None)
+            if others and moved is not None:
+                moved(others)
+            return True
+
+    if moved is not None and len(jobs) > 1:
+        _watch_stalls(jobs, beat, give_back)
 
     async def all_jobs() -> None:
         async def one(index: int, job: Job) -> None:
@@ -280,7 +317,16 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
             started.pop(index, None)
             answer(index, out)
 
-        await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs)))
+        async def heartbeat() -> None:
+            while True:
+                beat[0] = time.perf_counter()
+                await asyncio.sleep(0.1)
+
+        beating = asyncio.ensure_future(heartbeat())
+        try:
+            await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs)))
+        finally:
+            beating.cancel()
 
     asyncio.run(all_jobs())
 

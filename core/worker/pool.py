@@ -27,16 +27,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from .jobs import Job, RunOutput
-from .server import PROTOCOL, reachable
-from .temp_dirs import private_temp_dir, sweep_temp_dirs
-
-#: The name the worker package has on the agents' interpreter.
-WORKER_PACKAGE = "agentdiff_worker"
+from .server import PROTOCOL
+from .server_process import WORKER_PACKAGE, WorkerServer, Unresponsive, copy_worker_package
+from .temp_dirs import private_temp_dir, sweep_temp_dirs  # noqa: F401 - the pool's words (tests, doctor)
 
 DEFAULT_TIMEOUT = 120.0
 #: Memory (data segment) a worker process may use before its allocations fail with MemoryError.
@@ -44,6 +41,9 @@ DEFAULT_MEMORY_MB = 4096
 #: Runs in flight per CPU by default: agent runs mostly wait on the model, so they overlap well; a
 #: model's quota is found by each worker's adaptive limit (`model_calls.py`), so the default starts high.
 DEFAULT_JOBS_PER_CPU = 128
+#: Seconds the worker server has to take a batch and answer with its worker's pid (it forks at once):
+#: past them it is taken for stopped (SIGSTOP) or stuck, and replaced.
+HELLO_SECONDS = 10.0
 _HEADER_SIZE = 4
 
 
@@ -80,102 +80,13 @@ async def _read_frame(reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
     return json.loads(body)
 
 
-def copy_worker_package(into: str) -> dict[str, str]:
-    """Copy this package into `into/agentdiff_worker`; the environment that puts it on a Python's path."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    target = os.path.join(into, WORKER_PACKAGE)
-    os.makedirs(target, exist_ok=True)
-    for name in os.listdir(here):
-        if name.endswith(".py"):
-            shutil.copyfile(os.path.join(here, name), os.path.join(target, name))
-    path = os.environ.get("PYTHONPATH")
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONHOME"}  # agentdiff's own, not the project's
-    return {**env, "PYTHONPATH": into + (os.pathsep + path if path else "")}
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
-class WorkerServer:
-    """The warm server process and its socket; started on first use, stopped with the pool.
-    Not tied to an event loop, so one server can serve an app, a CLI run and a test session."""
-
-    def __init__(self, python: Optional[str] = None) -> None:
-        self.python = python or sys.executable
-        sweep_temp_dirs()
-        self._dir = private_temp_dir()
-        self.path = os.path.join(self._dir, "workers.sock")
-        self.address, self._folder = reachable(self.path)  # what connect takes (a deep TMPDIR's path is too long)
-        self._process: Optional[subprocess.Popen] = None
-        self._lock = threading.Lock()
-        atexit.register(self.close)  # a second Ctrl+C can cut short the cleanup a first one started
-
-    async def ensure(self) -> str:
-        """The address to connect to, the server started first unless it is running."""
-        if self._process is None or self._process.poll() is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self.start)
-        return self.address
-
-    def start(self) -> None:
-        """Start the server (blocking, about two seconds) unless it is running."""
-        with self._lock:
-            if self._process is not None and self._process.poll() is None:
-                return
-            if os.path.exists(self.path):
-                os.unlink(self.path)
-            log_path = os.path.join(self._dir, "server.log")
-            env = copy_worker_package(self._dir)
-            try:
-                with open(log_path, "wb") as log:
-                    process = subprocess.Popen(
-                        [self.python, "-m", f"{WORKER_PACKAGE}.server", self.path],
-                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env,
-                    )
-            except OSError as exc:
-                raise RuntimeError(f"cannot run {self.python}: {exc.strerror or exc}") from None
-            assert process.stdout is not None
-            first = process.stdout.readline().decode("utf-8", "replace").split(maxsplit=1)
-            if first[:1] != ["ready"]:
-                process.terminate()  # it may still run, having printed something else first
-                process.wait()
-                with open(log_path, "rb") as log:
-                    tail = log.read()[-4000:].decode("utf-8", "replace")
-                said = f" (it printed {' '.join(first)[:200]!r})" if first else ""
-                raise RuntimeError(f"the worker did not start on {self.python}: {_last_line(tail)}{said}")
-            try:
-                hello = json.loads(first[1]) if len(first) > 1 else {}
-            except ValueError:
-                hello = {}
-            protocol = hello.get("protocol") if isinstance(hello, dict) else None
-            if protocol != PROTOCOL:
-                process.terminate()
-                process.wait()
-                raise RuntimeError(f"the worker on {self.python} speaks protocol {protocol}, this agentdiff {PROTOCOL}")
-            self._process = process
-
-    def close(self) -> None:
-        """Stop the server and every worker it has running (no process outlives the pool)."""
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()  # the server kills its workers' process groups, then exits
-            try:
-                self._process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-        if self._folder is not None:
-            os.close(self._folder)
-            self._folder = None
-        shutil.rmtree(self._dir, ignore_errors=True)
-
-
 @dataclass
 class _Pending:
     job: Job
     timeout: float
     future: asyncio.Future
-    isolated: bool = False  # run alone (a retry after its batch's process died)
+    isolated: bool = False  # run alone (a retry after its batch's process died, or given back by a stalled one)
+    moved: bool = False  # given back by its batch's worker, queued to run again: not that batch's to answer
 
 
 class WorkerPool:
@@ -249,6 +160,7 @@ class WorkerPool:
                 batch = group[: _share(len(group), 1 + getattr(self._slots, "_value", 0), self._batch_size())]
             for item in batch:
                 self._queue.remove(item)
+                item.moved = False  # taken again: its own now
             task = asyncio.get_running_loop().create_task(self._run_batch(batch))
             self._running.add(task)
             task.add_done_callback(self._running.discard)
@@ -262,10 +174,18 @@ class WorkerPool:
                     results[len(results)] = await self._run_spawned(item.job, item.timeout)
                 failure = None
             else:
-                results, failure = await self._run_forked(batch)
+                try:
+                    results, failure = await self._run_forked(batch)
+                except Unresponsive:  # stopped (SIGSTOP), or stuck: a new server, and the batch once more
+                    self._server.replace()
+                    try:
+                        results, failure = await self._run_forked(batch)
+                    except Unresponsive:
+                        self._server.replace()
+                        results, failure = {}, f"the worker server did not answer in {HELLO_SECONDS:g} s, twice (it was replaced)"
         except Exception as exc:  # the server itself failed: every run says so
             results, failure = {}, f"could not start the agent's process: {exc}"
-        unfinished = [item for index, item in enumerate(batch) if index not in results]
+        unfinished = [item for index, item in enumerate(batch) if index not in results and not item.moved]
         for index, out in results.items():
             if not batch[index].future.done():
                 batch[index].future.set_result(out)
@@ -293,12 +213,19 @@ class WorkerPool:
                        "timeout": timeout, "memory_mb": self.memory_mb}
             data = json.dumps(message).encode()
             writer.write(len(data).to_bytes(_HEADER_SIZE, "big") + data)
-            await writer.drain()
-            hello = await _read_frame(reader)
+            try:
+                await asyncio.wait_for(writer.drain(), HELLO_SECONDS)  # a server that reads nothing fills the socket
+            except asyncio.TimeoutError:
+                raise Unresponsive() from None
+            try:  # the server forks and answers at once; one that does not is stopped or stuck
+                hello = await asyncio.wait_for(_read_frame(reader), HELLO_SECONDS)
+            except asyncio.TimeoutError:
+                raise Unresponsive() from None
             if not hello or "pid" not in hello:
                 return results, (hello or {}).get("error") or "the worker server refused the run"
             pid = hello["pid"]
             failed: Optional[str] = None
+            moved: set[int] = set()  # given back by the worker, running elsewhere now
             deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow runs itself
             grace = True
             while True:
@@ -316,6 +243,14 @@ class WorkerPool:
                     raise
                 if frame is None:
                     return results, failed or "the agent's process ended without a result"
+                if "moved" in frame:  # one run blocks the worker's loop: the others run in processes of their own
+                    for index in frame["moved"]:
+                        if isinstance(index, int) and 0 <= index < len(batch) and index not in results:
+                            self._give_back(batch[index])
+                            moved.add(index)
+                    if len(results) + len(moved) == len(batch):
+                        return results, None
+                    continue
                 if "failure" in frame:  # the worker itself failed; its exit follows
                     failed = self._failed(str(frame["failure"]))
                     continue
@@ -325,13 +260,21 @@ class WorkerPool:
                     future = batch[index].future
                     if not future.done():
                         future.set_result(results[index])  # hand each run over as soon as it is done
-                    if len(results) == len(batch):
+                    if len(results) + len(moved) == len(batch):
                         return results, None  # the exit status adds nothing now
                     continue
                 code = frame.get("exit")
-                return results, None if len(results) == len(batch) else failed or _describe_exit(code)
+                return results, None if len(results) + len(moved) == len(batch) else failed or _describe_exit(code)
         finally:
             writer.close()
+
+    def _give_back(self, item: "_Pending") -> None:
+        """A run its worker gave back (another run of its batch blocks that worker's loop): run again on
+        its own, in a process of its own."""
+        item.moved = item.isolated = True
+        self._queue.append(item)
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
 
     def _failed(self, reason: str) -> str:
         text = f"the agent's process failed: {reason}"

@@ -129,7 +129,11 @@ def _child(conn: socket.socket, message: dict[str, Any]) -> None:
             _end_children()
             os._exit(0)
 
-        execute_batch([Job.model_validate(job) for job in message["jobs"]], message.get("timeout"), send, abort)
+        def moved(indices: list[int]) -> None:  # a run blocks the loop: the others go back to be run elsewhere
+            body = json.dumps({"moved": indices}).encode()
+            conn.sendall(_HEADER.pack(len(body)) + body)
+
+        execute_batch([Job.model_validate(job) for job in message["jobs"]], message.get("timeout"), send, abort, moved)
     except BaseException as exc:  # the worker itself failed (out of memory sending a result, say): say why
         code = 70
         try:
@@ -265,8 +269,12 @@ def serve(path: str) -> None:
     while True:
         for key, _ in selector.select(timeout=0.05):
             conn, _ = listener.accept()
-            conn.setblocking(True)
-            message = recv_frame(conn)
+            conn.settimeout(30)  # a client that connects and sends nothing must not hold the server up
+            try:
+                message = recv_frame(conn)
+            except (OSError, ValueError):
+                message = None
+            conn.settimeout(None)
             if not message or "jobs" not in message:
                 conn.close()
                 continue

@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Literal, Optional
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 
+from ..process_end import ending
 from .answers import ToolError, bounded
 from .session import AssistSession
 
@@ -186,6 +187,9 @@ async def serve(session: AssistSession, watch: Optional[Callable[[], Awaitable[N
     try:
         await server.run_stdio_async()
     finally:
+        # the client is gone (or a signal came): the process ends, within DEADLINE seconds whatever holds it
+        # (a command still working in a thread, which Python's exit would wait for)
+        ending(0)
         if watcher is not None:
             watcher.cancel()
         session.workbench.cancel()

@@ -21,7 +21,7 @@ from typing import Optional, Sequence, TextIO
 from agentdiff.core import __version__
 
 from . import accept, baselines, compare, completion, diff, doctor, failures, gate, list_cases, mcp, merge, record, redo, review, run, score, serve, sign, skills, undo, watch
-from .endings import ENDING, Terminated, ending, left, terminated
+from .endings import ENDING, Terminated, ending, left, say, terminated, what_stopped
 from .errors import EXIT_USAGE, UsageError, exists, quoted
 from ..safe_text import SafeStream
 
@@ -98,20 +98,6 @@ def _quiet_asyncio() -> None:
     sys.unraisablehook = lambda _unraisable: None  # the process is ending on a signal: nothing to add
 
 
-def _what_stopped() -> str:
-    """What an interruption stopped, by command: runs, and no report or no baseline written."""
-    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
-    if command in ("run", "score"):
-        return ": the runs were stopped; no report was written"
-    if command in ("accept", "record", "review"):
-        return ": the runs were stopped; nothing more was written (each write is whole or not at all)"
-    if command in ("undo", "redo"):
-        return ": nothing more was written (each write is whole or not at all)"
-    if command == "diff":
-        return ": the runs were stopped"
-    return ""
-
-
 def _unraisable(unraisable) -> None:
     """A Ctrl+C that lands in a callback nothing can raise from (a weak reference's, as a second one
     comes while asyncio cancels the runs of the first) is the interruption already being handled:
@@ -156,19 +142,17 @@ def entry() -> None:
             pass
         code = 128 + getattr(signal, "SIGPIPE", 13)
     except KeyboardInterrupt:
-        ending(130)  # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) ends it at once
+        # a second Ctrl+C (or a SIGTERM after it, as CI cancels a job) ends it at once, its cleanup bounded
+        ending(130, f"\ninterrupted{what_stopped()}")
         interrupted = True
         _quiet_asyncio()
-        print(f"\ninterrupted{_what_stopped()}", file=sys.stderr)
+        say()
         code = 130
     except Terminated as ended:
-        ending(128 + ended.signum)
+        ending(128 + ended.signum, f"\nterminated{what_stopped()}")
         interrupted = True
         _quiet_asyncio()
-        try:
-            print(f"\nterminated{_what_stopped()}", file=sys.stderr)
-        except OSError:  # SIGHUP: the terminal is gone
-            pass
+        say()  # (not when the terminal is gone: SIGHUP)
         code = 128 + ended.signum
     finally:
         # After a signal the process is ending: a second one ends it at once, with the status of an

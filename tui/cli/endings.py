@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from typing import Any
 
-from ..process_end import DEADLINE, ENDING, ENDING_NOW, at_once, ending, exit_now, left  # noqa: F401 - the command line's words
+from ..process_end import DEADLINE, ENDING, ENDING_NOW, at_once, ending, exit_now, left, say  # noqa: F401 - the command line's words
 
 
 class Terminated(SystemExit):
@@ -28,8 +29,22 @@ class Terminated(SystemExit):
         self.signum = signum
 
 
+def what_stopped() -> str:
+    """What an interruption stopped, by command: runs, and no report or no baseline written."""
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
+    if command in ("run", "score"):
+        return ": the runs were stopped; no report was written"
+    if command in ("accept", "record", "review"):
+        return ": the runs were stopped; nothing more was written (each write is whole or not at all)"
+    if command in ("undo", "redo"):
+        return ": nothing more was written (each write is whole or not at all)"
+    if command == "diff":
+        return ": the runs were stopped"
+    return ""
+
+
 def terminated(signum: int, frame: object) -> None:
-    ending(128 + signum)
+    ending(128 + signum, f"\nterminated{what_stopped()}")
     raise Terminated(signum)
 
 
