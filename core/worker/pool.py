@@ -28,7 +28,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .jobs import Job, RunOutput
 from .server import PROTOCOL
@@ -161,12 +161,19 @@ class WorkerPool:
             for item in batch:
                 self._queue.remove(item)
                 item.moved = False  # taken again: its own now
-            task = asyncio.get_running_loop().create_task(self._run_batch(batch))
+            held = [True]
+
+            def release(held: list[bool] = held) -> None:  # once: at its end, or when its worker gives runs back
+                if held[0]:
+                    held[0] = False
+                    self._slots.release()  # type: ignore[union-attr]
+
+            task = asyncio.get_running_loop().create_task(self._run_batch(batch, release))
             self._running.add(task)
             task.add_done_callback(self._running.discard)
-            task.add_done_callback(lambda _: self._slots.release())  # type: ignore[union-attr]
+            task.add_done_callback(lambda _, release=release: release())
 
-    async def _run_batch(self, batch: list[_Pending]) -> None:
+    async def _run_batch(self, batch: list[_Pending], release: Callable[[], None] = lambda: None) -> None:
         try:
             if self._server is None:
                 results = {0: await self._run_spawned(batch[0].job, batch[0].timeout)}
@@ -175,11 +182,11 @@ class WorkerPool:
                 failure = None
             else:
                 try:
-                    results, failure = await self._run_forked(batch)
+                    results, failure = await self._run_forked(batch, release)
                 except Unresponsive:  # stopped (SIGSTOP), or stuck: a new server, and the batch once more
                     self._server.replace()
                     try:
-                        results, failure = await self._run_forked(batch)
+                        results, failure = await self._run_forked(batch, release)
                     except Unresponsive:
                         self._server.replace()
                         results, failure = {}, f"the worker server did not answer in {HELLO_SECONDS:g} s, twice (it was replaced)"
@@ -202,7 +209,7 @@ class WorkerPool:
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
 
-    async def _run_forked(self, batch: list[_Pending]) -> tuple[dict[int, RunOutput], Optional[str]]:
+    async def _run_forked(self, batch: list[_Pending], release: Callable[[], None] = lambda: None) -> tuple[dict[int, RunOutput], Optional[str]]:
         assert self._server is not None
         path = await self._server.ensure()
         timeout = max(item.timeout for item in batch)
@@ -244,6 +251,7 @@ class WorkerPool:
                 if frame is None:
                     return results, failed or "the agent's process ended without a result"
                 if "moved" in frame:  # one run blocks the worker's loop: the others run in processes of their own
+                    release()  # the stalled run no longer counts against `processes`: the others take its place
                     for index in frame["moved"]:
                         if isinstance(index, int) and 0 <= index < len(batch) and index not in results:
                             self._give_back(batch[index])
