@@ -26,9 +26,8 @@ LEGACY_NAME = "history.json"
 SCHEMA = 1  # PRAGMA user_version
 BUSY_SECONDS = 10.0  # how long a write waits for another session's
 STATEMENT_SECONDS = 10.0  # how long one statement may run before it is stopped (a progress handler)
-#: What agentdiff's own database holds (sqlite_master's type and name): anything else (a trigger, a view,
-#: another table) was put there by someone else, and can make a statement run for ever.
-OURS = {("table", "runs"), ("index", "runs_by_case")}
+# What agentdiff's own database holds is `_SQL` (below): anything else in sqlite_master (a trigger, a view,
+# another table, our table defined otherwise) was put there by someone else, and can make a statement run for ever.
 
 _TABLE = """CREATE TABLE IF NOT EXISTS runs (
     case_id TEXT NOT NULL, time REAL NOT NULL, status TEXT, score REAL, batch REAL, seconds REAL,
@@ -102,8 +101,8 @@ class Store:
                 connection = self._connect(create=False)
                 try:
                     version = connection.execute("PRAGMA user_version").fetchone()[0]
-                    foreign = sorted(f"{kind} {name}" for kind, name in connection.execute("SELECT type, name FROM sqlite_master")
-                                     if (kind, name) not in OURS and not str(name).startswith("sqlite_autoindex"))
+                    foreign = sorted(f"{kind} {name}" for kind, name, sql in connection.execute("SELECT type, name, sql FROM sqlite_master")
+                                     if not str(name).startswith("sqlite_autoindex") and _SQL.get((kind, name)) != _squeezed(sql))
                     if foreign:
                         why = f"it holds what agentdiff did not create ({', '.join(foreign[:3])})"
                     elif version > SCHEMA:
@@ -255,6 +254,17 @@ class Store:
             if self._reader is not None and self._reader is not self._memory:
                 self._reader.close()
                 self._reader = None
+
+
+def _squeezed(sql: object) -> str:
+    """SQL as compared: whitespace runs as one space, without `IF NOT EXISTS` (SQLite keeps the text)."""
+    return " ".join(str(sql).replace("IF NOT EXISTS ", "").split()).rstrip(";") if sql else ""
+
+
+#: Our table and index, exactly as `_TABLE` makes them: another definition under the same name (a CHECK
+#: or a generated column that runs on every insert) is not ours either.
+_SQL = {("table", "runs"): _squeezed(_TABLE.split(";")[0]),
+        ("index", "runs_by_case"): _squeezed(_TABLE.split(";")[1].split("--")[0])}
 
 
 def _not_a_database(exc: sqlite3.DatabaseError) -> bool:

@@ -184,10 +184,17 @@ async def _graded(spec: dict[str, Any], out: RunOutput) -> Optional[dict[str, An
     return await grade({**spec, "instance": graded, "case": case})
 
 
-async def _one(job: Job, timeout: Optional[float], record: Optional[_Record] = None) -> RunOutput:
+async def _one(job: Job, timeout: Optional[float], record: Optional[_Record] = None,
+               gone: Callable[[], bool] = lambda: False) -> RunOutput:
     start = time.perf_counter()
+
+    async def unless_gone() -> RunOutput:
+        if gone():  # given back before it began (another run blocked the loop): it runs elsewhere
+            return RunOutput(error="given back")
+        return await run_job(job)
+
     try:
-        out = await asyncio.wait_for(run_job(job), timeout)
+        out = await asyncio.wait_for(unless_gone(), timeout)
     except asyncio.TimeoutError:
         from .harness import RUNNING
 
@@ -296,23 +303,38 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
         _watch_time(jobs, timeout, started, answer, abort)
     beat = [time.perf_counter()]  # when the loop last had a turn
 
+    given_back: set[int] = set()
+    tasks: dict[int, asyncio.Task] = {}
+    loop_of: list[asyncio.AbstractEventLoop] = []
+
     def give_back(blocking: int) -> bool:
         with lock:
             others = sorted(i for i in unanswered if i != blocking)
             for index in others:
                 unanswered.discard(index)
                 started.pop(index, None)
+                given_back.add(index)
             if others and moved is not None:
                 moved(others)
-            return True
+        for index in others:  # those under way stop here once the loop has a turn; the others never begin
+            task = tasks.get(index)
+            if task is not None and loop_of:
+                loop_of[0].call_soon_threadsafe(task.cancel)
+        return True
 
     if moved is not None and len(jobs) > 1:
         _watch_stalls(jobs, beat, give_back)
 
     async def all_jobs() -> None:
         async def one(index: int, job: Job) -> None:
+            tasks[index] = asyncio.current_task()  # type: ignore[assignment]
             started[index] = time.perf_counter()
-            out = await _one(job, timeout, record)
+            try:
+                out = await _one(job, timeout, record, lambda: index in given_back)
+            except asyncio.CancelledError:
+                if index in given_back:
+                    return  # it runs elsewhere
+                raise
             out.files_read = record.files()
             started.pop(index, None)
             answer(index, out)
@@ -322,6 +344,7 @@ def execute_batch(jobs: Sequence[Job], timeout: Optional[float], send: Callable[
                 beat[0] = time.perf_counter()
                 await asyncio.sleep(0.1)
 
+        loop_of.append(asyncio.get_running_loop())
         beating = asyncio.ensure_future(heartbeat())
         try:
             await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs)))

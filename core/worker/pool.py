@@ -86,7 +86,6 @@ class _Pending:
     timeout: float
     future: asyncio.Future
     isolated: bool = False  # run alone (a retry after its batch's process died, or given back by a stalled one)
-    moved: bool = False  # given back by its batch's worker, queued to run again: not that batch's to answer
 
 
 class WorkerPool:
@@ -160,7 +159,6 @@ class WorkerPool:
                 batch = group[: _share(len(group), 1 + getattr(self._slots, "_value", 0), self._batch_size())]
             for item in batch:
                 self._queue.remove(item)
-                item.moved = False  # taken again: its own now
             held = [True]
 
             def release(held: list[bool] = held) -> None:  # once: at its end, or when its worker gives runs back
@@ -174,6 +172,7 @@ class WorkerPool:
             task.add_done_callback(lambda _, release=release: release())
 
     async def _run_batch(self, batch: list[_Pending], release: Callable[[], None] = lambda: None) -> None:
+        moved: set[int] = set()  # given back by the worker: queued again, not this batch's to answer
         try:
             if self._server is None:
                 results = {0: await self._run_spawned(batch[0].job, batch[0].timeout)}
@@ -182,17 +181,17 @@ class WorkerPool:
                 failure = None
             else:
                 try:
-                    results, failure = await self._run_forked(batch, release)
+                    results, failure = await self._run_forked(batch, release, moved)
                 except Unresponsive:  # stopped (SIGSTOP), or stuck: a new server, and the batch once more
                     self._server.replace()
                     try:
-                        results, failure = await self._run_forked(batch, release)
+                        results, failure = await self._run_forked(batch, release, moved)
                     except Unresponsive:
                         self._server.replace()
                         results, failure = {}, f"the worker server did not answer in {HELLO_SECONDS:g} s, twice (it was replaced)"
         except Exception as exc:  # the server itself failed: every run says so
             results, failure = {}, f"could not start the agent's process: {exc}"
-        unfinished = [item for index, item in enumerate(batch) if index not in results and not item.moved]
+        unfinished = [item for index, item in enumerate(batch) if index not in results and index not in moved]
         for index, out in results.items():
             if not batch[index].future.done():
                 batch[index].future.set_result(out)
@@ -209,7 +208,8 @@ class WorkerPool:
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
 
-    async def _run_forked(self, batch: list[_Pending], release: Callable[[], None] = lambda: None) -> tuple[dict[int, RunOutput], Optional[str]]:
+    async def _run_forked(self, batch: list[_Pending], release: Callable[[], None] = lambda: None,
+                          moved: Optional[set[int]] = None) -> tuple[dict[int, RunOutput], Optional[str]]:
         assert self._server is not None
         path = await self._server.ensure()
         timeout = max(item.timeout for item in batch)
@@ -232,7 +232,7 @@ class WorkerPool:
                 return results, (hello or {}).get("error") or "the worker server refused the run"
             pid = hello["pid"]
             failed: Optional[str] = None
-            moved: set[int] = set()  # given back by the worker, running elsewhere now
+            moved = set() if moved is None else moved  # given back by the worker, running elsewhere now
             deadline = asyncio.get_running_loop().time() + timeout + 1  # the worker stops slow runs itself
             grace = True
             while True:
@@ -279,7 +279,7 @@ class WorkerPool:
     def _give_back(self, item: "_Pending") -> None:
         """A run its worker gave back (another run of its batch blocks that worker's loop): run again on
         its own, in a process of its own."""
-        item.moved = item.isolated = True
+        item.isolated = True
         self._queue.append(item)
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())

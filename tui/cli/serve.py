@@ -185,10 +185,12 @@ def clamped(value: object, most: int, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return default
     try:
-        number = int(float(value))
-    except (ValueError, OverflowError):
+        number = float(value)
+    except (ValueError, OverflowError):  # not a number, or an integer past a float's range: as big as allowed
+        return most if isinstance(value, int) else default
+    if number != number:  # NaN
         return default
-    return max(1, min(most, number))
+    return max(1, min(most, int(number) if abs(number) < 1e18 else (most if number > 0 else 1)))
 
 
 def bounded_app_service():
