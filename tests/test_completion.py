@@ -53,7 +53,7 @@ printf '%s\n' "${COMPREPLY[@]}"'''
 def test_bash_completes_commands_options_and_case_ids(tmp_path):
     cwd = _project(tmp_path)
     assert bash_complete("agentdiff ga", cwd) == ["gate"]
-    assert bash_complete("agentdiff run --changed", cwd) == ["--changed-since"]
+    assert bash_complete("agentdiff run --changed", cwd) == ["--changed-since", "--changed-since-strict"]
     assert "--baseline" in bash_complete("agentdiff gate --", cwd)
     assert not any(word.startswith("-") for word in bash_complete("agentdiff diff ", cwd))  # options once "-" is typed
     # bash split the id at ":": what it offers is the rest after the last ":", so the line reads the whole id

@@ -112,12 +112,11 @@ async def test_the_detail_shows_where_and_e_opens_that_line_of_the_agent(failing
 async def test_e_in_a_browser_session_never_starts_the_configured_editor_and_says_where(failing, worker_pool, monkeypatch):
     """`agentdiff serve` draws the app in a browser: `e` with a configured terminal editor (`vi`)
     would start it on the server's terminal and freeze the tab. It says which file and line instead."""
-    import subprocess
-
+    from agentdiff.tui import editor as editor_module
     from agentdiff.tui.editor import make_editor
 
     started = []
-    monkeypatch.setattr(subprocess, "call", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(editor_module, "start", lambda *a, **k: started.append(a))
     monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
     app = create_app(failing, [failing / "agents"], pool=worker_pool, watch=False, editor=make_editor("vi"), clock=lambda: 1_800_000_000.0, project="p")
     monkeypatch.delenv("TEXTUAL_DRIVER")  # the test's own app runs headless; `e` asks how it is drawn when pressed

@@ -672,8 +672,13 @@ def test_the_editor_is_opened_at_the_line_in_its_own_spelling(monkeypatch, edito
     from agentdiff.tui import editor as editor_module
 
     calls = []
+
+    class Ended:
+        def wait(self) -> int:
+            return 0
+
     monkeypatch.setenv("VISUAL", editor)
-    monkeypatch.setattr(editor_module.subprocess, "call", calls.append)
+    monkeypatch.setattr(editor_module, "start", lambda command: calls.append(command) or Ended())
     editor_module.default_editor(Path("/x/y.json"), 12, 5)
     assert calls == [command]
 

@@ -62,6 +62,11 @@ def under_web_driver() -> bool:
 _OPEN: set[subprocess.Popen] = set()  # the editor the app is waiting on (suspended), if any
 
 
+def start(command: list[str]) -> subprocess.Popen:
+    """The editor's process, started in the app's terminal (the app suspended meanwhile)."""
+    return subprocess.Popen(command)
+
+
 def stop_editors() -> None:
     """The app is ending (a signal, its terminal gone) while it waits on an editor: end the editor, so the
     app can exit (unsaved work there is the editor's own to keep: most keep a swap file)."""
@@ -76,12 +81,12 @@ def make_editor(setting: Optional[str] = None) -> Editor:
     """The editor the app opens with `e`: the configured template, else the environment's."""
 
     def open_in_editor(path: Path, line: Optional[int], col: Optional[int] = None) -> None:
-        with subprocess.Popen(editor_command(path, line, col, setting)) as editor:
-            _OPEN.add(editor)
-            try:
-                editor.wait()
-            finally:
-                _OPEN.discard(editor)
+        editor = start(editor_command(path, line, col, setting))
+        _OPEN.add(editor)
+        try:
+            editor.wait()
+        finally:
+            _OPEN.discard(editor)
 
     open_in_editor.runs_a_program = True  # type: ignore[attr-defined]  # one a browser session must never start
     return open_in_editor

@@ -31,7 +31,7 @@ def case_problem(case: CaseResult) -> str:
         return ""
     lines: list[str] = []
     if case.error:
-        lines.append(single_line(case.error))
+        lines.append(case.error)  # a report keeps an error's lines (a traceback); the command line shows it on one
     for metric in case.metrics:  # in config order
         if metric.status is MetricStatus.FAILED:
             lines.append(failing_metric_line(case, metric))

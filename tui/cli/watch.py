@@ -65,7 +65,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         run_app(app)
     finally:
         pool.close()
-        history = app.workbench.history
+        history = getattr(getattr(app, "workbench", None), "history", None)
         if history is not None and history.problem:  # said once the screen is put back
             print(f"warning: {one_line(history.problem)}", file=err)
     return EXIT_OK
