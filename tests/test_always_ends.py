@@ -87,8 +87,8 @@ def test_every_history_statement_is_bounded_even_on_a_database_that_cannot_be_se
     from agentdiff.core.workbench import history_store
 
     path = plant_history(tmp_path, FOREVER)
-    connection = sqlite3.connect(path)
-    history_store._bound(connection, 0.3)
+    connection = sqlite3.connect(path, factory=history_store.Bounded)
+    connection.seconds = 0.3
     began = time.monotonic()
     with pytest.raises(sqlite3.OperationalError, match="interrupted"):
         connection.execute("INSERT INTO runs VALUES ('a', 1, 'passed', NULL, NULL, NULL, NULL, '{}', NULL)")

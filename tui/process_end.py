@@ -20,6 +20,8 @@ ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT"
 DEADLINE = 5.0
 #: Set once the process is ending (a signal came, the terminal went): the TUI's driver stops drawing.
 ENDING_NOW = threading.Event()
+#: Set by the TUI's driver when its terminal went away (the app then exits as on SIGHUP).
+TERMINAL_GONE = threading.Event()
 _LEFT = threading.Event()  # `entry` has returned its exit status: what holds the process now is Python's exit
 _WATCHING = threading.Lock()
 

@@ -27,7 +27,7 @@ from typing import Optional
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
-from .process_end import ENDING_NOW, ending
+from .process_end import ENDING_NOW, TERMINAL_GONE, ending
 
 #: Seconds a write waits on a writer whose queue is full before the terminal is taken for gone.
 WRITE_PATIENCE = 2.0
@@ -67,6 +67,7 @@ class SturdyLinuxDriver(LinuxDriver):
         if self._gone:
             return
         self._gone = True
+        TERMINAL_GONE.set()
         ending(128 + signal.SIGHUP)  # as a closed terminal's SIGHUP would end it
         from .editor import stop_editors
 

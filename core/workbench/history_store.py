@@ -15,6 +15,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -149,8 +150,7 @@ class Store:
     def _connect(self, create: bool) -> sqlite3.Connection:
         mode = "rwc" if create else ("rw" if self.writable else "ro")
         uri = f"{self.path.resolve().as_uri()}?mode={mode}"
-        connection = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-        _bound(connection)
+        connection = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False, factory=Bounded)
         if create:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
@@ -274,22 +274,31 @@ def _not_a_database(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in text or "malformed" in text or "unsupported file format" in text
 
 
-def _bound(connection: sqlite3.Connection, seconds: float = STATEMENT_SECONDS) -> None:
-    """No statement on `connection` runs longer than `seconds` (it fails as "interrupted"): a history
-    can never hold a command up for good."""
-    import time
+class Bounded(sqlite3.Connection):
+    """A connection no statement of which runs longer than `seconds` (it fails as "interrupted"): a
+    history can never hold a command up for good. The clock starts at each `execute`."""
 
-    started = [time.monotonic()]
+    seconds = STATEMENT_SECONDS
 
-    def check() -> int:
-        return 1 if time.monotonic() - started[0] > seconds else 0
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._started = time.monotonic()
+        self.set_progress_handler(self._overdue, 10_000)
 
-    def trace(statement: str) -> None:
-        if not statement.startswith("--"):  # a statement begins (not a trigger's step within one)
-            started[0] = time.monotonic()
+    def _overdue(self) -> int:
+        return 1 if time.monotonic() - self._started > self.seconds else 0
 
-    connection.set_trace_callback(trace)
-    connection.set_progress_handler(check, 10_000)
+    def execute(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        self._started = time.monotonic()
+        return super().execute(*args)
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        self._started = time.monotonic()
+        return super().executemany(*args)
+
+    def executescript(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        self._started = time.monotonic()
+        return super().executescript(*args)
 
 
 def _in_memory(rows: list[tuple]) -> sqlite3.Connection:

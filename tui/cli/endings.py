@@ -15,7 +15,7 @@ import signal
 import sys
 from typing import Any
 
-from ..process_end import DEADLINE, ENDING, ENDING_NOW, at_once, ending, exit_now, left, say  # noqa: F401 - the command line's words
+from ..process_end import DEADLINE, ENDING, ENDING_NOW, TERMINAL_GONE, at_once, ending, exit_now, left, say  # noqa: F401 - the command line's words
 
 
 class Terminated(SystemExit):
@@ -54,6 +54,7 @@ def run_app(app: Any) -> None:
     loop held up), ends the process at once, and so does the deadline: the handler is Python's, not the
     loop's, so it is heard even while the loop is busy."""
     came: list[int] = []
+    TERMINAL_GONE.clear()
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -80,5 +81,5 @@ def run_app(app: Any) -> None:
     if came:
         ending(128 + came[0])
         raise Terminated(came[0])
-    if ENDING_NOW.is_set() and hasattr(signal, "SIGHUP"):  # the app exited because its terminal went away
+    if TERMINAL_GONE.is_set() and hasattr(signal, "SIGHUP"):  # the app exited because its terminal went away
         raise Terminated(signal.SIGHUP)
