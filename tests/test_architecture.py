@@ -46,3 +46,58 @@ def test_no_module_imports_another_modules_private_names():
                 if private:
                     found.append(f"{name}: from {node.module} import {', '.join(private)}")
     assert found == []
+
+
+def _imports_of(name: str, path) -> set[str]:
+    """The agentdiff modules `name` imports, anywhere in its file (a function's own imports too),
+    relative imports resolved; a package's name for `from pkg import mod` when `mod` is no module."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_no_import_cycle_anywhere():
+    """Each package a graph of files with no cycle: no module reaches itself through the modules it
+    imports (at import or in a function). Strongly connected parts of more than one module are cycles."""
+    modules = dict(_modules())
+    graph = {name: sorted(m for m in _imports_of(name, path) if m in modules and m != name) for name, path in modules.items()}
+    index, low, stack, on_stack, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                cycles.append(sorted(part))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert cycles == []

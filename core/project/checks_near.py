@@ -12,7 +12,7 @@ from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path, resolved
 
 if TYPE_CHECKING:
-    from agentdiff.core.project.discovery import EvalCaseRef
+    from agentdiff.core.project.case_refs import EvalCaseRef
 
 
 class ChecksFinder:

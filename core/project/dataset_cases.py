@@ -35,7 +35,7 @@ from agentdiff.core.formats.eval_set import EvalCase, EvalSet, Invocation
 from agentdiff.core.formats.eval_set_files import LoadedConfig, LoadedEvalSet
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import SourceText, display_path, resolved
-from agentdiff.core.project.discovery import EvalCaseRef
+from agentdiff.core.project.case_refs import EvalCaseRef
 
 DATASETS_DIR = "datasets"
 BASELINES_DIR = "baselines"

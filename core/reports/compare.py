@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from agentdiff.core.reports.kept_runs import KeptRun
 from agentdiff.core.reports.links import file_link
-from agentdiff.core.reports.text import single_line
+from agentdiff.core.reports.values import single_line
 
 CATEGORIES = ("regressed", "newly erroring", "newly flaky", "fixed", "added", "removed", "unchanged")
 MEASURES = ("seconds", "tokens", "cost", "tool_calls")

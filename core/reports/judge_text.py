@@ -56,7 +56,7 @@ def sample_split(samples: Sequence[dict[str, Any]]) -> str:
 def judge_lines(case: CaseResult, metric: MetricResult, only_failing: bool = True, turn_only: Optional[int] = None) -> list[str]:
     """One line per judged invocation (with `only_failing`, those that did not pass; with `turn_only`,
     that turn's), and one per rubric it did not meet."""
-    from agentdiff.core.reports.text import format_score
+    from agentdiff.core.reports.values import format_score
 
     runs = judge_details(case, metric)
     lines: list[str] = []

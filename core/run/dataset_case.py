@@ -29,7 +29,7 @@ from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, default_e
 from agentdiff.core.project.dataset_cases import SCENARIO_TURNS, REQUESTS_KEY, DatasetCaseRef, history, is_scenario, sent_message
 from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index, unrun
 from agentdiff.core.run.conformance import replay_failed
-from agentdiff.core.run.expected import load_baseline
+from agentdiff.core.run.expected import accepted_events, load_baseline
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.scored import SIMULATED, rules_of, score_output
 from agentdiff.core.run.usage import case_usage
@@ -307,11 +307,3 @@ def baseline_recordings(ref: DatasetCaseRef) -> list[dict[str, Any]]:
     return recordings
 
 
-def accepted_events(ref: DatasetCaseRef) -> list[dict[str, Any]]:
-    """The baseline's events after the user's message it answered (a continuation's earlier events,
-    the dataset's own, are not the baseline's)."""
-    if ref.baseline is None:
-        return []
-    events = [event.model_dump(mode="json", exclude_none=True) for event in ref.baseline.events()]
-    last_user = max((i for i, e in enumerate(events) if e.get("author") == "user"), default=-1)
-    return events[last_user + 1:]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from agentdiff.core.diff.criteria import criteria_from_config
 from agentdiff.core.diff.model import DiffCriteria
@@ -56,10 +56,19 @@ def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baselin
     return Baseline(ref.id, trace_from_recordings(case, chosen), REPLAY_CRITERIA, sources, chosen)
 
 
+def accepted_events(ref: DatasetCaseRef) -> list[dict[str, Any]]:
+    """The baseline's events after the user's message it answered (a continuation's earlier events,
+    the dataset's own, are not the baseline's)."""
+    if ref.baseline is None:
+        return []
+    events = [event.model_dump(mode="json", exclude_none=True) for event in ref.baseline.events()]
+    last_user = max((i for i, e in enumerate(events) if e.get("author") == "user"), default=-1)
+    return events[last_user + 1:]
+
+
 def dataset_baseline(ref: DatasetCaseRef) -> Baseline:
     """An agents-cli case's accepted run, from its baseline file (new: the message alone), located in
     that file (its events' paths) for `e`."""
-    from agentdiff.core.run.dataset_case import accepted_events
     from agentdiff.core.traces.agents_cli import baseline_output
     from agentdiff.core.traces.from_run import trace_from_output
     from agentdiff.core.worker.jobs import Message

@@ -9,6 +9,7 @@ import asyncio
 from typing import Any, Optional, Sequence
 
 from agentdiff.core.formats import eval_config as names
+from agentdiff.core.formats.adk_rules import AdkRules, rules_for
 from agentdiff.core.formats.eval_config import BaseCriterion
 from agentdiff.core.project.discovery import EvalCaseRef
 from agentdiff.core.project.doctor import vertex_configured
@@ -34,9 +35,12 @@ def judged_criteria(ref: EvalCaseRef) -> dict[str, Any]:
     return criteria
 
 
-def judge_job(ref: EvalCaseRef, agent: AgentRef, out: RunOutput, criteria: dict[str, Any], options: RunOptions) -> Job:
-    from agentdiff.core.run.scored import rules_of
+def rules_of(outputs: Sequence[RunOutput]) -> AdkRules:
+    """The scoring rules of the ADK version the repeats ran on (the newest for agents without ADK)."""
+    return rules_for(next((out.adk_version for out in outputs if out.adk_version), None))
 
+
+def judge_job(ref: EvalCaseRef, agent: AgentRef, out: RunOutput, criteria: dict[str, Any], options: RunOptions) -> Job:
     actual = invocations_from_output(out, messages_of(ref, out), rules_of([out]))
     actual = [inv.model_copy(update={"app_details": app_details(out, turn)}) for turn, inv in enumerate(actual)]
     return Job(

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.explain import explain_scored
 from agentdiff.core.diff.model import DiffCriteria
-from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules, rules_for
+from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
 from agentdiff.core.formats.eval_config import EvalMetric
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.project.discovery import CaseRef
@@ -20,7 +20,7 @@ from agentdiff.core.run.case_run import (
     shown_index,
 )
 from agentdiff.core.run.expected import Baseline
-from agentdiff.core.run.judging import Judged
+from agentdiff.core.run.judging import Judged, rules_of  # noqa: F401 - rules_of: the scoring's word too
 from agentdiff.core.run.usage import case_usage
 from agentdiff.core.scoring.results import CaseStatus, RunRecord
 from agentdiff.core.scoring.verdicts import (
@@ -34,11 +34,6 @@ from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
 
 
 SIMULATED = "a simulated conversation (conversation_scenario): the user turns are ADK's user simulator's, nothing was expected"
-
-
-def rules_of(outputs: Sequence[RunOutput]) -> AdkRules:
-    """The scoring rules of the ADK version the repeats ran on (the newest for agents without ADK)."""
-    return rules_for(next((out.adk_version for out in outputs if out.adk_version), None))
 
 
 def score_output(

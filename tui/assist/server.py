@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
-from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Optional
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -164,25 +162,11 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
     return server
 
 
-def in_process_cli(root: Path) -> Callable[[list[str]], tuple[int, str, str]]:
-    """Run one of agentdiff's commands here, its output and its messages captured (never a shell)."""
-    def run(argv: list[str]) -> tuple[int, str, str]:
-        from ..cli import Terminated, main
-
-        out, err = io.StringIO(), io.StringIO()
-        try:
-            code = main(argv, out=out, err=err)
-        except Terminated:  # a signal to the server (a SystemExit too): it ends the server, not just the command
-            raise
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code if isinstance(exc.code, int) else 2
-        return code, out.getvalue(), err.getvalue()
-    return run
-
-
-async def serve(session: AssistSession, watch: Optional[Callable[[], Awaitable[None]]], on_close: Callable[[], None]) -> None:
-    """Until the client closes stdin: the server, with the watcher beside it."""
-    server = build_server(session, in_process_cli(session.workbench.root))
+async def serve(session: AssistSession, watch: Optional[Callable[[], Awaitable[None]]], on_close: Callable[[], None],
+                cli: Callable[[list[str]], tuple[int, str, str]]) -> None:
+    """Until the client closes stdin: the server, with the watcher beside it; `cli` runs one of agentdiff's
+    own commands in this process (the command line's, handed down: the server does not import it)."""
+    server = build_server(session, cli)
     watcher = asyncio.create_task(watch()) if watch is not None else None
     try:
         await server.run_stdio_async()

@@ -74,6 +74,7 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
             from agentdiff.core.baselines.journal import recover_at_start
 
             recover_at_start(Path.cwd())  # a write a crash interrupted: rolled back before anything reads the files
+        args.run_command = main  # a command that runs others (the MCP server's tools) runs them through this
         return COMMANDS[args.command].command(args, out, err)
     except UsageError as error:
         print(f"error: {error}", file=err)

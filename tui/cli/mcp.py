@@ -5,13 +5,14 @@ configuration takes."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import shlex
 import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from .errors import EXIT_OK, EXIT_USAGE
 from .options import add_run_options, project_session
@@ -101,7 +102,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             replays = [case_id for case_id in workbench.cases if workbench.replays(case_id)]
             if replays:  # recorded conformance cases cost nothing: their verdicts are there when asked
                 workbench.run(replays, "run as the server started")
-            await serve(session, watch if changes is not None else None, lambda: _close(workbench, config.keep_runs, started))
+            await serve(session, watch if changes is not None else None, lambda: _close(workbench, config.keep_runs, started),
+                        in_process_cli(args.run_command))
 
         asyncio.run(main())
     finally:
@@ -118,3 +120,20 @@ def _close(workbench, keep_runs: int, started: float) -> None:
         if workbench.history.problem:
             print(f"warning: {one_line(workbench.history.problem)}", file=sys.stderr)
     keep_session(workbench, "mcp", keep_runs, started)
+
+
+def in_process_cli(main: Callable[..., int]) -> Callable[[list[str]], tuple[int, str, str]]:
+    """Run one of agentdiff's commands here through `main` (the command line's), its output and its
+    messages captured (never a shell)."""
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        from .endings import Terminated
+
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            code = main(argv, out=out, err=err)
+        except Terminated:  # a signal to the server (a SystemExit too): it ends the server, not just the command
+            raise
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        return code, out.getvalue(), err.getvalue()
+    return run
