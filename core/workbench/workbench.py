@@ -333,7 +333,8 @@ class Workbench(Baselines):
             checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
             code = agent_changes(paths, checks, self.index)
             asked = static_candidates(code, self.index)  # the import graph is walked off the loop, on a copy
-            static = await asyncio.to_thread(static_dependents, asked, list(self.index.agent_dirs()), self.root, self.options.agents_dirs)
+            static = await asyncio.to_thread(static_dependents, asked, list(self.index.agent_dirs()), self.root,
+                                             self.options.agents_dirs) if asked else {}
             selections = classify(code, self.index, self.root, static)
             for note in unattached(asked, static, selections, self.index, self.root):
                 self._emit(Notice(note))
