@@ -194,6 +194,36 @@ async def test_a_run_that_blocks_its_workers_loop_does_not_hold_up_the_others(tm
         pool.close()
 
 
+SLOW_IMPORT = """import os
+import time
+
+time.sleep(3)  # an agent whose import is slow: every run of the batch waits for it alike
+
+
+async def run_turn(ctx):
+    return str(os.getpid())
+"""
+
+
+async def test_a_slow_agent_import_is_no_stall_the_batch_stays_in_one_process(tmp_path):
+    from agentdiff.core.worker.jobs import AgentRef, Job, Message
+    from agentdiff.core.worker.pool import WorkerPool
+
+    (tmp_path / "slow_import").mkdir()
+    (tmp_path / "slow_import" / "agent.py").write_text(SLOW_IMPORT)
+    pool = WorkerPool(jobs=8, processes=1, timeout=60)
+    job = lambda text: Job(case_id=text, agent=AgentRef(agents_dir=str(tmp_path), name="slow_import"), mode="live", app_name="a",  # noqa: E731
+                           messages=[Message(content={"role": "user", "parts": [{"text": text}]})])
+    try:
+        await pool.start()
+        outs = await asyncio.wait_for(asyncio.gather(*(pool.run(job(t), 60) for t in "abc")), 40)
+        assert [o.error for o in outs] == [None] * 3
+        pids = {o.events[-1]["content"]["parts"][0]["text"] for o in outs}
+        assert len(pids) == 1, pids  # not given back: one process imported the agent once
+    finally:
+        pool.close()
+
+
 # --- the MCP server ---------------------------------------------------------------------------------------
 
 

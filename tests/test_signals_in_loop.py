@@ -101,10 +101,14 @@ def test_an_app_that_cannot_stop_is_ended_by_the_deadline_after_one_signal():
 
 HELD = """
 import signal, sys, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from agentdiff.tui import cli
 
 def main():
-    threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: Python's exit waits for it
+    if {executor}:  # joined by Python's exit before the main thread counts as stopped
+        ThreadPoolExecutor(1).submit(time.sleep, 600)
+    else:
+        threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: Python's exit waits for it
     print("started", flush=True)
     signal.raise_signal(signal.SIGTERM)
     time.sleep(60)
@@ -115,13 +119,16 @@ cli.entry()
 """
 
 
-@pytest.mark.parametrize("second", [False, True], ids=["deadline", "second signal"])
-def test_a_thread_that_holds_pythons_exit_never_keeps_the_process_past_its_deadline(second):
-    """The command ended on SIGTERM, but a thread that is no daemon holds Python's exit: the process
-    ends by the deadline, or at once on a second signal, never ignoring it."""
+@pytest.mark.parametrize("second, executor", [(False, False), (True, False), (False, True)],
+                         ids=["deadline", "second signal", "an executor's thread, deadline"])
+def test_a_thread_that_holds_pythons_exit_never_keeps_the_process_past_its_deadline(second, executor):
+    """The command ended on SIGTERM, but a thread that is no daemon (or an executor's, which Python's
+    exit joins first) holds Python's exit: the process ends by the deadline, or at once on a second
+    signal, never ignoring it."""
     from agentdiff.tui.cli.endings import DEADLINE
 
-    process = subprocess.Popen([sys.executable, "-c", HELD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", HELD.format(executor=executor)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout.readline().strip() == "started"
         time.sleep(0.5)

@@ -103,7 +103,8 @@ def ending(code: int, line: Optional[str] = None, deadline: Optional[float] = No
         left_at = None
         while True:
             time.sleep(0.1)
-            shutting_down = not threading.main_thread().is_alive()  # Python's exit is joining threads
+            # Python's exit is under way: joining threads (its executors' first), or past it
+            shutting_down = getattr(threading, "_SHUTTING_DOWN", False) or not threading.main_thread().is_alive()
             if _LEFT.is_set() and not shutting_down:
                 left_at = left_at or time.monotonic()
                 if time.monotonic() - left_at > 30:

@@ -136,7 +136,8 @@ def project_files(paths: Iterable[str], root: Path, agent: AgentRef) -> list[str
     the project's: under the root or the agent's folders, and in none of the `OUTSIDE_DIRS`."""
     roots = (str(root), agent.agents_dir, agent.import_from or "")
     prefixes = tuple({os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots if r})
-    return [p for p in paths if p.startswith(prefixes) and not (OUTSIDE_DIRS & set(p.split(os.sep)))]
+    kept = (os.path.normpath(p) for p in paths)
+    return sorted({p for p in kept if p.startswith(prefixes) and not (OUTSIDE_DIRS & set(p.split(os.sep)))})
 
 
 @dataclass
@@ -198,7 +199,10 @@ class ImportGraph:
         """Every project file the agent in `agent_dir` (a package folder, or a module's `.py` file) can
         import, its own files included."""
         agent_dir = Path(os.path.abspath(agent_dir))
-        entries = self._own_files(agent_dir)
+        try:
+            entries = self._own_files(agent_dir)
+        except OSError:  # its folder cannot be read: its code reaches nothing that can be told
+            entries = []
         base = [agent_dir.parent, *([Path(os.path.abspath(import_from))] if import_from else []), *self._import_roots]
         top = self._boundary(agent_dir) or agent_dir.parent
         files: dict[Path, Optional[Path]] = {f: None for f in entries}
@@ -269,7 +273,10 @@ class ImportGraph:
     def _module_files(self, base: Path, parts: list[str]) -> Optional[list[Path]]:
         key = (base, ".".join(parts))
         if key not in self._found:
-            self._found[key] = _module_files(base, parts)
+            try:
+                self._found[key] = _module_files(base, parts)
+            except OSError:  # a folder that cannot be read (permissions): nothing found there
+                self._found[key] = None
         return self._found[key]
 
 

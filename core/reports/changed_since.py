@@ -180,11 +180,10 @@ def changed_impact(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: S
         if reason:
             impact.chosen.append((case, reason))
             used.add(hit)  # type: ignore[arg-type]
-    if len(impact.chosen) < len(refs):  # with every case chosen, no file is left unexplained
-        left = [p for p in ordered if p not in used and not plainly_not_agents(p, root)]
-        if left:
-            explained = _explained(left, refs, agent_dirs, graph, read, own, root)
-            impact.unattributed = [p for p in left if p not in explained]
+    left = [p for p in ordered if p not in used and not plainly_not_agents(p, root)]
+    if left:  # (said even when every case was chosen for another file: it is still a file no case explains)
+        explained = _explained(left, refs, agent_dirs, graph, read, own, root)
+        impact.unattributed = [p for p in left if p not in explained]
     return impact
 
 

@@ -119,8 +119,10 @@ def _module_file(module: Any) -> Optional[str]:
         path = spec.origin if spec is not None else getattr(module, "__file__", None)
     except Exception:  # noqa: BLE001 - a module object that raises on attribute access
         return None
-    if isinstance(path, str) and os.path.isabs(path) and not path.startswith(_IGNORED_PREFIXES) and "__pycache__" not in path:
-        return path
+    if isinstance(path, str) and os.path.isabs(path):
+        path = os.path.normpath(path)  # imported through `…/agent/../../common`: one name for one file
+        if not path.startswith(_IGNORED_PREFIXES) and "__pycache__" not in path:
+            return path
     return None
 
 
@@ -216,6 +218,16 @@ async def _one(job: Job, timeout: Optional[float], record: Optional[_Record] = N
     return out
 
 
+def _importing() -> bool:
+    """Whether the main thread is importing a module now (the agent's own, or one a tool imports)."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _blocking_job(jobs: Sequence[Job]) -> Optional[int]:
     """Which job's code the main thread is in now (the one blocking the event loop), if any."""
     frame = sys._current_frames().get(threading.main_thread().ident or 0)
@@ -267,8 +279,8 @@ def _watch_stalls(jobs: Sequence[Job], beat: list[float], give_back: Callable[[i
     def watch() -> None:
         while True:
             time.sleep(0.25)
-            if time.perf_counter() - beat[0] < STALL_SECONDS:
-                continue
+            if time.perf_counter() - beat[0] < STALL_SECONDS or _importing():
+                continue  # an import (the agent's, loaded once for the batch) holds every run alike: no use moving them
             blocking = _blocking_job(jobs)
             if blocking is not None and give_back(blocking):
                 return

@@ -171,10 +171,12 @@ async def serve(session: AssistSession, watch: Optional[Callable[[], Awaitable[N
     try:
         await server.run_stdio_async()
     finally:
-        # the client is gone (or a signal came): the process ends, within DEADLINE seconds whatever holds it
-        # (a command still working in a thread, which Python's exit would wait for)
-        ending(0)
-        if watcher is not None:
-            watcher.cancel()
-        session.workbench.cancel()
-        on_close()
+        try:
+            if watcher is not None:
+                watcher.cancel()
+            session.workbench.cancel()
+            on_close()  # the history written (it may wait on another session's lock) and the session kept
+        finally:
+            # the client is gone (or a signal came): the process ends, within DEADLINE seconds whatever holds
+            # it (a command still working in a thread, which Python's exit would wait for)
+            ending(0)

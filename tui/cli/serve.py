@@ -220,7 +220,7 @@ def bounded_app_service():
             except Exception:  # noqa: BLE001 - it did not quit as asked (or the socket is gone): ended below
                 pass
             process = self._process
-            if process is not None and process.returncode is None:
+            if process is not None:  # what the app left in its group (an editor, its workers) goes too
                 try:
                     os.killpg(process.pid, signal.SIGKILL)
                 except OSError:
