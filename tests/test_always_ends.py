@@ -136,11 +136,16 @@ def test_a_planted_journal_link_does_not_cost_the_history(tmp_path):
 # --- workers --------------------------------------------------------------------------------------------
 
 
-async def test_a_stopped_worker_server_is_replaced_within_the_runs_time(tmp_path, monkeypatch):
+@pytest.mark.parametrize("resumable", [True, False], ids=["resumed", "replaced"])
+async def test_a_stopped_worker_server_is_noticed_within_the_runs_time(tmp_path, monkeypatch, resumable):
+    """SIGSTOP to the worker server: it is sent SIGCONT within a second (its batches in flight go on);
+    one that stays stopped is replaced, and the run goes to the new one."""
     from agentdiff.core.worker import pool as pools
+    from agentdiff.core.worker import server_process
     from agentdiff.core.worker.jobs import AgentRef, Job, Message
 
-    monkeypatch.setattr(pools, "HELLO_SECONDS", 1.0)
+    if not resumable:  # something keeps it stopped
+        monkeypatch.setattr(server_process.WorkerServer, "resume", lambda self: None)
     pool = pools.WorkerPool(jobs=1, timeout=30)
     try:
         await pool.start()
@@ -153,8 +158,13 @@ async def test_a_stopped_worker_server_is_replaced_within_the_runs_time(tmp_path
         began = time.monotonic()
         out = await asyncio.wait_for(pool.run(job, 30), 60)
         assert out.error is None and time.monotonic() - began < 25  # (it was noticed after ~100 s)
-        assert pool._server._process is not server and server.poll() is not None  # the stopped one is gone
+        if resumable:
+            assert pool._server._process is server and not pool._server.stopped()
+        else:
+            assert pool._server._process is not server and server.poll() is not None  # the stopped one is gone
     finally:
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGCONT)
         pool.close()
 
 

@@ -41,9 +41,10 @@ DEFAULT_MEMORY_MB = 4096
 #: Runs in flight per CPU by default: agent runs mostly wait on the model, so they overlap well; a
 #: model's quota is found by each worker's adaptive limit (`model_calls.py`), so the default starts high.
 DEFAULT_JOBS_PER_CPU = 128
-#: Seconds the worker server has to take a batch and answer with its worker's pid (it forks at once):
-#: past them it is taken for stopped (SIGSTOP) or stuck, and replaced.
-HELLO_SECONDS = 10.0
+#: Seconds the worker server has to take a batch and answer with its worker's pid (it forks at once, but
+#: may be busy loading the judges' modules on a loaded machine): past them it is taken for stuck, and
+#: replaced. A server found stopped (SIGSTOP) is sent SIGCONT within a second, and replaced if that fails.
+HELLO_SECONDS = 60.0
 _HEADER_SIZE = 4
 
 
@@ -188,7 +189,7 @@ class WorkerPool:
                         results, failure = await self._run_forked(batch, release, moved)
                     except Unresponsive:
                         self._server.replace()
-                        results, failure = {}, f"the worker server did not answer in {HELLO_SECONDS:g} s, twice (it was replaced)"
+                        results, failure = {}, "the worker server did not answer, twice (it was replaced)"
         except Exception as exc:  # the server itself failed: every run says so
             results, failure = {}, f"could not start the agent's process: {exc}"
         unfinished = [item for index, item in enumerate(batch) if index not in results and index not in moved]
@@ -224,10 +225,7 @@ class WorkerPool:
                 await asyncio.wait_for(writer.drain(), HELLO_SECONDS)  # a server that reads nothing fills the socket
             except asyncio.TimeoutError:
                 raise Unresponsive() from None
-            try:  # the server forks and answers at once; one that does not is stopped or stuck
-                hello = await asyncio.wait_for(_read_frame(reader), HELLO_SECONDS)
-            except asyncio.TimeoutError:
-                raise Unresponsive() from None
+            hello = await self._hello(reader)  # the server forks and answers at once, unless stopped or stuck
             if not hello or "pid" not in hello:
                 return results, (hello or {}).get("error") or "the worker server refused the run"
             pid = hello["pid"]
@@ -275,6 +273,28 @@ class WorkerPool:
                 return results, None if len(results) + len(moved) == len(batch) else failed or _describe_exit(code)
         finally:
             writer.close()
+
+    async def _hello(self, reader: asyncio.StreamReader) -> Optional[dict[str, Any]]:
+        """The server's answer to a batch; Unresponsive when it is stopped and stays so after SIGCONT, or
+        says nothing for HELLO_SECONDS."""
+        assert self._server is not None
+        answer = asyncio.ensure_future(_read_frame(reader))
+        began, resumed = asyncio.get_running_loop().time(), False
+        try:
+            while True:
+                done, _ = await asyncio.wait({answer}, timeout=1.0)
+                if done:
+                    return answer.result()
+                if self._server.stopped():
+                    if resumed:
+                        raise Unresponsive()
+                    self._server.resume()  # SIGCONT: its batches in flight go on, none is lost
+                    resumed = True
+                elif asyncio.get_running_loop().time() - began > HELLO_SECONDS:
+                    raise Unresponsive()
+        finally:
+            if not answer.done():
+                answer.cancel()
 
     def _give_back(self, item: "_Pending") -> None:
         """A run its worker gave back (another run of its batch blocks that worker's loop): run again on

@@ -9,6 +9,7 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -99,6 +100,25 @@ class WorkerServer:
                 process.wait()
                 raise RuntimeError(f"the worker on {self.python} speaks protocol {protocol}, this agentdiff {PROTOCOL}")
             self._process = process
+
+    def stopped(self) -> bool:
+        """Whether the server process is stopped (SIGSTOP, SIGTSTP): Linux's /proc says; elsewhere, never."""
+        process = self._process
+        if process is None:
+            return False
+        try:
+            with open(f"/proc/{process.pid}/stat", "rb") as stat:
+                return stat.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+        except (OSError, IndexError):
+            return False
+
+    def resume(self) -> None:
+        process = self._process
+        if process is not None and process.poll() is None:
+            try:
+                os.kill(process.pid, signal.SIGCONT)
+            except OSError:
+                pass
 
     def replace(self) -> None:
         """The server does not answer: killed (its workers die with it), so the next `ensure` starts anew."""
