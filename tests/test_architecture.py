@@ -51,7 +51,7 @@ def test_no_module_imports_another_modules_private_names():
 def _imports_of(name: str, path) -> set[str]:
     """The agentdiff modules `name` imports, anywhere in its file (a function's own imports too),
     relative imports resolved; a package's name for `from pkg import mod` when `mod` is no module."""
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    package = name.removesuffix(".__init__") if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -71,7 +71,8 @@ def test_no_import_cycle_anywhere():
     """Each package a graph of files with no cycle: no module reaches itself through the modules it
     imports (at import or in a function). Strongly connected parts of more than one module are cycles."""
     modules = dict(_modules())
-    graph = {name: sorted(m for m in _imports_of(name, path) if m in modules and m != name) for name, path in modules.items()}
+    packages = {name.removesuffix(".__init__"): name for name in modules if name.endswith(".__init__")}  # `from . import x` runs it
+    graph = {name: sorted({packages.get(m, m) for m in _imports_of(name, path)} & set(modules) - {name}) for name, path in modules.items()}
     index, low, stack, on_stack, cycles, counter = {}, {}, [], set(), [], [0]
 
     def visit(node: str) -> None:  # Tarjan's strongly connected components

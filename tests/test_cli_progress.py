@@ -14,7 +14,6 @@ import sys
 
 import pytest
 from agentdiff.tui.cli import main
-from agentdiff.tui.cli import options as cli_options
 from agentdiff.tui.cli import run as run_module
 from agentdiff.tui.cli.color import paint_word_diff, wants_color
 from conftest import ROOT
@@ -58,7 +57,7 @@ def project(tmp_path, monkeypatch):
 
 
 def use_pool(monkeypatch, pool: FakePool) -> FakePool:
-    monkeypatch.setattr(cli_options, "worker_pool", lambda args, config, options, python=None: pool)
+    monkeypatch.setattr(run_module, "worker_pool", lambda args, config, options, python=None: pool)
     return pool
 
 

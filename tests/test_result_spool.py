@@ -12,7 +12,6 @@ from agentdiff.core.run import result_spool
 from agentdiff.core.run.result_spool import BlobFile, ResultSpool
 from agentdiff.core.scoring.results import CaseResult, CaseStatus
 from agentdiff.tui.cli import main
-from agentdiff.tui.cli import options as cli_options
 from agentdiff.tui.cli import run as run_module
 from test_cli_progress import FakePool
 from workbench_support import case_id, echo_project
@@ -97,7 +96,7 @@ class _Seen(ResultSpool):
 def _run(tmp_path, monkeypatch, in_memory: int, *argv: str) -> tuple[int, str]:
     echo = FakePool(delays={case_id("echo", "case_2"): 0.05, case_id("two", "case_0"): 0.02})  # done out of order
     echo.echo.answers[case_id("echo", "case_1")] = "something else"
-    monkeypatch.setattr(cli_options, "worker_pool", lambda args, config, options, python=None: echo)
+    monkeypatch.setattr(run_module, "worker_pool", lambda args, config, options, python=None: echo)
     monkeypatch.setattr(result_spool, "IN_MEMORY", in_memory)
     monkeypatch.setattr(run_module, "ResultSpool", _Seen)
     out, err = io.StringIO(), io.StringIO()

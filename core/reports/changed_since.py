@@ -82,18 +82,21 @@ def files_read_last(root: Path) -> dict[str, list[str]]:
     return read
 
 
-_FOLDERS: dict[tuple[str, str], Path] = {}  # (agents_dir, name) → the agent's folder, resolved (for one call)
-
-
-def _agent_dir(ref: CaseRef, memo: AgentMemo, agents_dirs: Sequence[Path], mapping) -> Optional[Path]:
-    agent = memo.resolve(ref, agents_dirs, mapping).agent
-    if agent is None:
-        return None
-    key = (agent.agents_dir, agent.name)
-    if key not in _FOLDERS:
-        base = Path(agent.agents_dir) / agent.name
-        _FOLDERS[key] = resolved(base if base.is_dir() else base.with_suffix(".py"))
-    return _FOLDERS[key]
+def _agent_dirs(refs: Sequence[CaseRef], memo: AgentMemo, agents_dirs: Sequence[Path], mapping) -> dict[str, Optional[Path]]:
+    """Each case's agent folder (or module file), resolved once per agent, not once per case."""
+    folders: dict[tuple[str, str], Path] = {}
+    found: dict[str, Optional[Path]] = {}
+    for ref in refs:
+        agent = memo.resolve(ref, agents_dirs, mapping).agent
+        if agent is None:
+            found[ref.id] = None
+            continue
+        key = (agent.agents_dir, agent.name)
+        if key not in folders:
+            base = Path(agent.agents_dir) / agent.name
+            folders[key] = resolved(base if base.is_dir() else base.with_suffix(".py"))
+        found[ref.id] = folders[key]
+    return found
 
 
 #: Folders and files that are plainly not what an agent runs on: a change there needs no word.
@@ -140,9 +143,8 @@ def changed_impact(refs: Sequence[CaseRef], root: Path, ref: str, agents_dirs: S
     root = resolved(root)
     memo, read = AgentMemo(root), files_read_last(root)
     graph = ImportGraph(root, [resolved(Path(d)) for d in agents_dirs])
-    _FOLDERS.clear()
     ordered = sorted(changed)
-    agents = {case.id: _agent_dir(case, memo, agents_dirs, mapping) for case in refs}
+    agents = _agent_dirs(refs, memo, agents_dirs, mapping)
     folders = {p: frozenset(p.parents) for p in ordered}
     agent_dirs = {a for a in agents.values() if a is not None}
     in_an_agent = {p for p in ordered if p in agent_dirs or folders[p] & agent_dirs}
@@ -265,12 +267,12 @@ def depends_on(refs: Sequence[CaseRef], root: Path, agents_dirs: Sequence[Path] 
     root = resolved(root)
     memo, read = AgentMemo(root), files_read_last(root)
     graph = ImportGraph(root, [resolved(Path(d)) for d in agents_dirs])
-    _FOLDERS.clear()
     static: dict[Path, dict[str, str]] = {}
+    agent_of = _agent_dirs(refs, memo, agents_dirs, mapping)
     shared: dict[tuple, dict[str, list[str]]] = {}
     found: dict[str, dict[str, list[str]]] = {}
     for case in refs:
-        agent = _agent_dir(case, memo, agents_dirs, mapping)
+        agent = agent_of[case.id]
         if agent is not None and agent not in static:
             reach = graph.reach(agent)
             static[agent] = {display_path(p, root): "static" for p in sorted(reach.files)}

@@ -14,15 +14,16 @@ from agentdiff.core.reports.json_report import write_json
 from agentdiff.core.run.result_spool import ResultSpool
 from agentdiff.core.scoring.results import slim
 
-from . import options as shared
 from .color import is_terminal, paint_status, wants_color
 from .errors import EXIT_OK, EXIT_USAGE, UsageError, exit_code, print_errors, quoted
 from .options import (
     add_color_option,
+    agents_python,
     add_report_options,
     add_run_options,
     check_reports,
     run_options,
+    worker_pool,
     write_reports,
 )
 from ..safe_text import CR, ESC, one_line
@@ -275,7 +276,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if options.mode == "live" and len(found.cases) > config.confirm_live_above and not confirmed(found.cases, args, config, err):
         print("not run", file=err)
         return EXIT_USAGE
-    python = shared.agents_python(args, config) if found.cases else None
+    python = agents_python(args, config) if found.cases else None
     keep_invocations = any(kind in ("csv", "adk") for kind, _ in args.report)  # only the CSV and ADK reports list them
     wants_traces = any(kind == "agents-cli" for kind, _ in args.report)
     traces: list[tuple[str, dict]] = []  # (case id, the case as agents-cli's trace file holds it)
@@ -298,7 +299,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if python.why == OWN_PYTHON and declares_dependencies(Path.cwd()):
             progress.keep("note: the project has no environment of its own here, so its agents import what agentdiff's "
                          "environment has; `agentdiff doctor` checks, --python chooses")
-        pool = shared.worker_pool(args, config, options, python)
+        pool = worker_pool(args, config, options, python)
         tasks: set[asyncio.Future] = set()
         try:
             start = getattr(pool, "start", None)
