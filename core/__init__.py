@@ -1,5 +1,6 @@
 """agentdiff's headless core, in subpackages along the data flow (each imports only those below):
 
+    families                each format's stages, as the pipeline asks them (loaded by `project.family`)
     workbench · reports     a session over every case (watch, re-run, accept, undo) · report writers
     baselines               accept and record: atomic, journaled writes of ADK-format baselines
     run                     cases as worker jobs; outputs scored and diffed into a CaseRun

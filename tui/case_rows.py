@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Sequence
 
-from agentdiff.core.project.discovery import ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.compare import category
 from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.triage import Triage
@@ -27,13 +27,10 @@ def case_row(state: CaseState, triage: Triage, now: float = 0.0, by_cluster: boo
     ref = state.ref
     if state.run is not None and state.run.agent is not None:
         agent = state.run.agent.label
-    elif isinstance(ref, ConformanceCaseRef):
-        agent = ref.case.spec.agent
-    elif agent_label is not None:
-        agent = agent_label
     else:
-        agent = os.path.basename(os.path.dirname(str(ref.eval_set.source.path)))  # no agent found: its folder (a Path's parent costs 30 µs)
-    group = ref.eval_set.source.path.name if isinstance(ref, EvalCaseRef) else ref.case.category
+        family = family_of(ref)
+        agent = family.named_agent(ref) or agent_label or os.path.basename(os.path.dirname(str(family.unit(ref))))  # no agent found: its folder (a Path's parent costs 30 µs)
+    group = family_of(ref).tree_group(ref)
     elapsed = now - state.started if state.running and state.started is not None else None
     if by_cluster:
         cluster = state.run.result.cluster if state.run is not None else None

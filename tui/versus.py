@@ -9,6 +9,7 @@ from typing import Any, Iterable, Optional
 
 from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.model import CaseDiff
+from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.agents_cli_runs import is_grade_report, rekeyed
 from agentdiff.core.reports.kept_runs import KeptRun, load_traces, read_run
 from agentdiff.core.traces.model import Trace
@@ -59,19 +60,19 @@ class Versus:
 
 def agents_cli_roots(root: Path, states: Iterable[CaseState]) -> list[Path]:
     """The agents-cli projects a workbench holds cases of (where their grade results are), its root first."""
-    from agentdiff.core.project.dataset_cases import DatasetCaseRef
-
     roots = {root: None}
-    roots.update((s.ref.manifest.root, None) for s in states if isinstance(s.ref, DatasetCaseRef) and s.ref.manifest)
+    for state in states:
+        found = family_of(state.ref).results_root(state.ref)
+        if found is not None:
+            roots[found] = None
     return list(roots)
 
 
 def ids_by_eval_id(states: Iterable[CaseState]) -> dict[str, list[str]]:
     """A workbench's dataset cases by eval_case_id (what agents-cli's grade results name them by)."""
-    from agentdiff.core.project.dataset_cases import DatasetCaseRef
-
     out: dict[str, list[str]] = {}
     for state in states:
-        if isinstance(state.ref, DatasetCaseRef):
-            out.setdefault(state.ref.eval_id, []).append(state.ref.id)
+        key = family_of(state.ref).results_key(state.ref)
+        if key is not None:
+            out.setdefault(key, []).append(state.ref.id)
     return out

@@ -28,6 +28,7 @@ from agentdiff.core.formats.agents_cli.traces import dump_traces, normalized
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.project.dataset_cases import KEY_EXTRA, REQUESTS_KEY, DatasetCaseRef
+from agentdiff.core.project.family import AcceptBatch
 from agentdiff.core.run.dataset_case import traced
 from agentdiff.core.worker.jobs import RunOutput
 
@@ -148,3 +149,16 @@ def _into_dataset(files: dict[Path, DatasetFile], ref: DatasetCaseRef, response:
         return False
     written[key] = wanted
     return True
+
+
+class DatasetAccepts(AcceptBatch):
+    """Accepts into agents-cli baseline files (and `reference`s): each file written once."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, DatasetFile] = {}
+
+    def add(self, request: Any, out: RunOutput) -> bool:
+        return accept_dataset_case(request.run.ref, out, self.files)
+
+    def writes(self, planned: list) -> list[FileWrite]:
+        return dataset_writes(self.files)

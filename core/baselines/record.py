@@ -1,8 +1,10 @@
 """Re-recording a case live: the run becomes its baseline, written atomically and journaled.
 
-A conformance case gets its recordings and session files for one streaming mode (`spec.yaml` is
-never touched); an EvalSet case gets its expected invocations replaced, with everything else in the
-file left as it was. A registration record goes beside either. `undo_last` reverts a record.
+Each case's family runs it and writes it (`CaseFamily.record`) with the writers here: a conformance
+case gets its recordings and session files for one streaming mode (`spec.yaml` is never touched); an
+EvalSet case gets its expected invocations replaced, with everything else in the file left as it was;
+a dataset case gets its baseline trace. A registration record goes beside each. `undo_last` reverts a
+record.
 """
 
 from __future__ import annotations
@@ -34,10 +36,9 @@ from agentdiff.core.formats.adk_rules import rules_for
 from agentdiff.core.project.agents import resolve_agent
 from agentdiff.core.project.import_graph import project_files
 from agentdiff.core.baselines.dataset_accept import DatasetFile, accept_dataset_case, dataset_writes
+from agentdiff.core.project.case_refs import CaseRef, ConformanceCaseRef, EvalCaseRef
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
-from agentdiff.core.run.dataset_case import dataset_job
-from agentdiff.core.run.jobs import conformance_job, eval_case_job, messages_for
+from agentdiff.core.project.family import family_of
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.traces.from_run import invocations_from_output
 from agentdiff.core.worker.jobs import AgentRef, Message, RunOutput
@@ -101,7 +102,7 @@ def record_dataset_case(ref: DatasetCaseRef, out: RunOutput, root: Path) -> Jour
     return write_baseline(writes, root, f"record {ref.id}")
 
 
-def _kept(out: RunOutput, root: Path, agent: AgentRef) -> RunOutput:
+def kept_output(out: RunOutput, root: Path, agent: AgentRef) -> RunOutput:
     """The run with its record of files kept to the project's (what the registration hashes)."""
     out.files_read = project_files(out.files_read, root, agent)
     return out
@@ -114,18 +115,7 @@ async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> Re
         return RecordOutcome(ref, error=resolution.error)
     agent = resolution.agent
     try:
-        if isinstance(ref, DatasetCaseRef):
-            out = _kept(await pool.run(dataset_job(ref, agent), options.timeout), root, agent)
-            entry = record_dataset_case(ref, out, root)
-        elif isinstance(ref, ConformanceCaseRef):
-            mode: StreamingMode = options.streaming or "none"
-            out = _kept(await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout), root, agent)
-            entry = record_conformance(ref, out, mode, root)
-        else:
-            if ref.case.conversation is None:
-                return RecordOutcome(ref, error="conversation_scenario cases have no expected turns to record")
-            out = _kept(await pool.run(eval_case_job(ref, agent, "record"), options.timeout), root, agent)
-            entry = record_eval_case(ref, out, messages_for(ref), root, agent.label)
+        out, entry = await family_of(ref).record(ref, agent, pool, options, root)
     except (RecordError, BaselineConflict, BaselineWriteError) as exc:
         return RecordOutcome(ref, error=str(exc))
     return RecordOutcome(ref, tuple(file["path"] for file in entry.files), output=out)

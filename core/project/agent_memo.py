@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from agentdiff.core.project.agents import AgentResolution, resolve_agent
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef
+from agentdiff.core.project.discovery import CaseRef
+from agentdiff.core.project.family import family_of
 
 
 class AgentMemo:
@@ -29,7 +30,9 @@ class AgentMemo:
 def _key(ref: CaseRef, agents_dirs: tuple[Path, ...], mapping: Mapping[str, str]) -> tuple:
     """Everything resolution looks at besides the file system (the project's pyproject, packages and
     AgentEvaluator tests are read from it; the root is the memo's)."""
-    if isinstance(ref, ConformanceCaseRef):
-        return ("conformance", ref.case.dir, ref.case.spec.agent, agents_dirs)
+    family = family_of(ref)
+    named = family.named_agent(ref)
+    if named is not None:
+        return ("named", family.unit(ref), named, agents_dirs)
     patterns = tuple((p, name) for p, name in mapping.items() if ref.id.startswith(p) or ref.source.startswith(p))
     return ("eval", ref.eval_set.source.path, ref.app_name, patterns, agents_dirs)

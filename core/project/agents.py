@@ -36,8 +36,9 @@ from agentdiff.core.project.agent_packages import (
     sub_projects,
 )
 from agentdiff.core.project.dataset_cases import DatasetCaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.project.import_roots import import_roots
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
 from agentdiff.core.worker.jobs import AgentRef
 
 
@@ -134,16 +135,18 @@ def resolve_agent(
     agents_dirs: Sequence[Path] = (),
     mapping: Optional[dict[str, str]] = None,
 ) -> AgentResolution:
-    if isinstance(ref, ConformanceCaseRef):
-        name = ref.case.spec.agent
+    family = family_of(ref)
+    name = family.named_agent(ref)
+    if name is not None:  # the agent its own file names
+        where = family.agent_named_in
         if not valid_agent_name(name):
-            return AgentResolution(None, (f"agent {name!r} (from spec.yaml), which is not an agent's name (letters, digits and _, as a Python package)",))
-        dirs = [*agents_dirs, *_ancestors(ref.case.dir, root)]
+            return AgentResolution(None, (f"agent {name!r} (from {where}), which is not an agent's name (letters, digits and _, as a Python package)",))
+        dirs = [*agents_dirs, *_ancestors(family.unit(ref), root)]
         found = _find(name, dirs)
         shown = ", ".join(dict.fromkeys(_show(d, root) for d in dirs))
         if found:
-            return AgentResolution(found, reason="spec.yaml agent")
-        return AgentResolution(None, (f"agent {name!r} (from spec.yaml) in {shown}",))
+            return AgentResolution(found, reason=f"{where} agent")
+        return AgentResolution(None, (f"agent {name!r} (from {where}) in {shown}",))
     return _resolve_eval_case(ref, root, agents_dirs, mapping or {})
 
 
@@ -164,8 +167,9 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
             return AgentResolution(found, reason=f"{why} in --agents {_show(agents_dir, root)}")
     if agents_dirs:
         tried.append("an agent package holding the eval set, or the only one, in " + ", ".join(_show(d, root) for d in agents_dirs))
-    if isinstance(ref, DatasetCaseRef):
-        return _manifest_agent(ref, root, tried)
+    own = family_of(ref).project_agent(ref, root, tried)  # its project's own rule (an agents-cli manifest's)
+    if own is not None:
+        return own
     for name, test_file in hinted_agents(source, root):
         if name.startswith(COMMAND_AGENT):  # `adk eval AGENT_DIR FILE` written in a Makefile, a script, the README
             folder = Path(name.removeprefix(COMMAND_AGENT))
@@ -216,7 +220,7 @@ def _resolve_eval_case(ref: EvalCaseRef, root: Path, agents_dirs: Sequence[Path]
     return AgentResolution(None, tuple(tried), _fix(ref.source, names))
 
 
-def _manifest_agent(ref: DatasetCaseRef, root: Path, tried: list[str]) -> AgentResolution:
+def manifest_agent(ref: DatasetCaseRef, root: Path, tried: list[str]) -> AgentResolution:
     """An agents-cli case's agent: the package its project's manifest names (`agent_directory`)."""
     manifest = ref.manifest
     if manifest is None:

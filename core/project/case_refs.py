@@ -5,7 +5,7 @@ case is an `EvalCaseRef` too (`dataset_cases.DatasetCaseRef`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import ClassVar, Optional, Union
 
 from agentdiff.core.formats.checks_file import CheckSpec
 from agentdiff.core.formats.conformance import SPEC_FILE, ConformanceCase
@@ -20,6 +20,8 @@ class EvalCaseRef:
     """One case of an eval set file, with the config that scores it.
 
     `key` names the case in its id (`case_ids.case_keys`): its eval_id, or `case_<n>` when that is a path."""
+
+    family: ClassVar[str] = "eval_set"  # its stages (`family.family_of`)
 
     eval_set: LoadedEvalSet
     config: LoadedConfig
@@ -67,6 +69,7 @@ class EvalCaseRef:
 
 @dataclass(frozen=True)
 class ConformanceCaseRef:
+    family: ClassVar[str] = "conformance"
     case: ConformanceCase
     checks: tuple[CheckSpec, ...] = ()  # its journey checks (`agentdiff-checks.yaml`)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
 from agentdiff.core.formats.agents_cli.dataset import LoadedDataset, load_dataset
 from agentdiff.core.formats.agents_cli.manifest import Manifest, find_manifest
@@ -53,6 +53,8 @@ KEY_EXTRA = "agentdiff_case_key"
 @dataclass(frozen=True)
 class DatasetCaseRef(EvalCaseRef):
     """One case of an agents-cli dataset."""
+
+    family: ClassVar[str] = "agents_cli"
 
     dataset: Optional[LoadedDataset] = None
     index: int = 0  # its position in the dataset's `eval_cases`
@@ -266,10 +268,8 @@ def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
 
 
 def case_kind(ref: object) -> str:
-    """What a case is, as reports name it: `agents_cli` (a dataset case), `eval_set` or `conformance`."""
-    if isinstance(ref, DatasetCaseRef):
-        return "agents_cli"
-    return "eval_set" if isinstance(ref, EvalCaseRef) else "conformance"
+    """What a case is, as reports name it: its family's name (`agents_cli`, `eval_set`, `conformance`)."""
+    return ref.family  # type: ignore[attr-defined]
 
 
 def dataset_shape(ref: DatasetCaseRef) -> str:

@@ -54,6 +54,7 @@ from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_se
     unread_eval_sets,
 )
 from agentdiff.core.project.warm_reads import ReadAhead
+from agentdiff.core.project.family import family_of
 
 DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
 
@@ -83,7 +84,7 @@ class Discovery:
 
 
 def _eval_id(ref: CaseRef) -> Optional[str]:
-    return ref.eval_id if isinstance(ref, EvalCaseRef) else None
+    return family_of(ref).eval_key(ref)
 
 
 def case_units(path: Path) -> list[Path]:
@@ -185,7 +186,7 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
         from agentdiff.core.project.dataset_cases import dataset_cases_in
 
         found.cases.extend(dataset_cases_in(_unique([f for f in datasets if _utf8_name(f)]), root, found.errors, checks.near))
-    found.cases.sort(key=lambda ref: (isinstance(ref, ConformanceCaseRef), ref.category))  # stable: file order kept
+    found.cases.sort(key=lambda ref: (family_of(ref).listed_after, ref.category))  # stable: file order kept
     found.cases, clashes = _without_clashes(found.cases)
     found.errors.extend(clashes)
     found.errors.sort(key=lambda e: (e.file, e.line or 0))

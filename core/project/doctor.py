@@ -23,7 +23,8 @@ from typing import Optional, Sequence
 
 from agentdiff.core.formats.adk_rules import parse_version, support_note
 from agentdiff.core.project.agent_memo import AgentMemo
-from agentdiff.core.project.discovery import ConformanceCaseRef, Discovery
+from agentdiff.core.project.discovery import Discovery
+from agentdiff.core.project.family import family_of
 from agentdiff.core.project.interpreter import OWN_PYTHON, Interpreter
 from agentdiff.core.worker.cloud_metrics import credentials_file
 from agentdiff.core.worker.jobs import AgentRef
@@ -118,7 +119,7 @@ def agent_checks(
     checks: list[Check] = []
     for ref in found.cases:
         resolution = memo.resolve(ref, agents_dirs, mapping)
-        where = ref.id if isinstance(ref, ConformanceCaseRef) else ref.source
+        where = family_of(ref).group(ref)
         if resolution.agent is None:
             first, _, fix = (resolution.error or "").partition("\nto choose it, ")
             if not any(c.text.startswith(where + ":") for c in checks):

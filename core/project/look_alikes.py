@@ -11,7 +11,8 @@ import unicodedata
 from typing import Iterable
 
 from agentdiff.core.project.case_ids import INDEX_PREFIX, eval_id_facts
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.project.discovery import CaseRef
+from agentdiff.core.project.family import family_of
 
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u034f\u180e]")
 _SPACES = re.compile(r"\s+")
@@ -43,8 +44,9 @@ def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
     refs = list(refs)
     notes: dict[str, str] = {}
     eval_sets, other_ids = {}, []
+    keys = {ref.id: family_of(ref).eval_key(ref) for ref in refs}  # a case of a file of many, by its key there
     for ref in refs:
-        if isinstance(ref, EvalCaseRef):
+        if keys[ref.id] is not None:
             eval_sets.setdefault(id(ref.eval_set), ref.eval_set)
         else:
             other_ids.append(ref.id)
@@ -73,15 +75,16 @@ def look_alikes(refs: Iterable[CaseRef]) -> dict[str, str]:
     group([(ref.id, ref.id) for ref in refs], "id")
     by_file: dict[str, list[tuple[str, str]]] = {}
     for ref in refs:
-        if isinstance(ref, EvalCaseRef):
-            by_file.setdefault(ref.source, []).append((ref.id, ref.eval_id))
+        if keys[ref.id] is not None:
+            by_file.setdefault(ref.source, []).append((ref.id, keys[ref.id]))
     for items in by_file.values():
         group(items, "eval_id")
     for ref in refs:
-        if not isinstance(ref, EvalCaseRef) or "::" not in ref.id or not _AMBIGUOUS.search(ref.eval_id):
+        eval_id = keys[ref.id]
+        if eval_id is None or "::" not in ref.id or not _AMBIGUOUS.search(eval_id):
             continue
         key = ref.id.split("::", 1)[1]
-        if key == ref.eval_id:
+        if key == eval_id:
             notes.setdefault(ref.id, f"its eval_id {key!r} reads ambiguously, and is kept as its id because the name it "
                                      f"would get ({INDEX_PREFIX}<n>) is another case's eval_id: rename one")
     return notes

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
 from agentdiff.core.formats.source_file import display_path, resolved
 from agentdiff.core.project.agent_memo import AgentMemo
-from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, checks_file_for
+from agentdiff.core.project.discovery import CaseRef, checks_file_for
+from agentdiff.core.project.family import family_of
 from agentdiff.core.project.import_graph import ImportGraph, outside_project
 from agentdiff.core.project.named_eval_files import is_case_file
 from agentdiff.core.reports.kept_runs import kept_runs
@@ -206,17 +205,9 @@ class _OwnFiles:
 
     def files(self, case: CaseRef) -> tuple[Path, list[Path]]:
         """Its unit (file or folder) and the files whose change is its own."""
-        if isinstance(case, DatasetCaseRef):  # its dataset, its baseline file, its eval config and metric files
-            unit = self._r(case.eval_set.source.path)
-            own = [unit, *(self._r(p) for p in (case.baseline_path, case.metrics.path if case.metrics else None) if p is not None)]
-            if case.metrics and case.metrics.path:
-                own += [self._r(case.metrics.path.parent / m.source_file) for m in case.metrics.local if m.source_file]
-        elif isinstance(case, EvalCaseRef):
-            unit = self._r(case.eval_set.source.path)
-            own = [unit, unit.parent / CONFIG_FILE_NAME, *[p / FALLBACK_CONFIG_NAME for p in unit.parents]]
-        else:
-            unit = self._r(case.case.dir)
-            own = []
+        family = family_of(case)
+        unit = self._r(family.unit(case))
+        own = family.owned(case, unit, self._r)
         if unit not in self._checks:
             checks = checks_file_for(unit, self.root)
             self._checks[unit] = resolved(checks) if checks is not None else None

@@ -15,6 +15,7 @@ from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.formats.agents_cli.dataset import good_key
 from agentdiff.core.project.dataset_cases import KEY_EXTRA, DatasetCaseRef, history, sent_message
 from agentdiff.core.run.expected import dataset_baseline
+from agentdiff.core.reports.baseline_change import BaselineChange, git_show
 
 
 def dataset_change(ref: DatasetCaseRef, since_text: Callable[[Path], Optional[str]], changed: set[Path]) -> Optional[tuple[bool, list[tuple[str, str]]]]:
@@ -60,3 +61,12 @@ def _case(text: Optional[str], key: str) -> Optional[DatasetCase]:
             except ValueError:
                 return None
     return None
+
+
+def dataset_baseline_change(ref: DatasetCaseRef, root: Path, since: str, changed: set[Path]) -> Optional[BaselineChange]:
+    found = dataset_change(ref, lambda path: git_show(root, since, path), changed)
+    if found is None:
+        return None
+    change = BaselineChange(ref.id, [ref.baseline_display], None, ["an agents-cli baseline: the baseline file is its record"])
+    change.new, change.layers = found
+    return change

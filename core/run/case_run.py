@@ -12,7 +12,8 @@ from typing import Any, Callable, Optional, Sequence
 from agentdiff.core.diff.clusters import cluster_signature
 from agentdiff.core.diff.model import CaseDiff
 from agentdiff.core.formats.source_file import display_path
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.project.case_refs import CaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.run.expected import Baseline
 from agentdiff.core.scoring.results import (
     CaseResult,
@@ -89,12 +90,7 @@ def layer_summaries(diff: Optional[CaseDiff]) -> tuple[LayerSummary, ...]:
 
 
 def case_result(ref: CaseRef, agent: Optional[AgentRef], mode: str, status: CaseStatus, **extra: Any) -> CaseResult:
-    if isinstance(ref, EvalCaseRef):
-        set_id: Optional[str] = ref.eval_set.eval_set_id
-        eval_id = ref.eval_id
-        description = None
-    else:
-        set_id, eval_id, description = ref.case.category, ref.case.name, ref.case.spec.description
+    set_id, eval_id, description = family_of(ref).names(ref)
     return CaseResult(
         id=ref.id, source=ref.source, eval_set_id=set_id, eval_id=eval_id, agent=agent.label if agent else None,
         mode=mode, status=status, description=description, **extra,

@@ -12,7 +12,8 @@ from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.formats.eval_set import Invocation
 from agentdiff.core.project.dataset_cases import REQUESTS_KEY, DatasetCaseRef, sent_message
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.project.case_refs import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.traces.from_files import (
     eval_case_paths,
     trace_from_invocations,
@@ -39,12 +40,19 @@ REPLAY_CRITERIA = DiffCriteria(match_type=MatchType.EXACT)
 
 
 def load_baseline(ref: CaseRef, mode: Optional[StreamingMode] = None) -> Baseline:
-    if isinstance(ref, DatasetCaseRef):
-        return dataset_baseline(ref)
-    if isinstance(ref, EvalCaseRef):
-        index = ref.eval_set.index_of(ref.eval_id)
-        trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
-        return Baseline(ref.id, trace, criteria_from_config(ref.config.config), SourceIndex.of_eval_set(ref.eval_set))
+    """What a case is diffed against (a conformance case's: the recordings of `mode`, or of the mode it has)."""
+    return family_of(ref).baseline(ref, mode)
+
+
+def eval_set_baseline(ref: EvalCaseRef) -> Baseline:
+    """An EvalSet case's expected turns, located in its file."""
+    index = ref.eval_set.index_of(ref.eval_id)
+    trace = trace_from_invocations(ref.case.conversation or [], eval_case_paths(ref.eval_set, index))
+    return Baseline(ref.id, trace, criteria_from_config(ref.config.config), SourceIndex.of_eval_set(ref.eval_set))
+
+
+def conformance_baseline(ref: ConformanceCaseRef, mode: Optional[StreamingMode] = None) -> Baseline:
+    """A conformance case's recordings of `mode` (by default: `none`'s if it has them, else `sse`'s)."""
     case = ref.case
     if not case.baselines:
         raise NotRecorded(f"{case.display} has no recordings yet (record it with `agentdiff record {case.display}`)")

@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 from agentdiff.core.formats.conformance import StreamingMode
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.case_refs import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.worker.jobs import AgentRef, Job, Message, RunOutput
 
 
 def messages_of(ref: CaseRef, out: RunOutput) -> list[Message]:
     """The user messages of one run: the case's, or those ADK's user simulator wrote in it."""
-    if isinstance(ref, EvalCaseRef) and ref.case.conversation is None:
-        return [Message(content=content) for content in out.user_messages]
-    return messages_for(ref)
+    return family_of(ref).messages_of(ref, out)
 
 
 def messages_for(ref: CaseRef) -> list[Message]:
-    """The user messages of a case, in order (a conformance case's come with their state deltas)."""
-    if isinstance(ref, EvalCaseRef):
-        return [Message(content=inv.user_content.model_dump(mode="json", exclude_none=True)) for inv in ref.case.conversation or []]
+    """The user messages of a case, in order."""
+    return family_of(ref).messages(ref)
+
+
+def eval_messages(ref: EvalCaseRef) -> list[Message]:
+    """An EvalSet case's user messages, turn by turn."""
+    return [Message(content=inv.user_content.model_dump(mode="json", exclude_none=True)) for inv in ref.case.conversation or []]
+
+
+def simulated_messages(ref: EvalCaseRef, out: RunOutput) -> list[Message]:
+    """The user messages of one run: the case's, or those ADK's user simulator wrote in it."""
+    if ref.case.conversation is None:
+        return [Message(content=content) for content in out.user_messages]
+    return eval_messages(ref)
+
+
+def conformance_messages(ref: ConformanceCaseRef) -> list[Message]:
+    """A conformance case's user messages, with their state deltas."""
     messages = []
     for message in ref.case.spec.user_messages:
         if message.content is not None:
@@ -43,7 +57,7 @@ def eval_case_job(ref: EvalCaseRef, agent: AgentRef, mode: str) -> Job:
         app_name=(session.app_name if session and session.app_name else agent.name),
         user_id=(session.user_id if session and session.user_id else "test_user_id"),
         initial_state=dict(session.state) if session and session.state else {},
-        messages=messages_for(ref),
+        messages=eval_messages(ref),
     )
 
 
@@ -57,7 +71,7 @@ def conformance_job(ref: ConformanceCaseRef, agent: AgentRef, mode: str, streami
         app_name=(session.app_name if session and session.app_name else spec.agent),
         user_id=(session.user_id if session and session.user_id else "adk_conformance_test_user"),
         initial_state=dict(spec.initial_state),
-        messages=messages_for(ref),
+        messages=conformance_messages(ref),
         recordings=recordings if mode == "replay" else [],
         streaming=streaming,
         run_tools=options.run_tools,

@@ -11,12 +11,9 @@ from typing import AsyncIterator, Optional, Sequence
 from agentdiff.core.diff.case import with_strict_node_order
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.import_graph import project_files
-from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.case_refs import CaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.run.case_run import CaseRun, unrun, summarised
-from agentdiff.core.run.conformance import live_conformance, replay_conformance
-from agentdiff.core.run.dataset_case import run_dataset_case
-from agentdiff.core.run.eval_case import run_eval_case
 from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
@@ -25,7 +22,7 @@ from agentdiff.core.worker.jobs import AgentRef
 
 
 def default_mode(ref: CaseRef, options: RunOptions) -> str:
-    return options.mode or ("replay" if isinstance(ref, ConformanceCaseRef) else "live")
+    return options.mode or family_of(ref).default_mode(ref)
 
 
 async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: Optional[AgentMemo] = None) -> CaseRun:
@@ -36,14 +33,7 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
     if resolution.agent is None:
         return unrun(ref, None, mode, CaseStatus.ERROR, resolution.error)
     agent = resolution.agent
-    if isinstance(ref, DatasetCaseRef):
-        run = await run_dataset_case(ref, agent, pool, options)
-    elif isinstance(ref, EvalCaseRef):
-        run = await run_eval_case(ref, agent, pool, options)
-    elif mode == "replay":
-        run = await replay_conformance(ref, agent, pool, options)
-    else:
-        run = await live_conformance(ref, agent, pool, options)
+    run = await family_of(ref).run(ref, agent, pool, options, mode)
     _keep_project_files(run, root, agent)
     if options.strict_node_order and run.diff is not None and run.baseline is not None and run.trace is not None:
         run = dataclasses.replace(run, diff=with_strict_node_order(run.diff, run.baseline.trace, run.trace))

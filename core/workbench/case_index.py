@@ -9,13 +9,10 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from agentdiff.core.formats.source_file import resolved
-from agentdiff.core.formats.conformance import SPEC_FILE, recordings_file, session_file
-from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
-from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, EvalCaseRef
+from agentdiff.core.project.case_refs import CaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.worker.jobs import AgentRef
 
-CONFORMANCE_FILES = (SPEC_FILE, *(f(m) for m in ("none", "sse") for f in (recordings_file, session_file)))
 
 
 @dataclass(frozen=True)
@@ -32,7 +29,7 @@ class CaseFiles:
 
 def unit_of(ref: CaseRef) -> Path:
     """The file or folder a case loads from: its eval set file, or its conformance case folder."""
-    return resolved(ref.eval_set.source.path) if isinstance(ref, EvalCaseRef) else resolved(ref.case.dir)
+    return resolved(family_of(ref).unit(ref))
 
 
 def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
@@ -40,7 +37,7 @@ def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
     resolved: dict[str, Path] = {}
     units = {}
     for ref in refs:
-        raw = str(ref.eval_set.source.path if isinstance(ref, EvalCaseRef) else ref.case.dir)
+        raw = str(family_of(ref).unit(ref))
         if raw not in resolved:
             resolved[raw] = unit_of(ref)
         units[ref.id] = resolved[raw]
@@ -48,18 +45,12 @@ def units_of(refs: Iterable[CaseRef]) -> dict[str, Path]:
 
 
 def listed_order(ref: CaseRef, unit: Path) -> tuple:
-    """The order discovery lists cases in: eval sets first, by file, then conformance cases by folder."""
-    return (isinstance(ref, ConformanceCaseRef), ref.category, unit.parts)
+    """The order discovery lists cases in: by family (eval sets first, conformance cases after), then by file or folder."""
+    return (family_of(ref).listed_after, ref.category, unit.parts)
 
 
 def case_files(ref: CaseRef, unit: Path, agent: Optional[AgentRef], files_read: Iterable[str] = ()) -> CaseFiles:
-    if isinstance(ref, DatasetCaseRef):  # its dataset and baseline file; its eval config
-        sources = frozenset({unit, *((resolved(ref.baseline_path),) if ref.baseline_path else ())})
-        config = ref.metrics.path if ref.metrics and ref.metrics.path else None
-    elif isinstance(ref, EvalCaseRef):
-        sources, config = frozenset({unit}), ref.config.path or unit.parent / CONFIG_FILE_NAME
-    else:
-        sources, config = frozenset(unit / name for name in CONFORMANCE_FILES), None
+    sources, config = family_of(ref).watched(ref, unit)
     agent_dir = _agent_dir(agent.agents_dir, agent.name) if agent and agent.agents_dir else None
     return CaseFiles(ref.id, _shared(sources), _shared(config), _shared(agent_dir), _read_paths(frozenset(files_read)),
                      agent.label if agent else None)

@@ -16,17 +16,15 @@ Pure steps, as design.md orders them:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping, Optional, Sequence
 
 from agentdiff.core.formats.source_file import display_path, resolved
-from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.project.agent_hints import may_name_agents
-from agentdiff.core.project.dataset_cases import DatasetCaseRef, history, sent_message
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef, is_eval_set_file
+from agentdiff.core.project.discovery import CaseRef, is_eval_set_file
+from agentdiff.core.project.family import family_of
 from agentdiff.core.project.named_eval_files import is_case_file
 from agentdiff.core.workbench.case_index import CaseIndex
 from agentdiff.core.workbench.watcher import interesting
@@ -189,22 +187,7 @@ class CaseContent:
 
 
 def case_content(ref: CaseRef) -> CaseContent:
-    if isinstance(ref, DatasetCaseRef):  # what it sends, and what it is graded and diffed against
-        scenario = ref.written.user_scenario.model_dump_json() if ref.written.user_scenario is not None else None
-        given = (json.dumps(sent_message(ref.written), sort_keys=True), json.dumps(history(ref.written, "model"), sort_keys=True, default=str), scenario)
-        metrics = tuple((m.name, m.where, m.source, m.threshold) for m in ref.metrics.metrics) if ref.metrics else None
-        baseline = ref.baseline.model_dump_json() if ref.baseline is not None else None
-        return CaseContent(given, (ref.written.model_dump_json(), baseline, metrics, checks_digest(ref.checks)))
-    if isinstance(ref, EvalCaseRef):
-        case = ref.case
-        given = (
-            tuple(inv.user_content.model_dump_json() for inv in case.conversation or ()),
-            case.session_input.model_dump_json() if case.session_input else None,
-            case.conversation_scenario.model_dump_json() if case.conversation_scenario else None,
-        )
-        return CaseContent(given, (case.model_dump_json(), ref.config.config.model_dump_json(), checks_digest(ref.checks)))
-    baselines = tuple(sorted((m, b.recordings_source.sha256, b.session_source.sha256) for m, b in ref.case.baselines.items()))
-    return CaseContent((ref.case.spec_source.sha256, baselines), checks_digest(ref.checks))  # a replay is answered from its recordings
+    return CaseContent(*family_of(ref).content(ref))
 
 
 def after_reload(before: Mapping[str, CaseContent], after: Mapping[str, CaseContent], reason: str) -> list[Selection]:

@@ -19,9 +19,8 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
-from agentdiff.core.diff.source_index import SourceIndex
-from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import CaseRef, EvalCaseRef
+from agentdiff.core.project.case_refs import CaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.result_spool import BlobFile
 from agentdiff.core.scoring.results import CaseResult, slim
@@ -35,8 +34,8 @@ READ_BACK = 64
 
 
 def spillable(run: CaseRun) -> bool:
-    """An EvalSet case's run of one repeat (a run of repeats keeps how to show each of them)."""
-    return isinstance(run.ref, EvalCaseRef) and not isinstance(run.ref, DatasetCaseRef) and len(run.outputs) == 1 and run.restage is None
+    """A run its case's family lets be kept on disk (an EvalSet case's run of one repeat)."""
+    return family_of(run.ref).spillable(run)
 
 
 class Spill:
@@ -81,8 +80,7 @@ class Spill:
         blob = self._blobs.get(light.at, light.size)
         result, diff, baseline, trace, outputs = pickle.loads(blob)
         if baseline is not None:
-            assert isinstance(light.ref, EvalCaseRef)
-            baseline = dataclasses.replace(baseline, sources=SourceIndex.of_eval_set(light.ref.eval_set))
+            baseline = dataclasses.replace(baseline, sources=family_of(light.ref).sources(light.ref))
         run = CaseRun(light.ref, result, light.agent, diff, baseline, trace, outputs, light.shown, light.modes)
         with self._lock:
             self._read[light.at] = run

@@ -20,7 +20,8 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.project.agent_memo import AgentMemo
-from agentdiff.core.project.discovery import CaseRef, ConformanceCaseRef, discover
+from agentdiff.core.project.discovery import CaseRef, discover
+from agentdiff.core.project.family import family_of
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import judge_again, rescore_case
@@ -203,7 +204,7 @@ class Workbench(Baselines):
 
     def replays(self, case_id: str) -> bool:
         ref = self.cases[case_id].ref
-        return isinstance(ref, ConformanceCaseRef) and self.options.mode != "live" and ref.case.recorded
+        return family_of(ref).free(ref, self.options.mode)
 
     async def _run_one(self, case_id: str, reason: str, after: frozenset[str] = frozenset()) -> None:
         waits = [task for i, task in self._runs.in_flight.items() if i in after]  # (the replays are queued first)

@@ -21,7 +21,8 @@ from agentdiff.core.baselines.documents import RecordError
 from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, sha256_of
 from agentdiff.core.diff.case import CaseDiff
 from agentdiff.core.formats.source_file import display_path
-from agentdiff.core.project.discovery import ConformanceCaseRef, Discovery
+from agentdiff.core.project.discovery import Discovery
+from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.diff_json import diff_to_dict, divergence_to_dict
 from agentdiff.core.reports.estimate import from_results
 from agentdiff.core.workbench.events import CaseState, CaseUpdated
@@ -104,7 +105,7 @@ class AssistSession:
         run = state.run
         files = self.workbench.index.get(state.ref.id)
         agent = run.agent.label if run is not None and run.agent is not None else (
-            state.ref.case.spec.agent if isinstance(state.ref, ConformanceCaseRef) else (files.agent_label if files else "") or "")
+            family_of(state.ref).named_agent(state.ref) or (files.agent_label if files else "") or "")
         layers = tuple(s.layer for s in run.diff.layers if s.status == "changed") if run is not None and run.diff else ()
         return CaseFacts(state.ref.id, status_of(state), agent, self.triage.label_of(state.ref.id) or "",
                          run.result.mode if run is not None else "", layers)

@@ -47,12 +47,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentdiff.core.diff.explain import first_counted, with_lead
     from agentdiff.core.formats.adk_results import load_eval_set_result
     from agentdiff.core.formats.source_file import display_path
-    from agentdiff.core.project.dataset_cases import DatasetCaseRef, case_kind
-    from agentdiff.core.project.discovery import EvalCaseRef
+    from agentdiff.core.project.family import family_of
     from agentdiff.core.reports.diff_json import render_diff_json
     from agentdiff.core.reports.diff_text import render_diff_text
     from agentdiff.core.reports.judge_text import judge_lines
-    from agentdiff.core.run.adk_history import actual_from_results, latest_actual
+    from agentdiff.core.run.adk_history import actual_from_results
     from agentdiff.core.run.expected import NotRecorded, load_baseline
 
     ref = find_case(args.case, args.paths, err)
@@ -69,14 +68,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if loaded is None:
             print_errors(errors, err)
             return EXIT_USAGE
-        eval_id = ref.eval_id if isinstance(ref, EvalCaseRef) else ref.name
+        eval_id = family_of(ref).eval_key(ref) or ref.name
         found = actual_from_results(loaded, eval_id)
         if found is None:
             print(f"error: {loaded.source.display} has no run of {eval_id!r}", file=err)
             return EXIT_USAGE
         actual = (found[0], loaded.source.display)
-    elif isinstance(ref, EvalCaseRef) and not isinstance(ref, DatasetCaseRef) and not args.run:
-        actual = latest_actual(ref, Path.cwd())
+    elif not args.run:  # the newest run its format's own tool stored (ADK's eval history)
+        actual = family_of(ref).stored_actual(ref, Path.cwd())
     judge: list[str] = []
     if actual is None:
         case_run = _run_one(ref, args)
@@ -95,7 +94,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         diff = with_lead(diff, first_counted(diff))  # no metrics here: lead with what counts under the criteria
     where = case_run.result if actual is None and case_run.result.error_location else None
     if args.json:
-        case = {"id": ref.id, "source": ref.source, "kind": case_kind(ref)}
+        case = {"id": ref.id, "source": ref.source, "kind": ref.family}
         if where is not None:  # where the run's error is in the project's code
             case |= {"error_location": where.error_location, "error_trace": where.error_trace}
         if actual is None:  # the run's judged metrics, as `run --json` has them

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from agentdiff.core.project.dataset_cases import DatasetCaseRef, dataset_shape
-from agentdiff.core.project.discovery import ConformanceCaseRef, discover
+from agentdiff.core.project.discovery import discover
+from agentdiff.core.project.family import family_of
 
 from ..safe_text import one_line
 from .color import BOLD, DIM, paint, wants_color
@@ -49,16 +49,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         depends = depends_on(found.cases, Path.cwd(), config.agents, config.agent_for)
         for ref in found.cases:
             item = {"id": ref.id, "source": ref.source, "category": ref.category, "name": ref.name}
-            if isinstance(ref, DatasetCaseRef):
-                item |= {"kind": "agents_cli", "dataset": ref.source, "eval_case_id": ref.written.eval_case_id,
-                         "shape": dataset_shape(ref), "config": ref.metrics.display if ref.metrics else None,
-                         "metrics": {m.name: m.where for m in ref.metrics.metrics} if ref.metrics else {},
-                         "baseline": ref.baseline_display if ref.baseline is not None else None}
-            elif isinstance(ref, ConformanceCaseRef):
-                item |= {"kind": "conformance", "agent": ref.case.spec.agent, "recorded": sorted(ref.case.baselines)}
-            else:
-                item |= {"kind": "eval_set", "eval_set_id": ref.eval_set.eval_set_id, "eval_id": ref.eval_id,
-                         "turns": ref.turns or 0, "config": ref.config.file}
+            item |= family_of(ref).described(ref)
             item["depends_on"] = depends.get(ref.id, {})
             if ref.id in alike:
                 item["look_alike"] = alike[ref.id]
@@ -94,17 +85,7 @@ def _print_cases(cases, color: bool, out: TextIO) -> None:
         if ref.category != current:
             current = ref.category
             lines.append(paint(one_line(current), BOLD, color))
-        if isinstance(ref, DatasetCaseRef):
-            config = ref.metrics.display if ref.metrics else "no eval config"
-            accepted = "baseline accepted" if ref.baseline is not None else "new"
-            lines.append(f"  {one_line(ref.name)}  " + paint(f"[agents-cli {dataset_shape(ref)}; {config}; {accepted}]", DIM, color))
-        elif isinstance(ref, ConformanceCaseRef):
-            modes = ", ".join(sorted(ref.case.baselines)) or "not recorded"
-            lines.append(f"  {one_line(ref.name)}  " + paint(f"[agent {ref.case.spec.agent}; {modes}]", DIM, color))
-        else:
-            turns = ref.turns
-            kind = f"{turns} turn{'s' if turns != 1 else ''}" if turns is not None else "scenario"
-            lines.append(f"  {one_line(ref.name)}  " + paint(f"[{kind}; config {ref.config.file or 'ADK default'}]", DIM, color))
+        lines.append(f"  {one_line(ref.name)}  " + paint(f"[{family_of(ref).listed(ref)}]", DIM, color))
         if len(lines) >= 1000:
             out.write("\n".join(lines) + "\n")
             lines = []
@@ -133,7 +114,7 @@ def _print_agents(found, resolutions: dict, color: bool, out: TextIO) -> None:
     cases resolve differently gets one line per case; an unresolved one, its error and fix indented."""
     groups: dict[str, list] = {}
     for ref in found.cases:
-        groups.setdefault(ref.id if isinstance(ref, ConformanceCaseRef) else ref.source, []).append(ref)
+        groups.setdefault(family_of(ref).group(ref), []).append(ref)
     for path, refs in groups.items():
         outcomes = [(_agent_name(r), r.reason, r.error) for r in (resolutions[id(ref)] for ref in refs)]
         if len(set(outcomes)) == 1:

@@ -119,9 +119,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
 
 def _loaded_now(ref, root: Path):
     """The case as its file says now (the run's copy was read before any accept of this review)."""
-    from agentdiff.core.project.discovery import ConformanceCaseRef, discover
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.project.family import family_of
 
-    unit = ref.case.dir if isinstance(ref, ConformanceCaseRef) else ref.eval_set.source.path
+    unit = family_of(ref).unit(ref)
     return next((found for found in discover([unit], root).cases if found.id == ref.id), ref)
 
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Optional, TextIO
 
+from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.json_report import write_json
 from agentdiff.core.run.result_spool import ResultSpool
 from agentdiff.core.scoring.results import slim
@@ -151,13 +152,7 @@ class Progress:
 
 def agents_cli_trace(case_run) -> list[tuple[str, dict]]:
     """An agents-cli case's run as its trace file entry (none for other cases, or a run that failed)."""
-    from agentdiff.core.project.dataset_cases import DatasetCaseRef
-    from agentdiff.core.run.dataset_case import traced
-
-    out = case_run.shown_output
-    if not isinstance(case_run.ref, DatasetCaseRef) or out is None or out.error is not None:
-        return []
-    return [(case_run.ref.id, traced(case_run.ref, out))]
+    return family_of(case_run.ref).kept_traces(case_run)
 
 
 async def _timed(ref, pool, options, root: Path, progress: Progress, slots: asyncio.Semaphore, agents):
@@ -364,7 +359,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"warning: {one_line(history.problem)}", file=err)
     cases.sort()
     print_errors(errors, err)
-    found_files = frozenset(os.path.realpath(ref.eval_set.source.path) for ref in found.cases if hasattr(ref, "eval_set"))
+    found_files = frozenset(map(os.path.realpath, {family_of(ref).unit(ref) for ref in found.cases}))  # what no report may overwrite
     if traces:
         order = {ref.id: i for i, ref in enumerate(found.cases)}
         traces.sort(key=lambda item: order.get(item[0], 0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from agentdiff.core.project.discovery import ConformanceCaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.estimate import from_results
 
 from .accept_modal import AcceptModal
@@ -38,7 +38,7 @@ class RunActions:
                                          "Run them? Each live run calls its model.", "Run"), lambda yes: go() if yes else None)
 
     def action_toggle_mode(self) -> None:
-        ids = [case_id for case_id, s in self.workbench.cases.items() if isinstance(s.ref, ConformanceCaseRef)]
+        ids = [case_id for case_id, s in self.workbench.cases.items() if family_of(s.ref).replays]
         if not ids:
             self.notify("every case here runs live: only conformance cases have recordings to replay")
             return
@@ -62,6 +62,6 @@ class RunActions:
         cases = self.workbench.cases
         key = (id(cases), len(cases))  # the header asks at every repaint: the kinds are found once per load
         if getattr(self, "_kinds_of", None) != key:
-            self._kinds_of, self._kinds = key, {isinstance(state.ref, ConformanceCaseRef) for state in cases.values()}
+            self._kinds_of, self._kinds = key, {family_of(state.ref).replays for state in cases.values()}
         kinds = self._kinds
         return "replay/live" if len(kinds) == 2 else "replay" if kinds == {True} else "live"

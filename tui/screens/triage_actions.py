@@ -9,10 +9,7 @@ from collections import Counter
 from typing import Optional
 
 from agentdiff.core.baselines.journal import BaselineWriteError
-from agentdiff.core.diff.source_index import SourceIndex
-from agentdiff.core.project.dataset_cases import DatasetCaseRef
-from agentdiff.core.project.discovery import EvalCaseRef
-from agentdiff.core.traces.model import Origin
+from agentdiff.core.project.family import family_of
 from agentdiff.core.workbench.triage import TRIAGE_FILE, TriageUnreadable
 from textual.app import SuspendNotSupported
 
@@ -23,13 +20,10 @@ from .prompt_modal import PromptModal
 from .text_modal import TextModal
 
 
-def eval_id_position(ref: EvalCaseRef) -> tuple[Optional[int], Optional[int]]:
-    """Where the case's eval_id is written in its eval set file (a legacy file: its first row)."""
-    index = ref.position
-    key = "eval_case_id" if isinstance(ref, DatasetCaseRef) else "eval_id"  # an agents-cli case: its eval_case_id
-    path = ("eval_cases", index, key) if isinstance(ref.eval_set.raw, dict) else (0,)
-    found = SourceIndex.of_eval_set(ref.eval_set).locate(Origin(file=ref.eval_set.source.display, path=path))
-    return found.line, found.column
+def eval_id_position(ref) -> tuple[Optional[int], Optional[int]]:
+    """Where the case's id is written in its file (an eval set's eval_id; a legacy file: its first row)."""
+    _, line, column = family_of(ref).editor_place(ref)
+    return line, column
 
 
 class TriageActions:
@@ -65,10 +59,8 @@ class TriageActions:
             path, line, col = Path(failed_at.error_file), failed_at.error_line, 1
         elif current is not None and current.source is not None:
             path, line, col = self.workbench.root / current.source.file, current.source.line, current.source.column
-        elif isinstance(state.ref, EvalCaseRef):  # no divergence shown: the case's own eval_id
-            path, (line, col) = state.ref.eval_set.source.path, eval_id_position(state.ref)
-        else:
-            path, line, col = state.ref.case.dir / "spec.yaml", 1, 1
+        else:  # no divergence shown: the case's own id in its file
+            path, line, col = family_of(state.ref).editor_place(state.ref)
         self._open_in_editor(path, line, col)
 
     def _open_in_editor(self, path: Path, line: Optional[int], col: Optional[int]) -> None:

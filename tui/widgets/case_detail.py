@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from agentdiff.core.diff.model import CaseDiff, Divergence
-from agentdiff.core.project.discovery import ConformanceCaseRef
+from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.agents_cli_runs import score_changes
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
@@ -101,11 +101,11 @@ class View(NamedTuple):
     layer: Optional[str] = None  # focused with 1–4: accept takes that layer
     turn_focused: bool = False  # moved with t / T or a tab: accept takes that turn
 
-    def scope(self, conformance: bool = False) -> str:
+    def scope(self, whole: Optional[str] = None) -> str:
         """What `a` would write, only as far as it can be written: an eval case keeps no request or
         session (their layer focuses the turn), a conformance recording is accepted whole."""
-        if conformance:
-            return "the whole case (a conformance recording is accepted whole)"
+        if whole:  # its format accepts whole cases only
+            return f"the whole case ({whole})"
         if self.layer in ACCEPTED_LAYERS:
             return f"the {self.layer} layer of turn {self.turn + 1}"
         if self.layer:
@@ -202,9 +202,9 @@ class CaseDetail(Vertical):
                 self.extra.append(f"\nvs {self.versus.name}: {before or 'not in it'} → {now or '-'}"
                                   + ("" if kept_trace else " (it kept no trace of this case: the layers show the baseline)"),
                                   style="cyan")
-            conformance = isinstance(state.ref, ConformanceCaseRef)
+            whole = family_of(state.ref).accepted_whole
             if not self.short_header or view.layer or view.turn_focused:
-                self.extra.append(f"\naccept scope: {view.scope(conformance)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
+                self.extra.append(f"\naccept scope: {view.scope(whole)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
                                   style="dim")
         self._render_header()
         self._render_tabs()
