@@ -270,6 +270,28 @@ async def test_saving_agent_py_reruns_that_agents_cases_with_the_file_as_reason(
     assert wb.cases[OTHER_0].reason == "first run"
 
 
+async def test_a_save_is_resolved_once_and_the_change_policy_reads_only_what_was_resolved(root, sets, pool, monkeypatch):
+    from agentdiff.core.workbench.changes import decide, plan_changes, resolve_changes
+
+    wb, _ = await start(root, pool)
+    agent = root / "agents" / "echo" / "agent.py"
+    agent.write_text(agent.read_text() + "# edited\n")
+    seen: list[str] = []
+    real_resolve = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self, strict=False: (seen.append(str(self)), real_resolve(self, strict))[1])
+    changes = resolve_changes([agent])
+    assert seen == [str(agent)]
+    seen.clear()
+    plan = plan_changes(changes, wb.index, {i: s.ref for i, s in wb.cases.items()}, root)
+    assert seen == []  # the policy never resolves a path again
+    selections, notes = decide(plan, wb.index, root, {})
+    assert [(s.action, s.case_ids) for s in selections] == [("run", [ECHO_0, ECHO_1])] and notes == []
+    seen.clear()
+    await wb.on_changes([agent])
+    await wb.wait()
+    assert seen.count(str(agent)) <= 2  # once for the policy, once to show it relative to the project
+
+
 def test_saving_a_known_agents_code_is_an_edit_but_a_package_marker_that_comes_or_goes_is_a_move(root, sets, pool):
     from agentdiff.core.workbench.changes import agents_may_have_moved
 

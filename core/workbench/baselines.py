@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -15,9 +14,8 @@ from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.baselines.accept import AcceptPlan, AcceptRequest, Scope, apply_accept, plan_accepts
 from agentdiff.core.baselines.journal import JournalEntry, drop_last, redo_last, sha256_of, undo_last
 from agentdiff.core.baselines.record import RecordOutcome, record_case
-from agentdiff.core.workbench.changes import Selection, agent_changes, checks_code_changed
+from agentdiff.core.workbench.changes import ChangedPath, Selection, agent_changes, checks_code_changed
 from agentdiff.core.workbench.events import CaseUpdated
-from agentdiff.core.workbench.watcher import interesting
 
 
 class Baselines:
@@ -86,9 +84,10 @@ class Baselines:
         for path in paths:
             self._own[resolved(path)] = sha256_of(path)
 
-    def _is_own(self, path: Path) -> bool:
-        """A watcher event for a file this workbench wrote, which is still as it wrote it (seen once)."""
-        key = resolved(path)
+    def _is_own(self, real: Path) -> bool:
+        """A watcher event for a file this workbench wrote, which is still as it wrote it (seen once);
+        `real`: the path resolved (`ChangedPath.real`)."""
+        key = real
         if key not in self._own:
             return False
         if sha256_of(key) != self._own[key]:
@@ -96,18 +95,20 @@ class Baselines:
             return False
         return True
 
-    def _hold(self, paths: Sequence[Path]) -> None:
+    def _hold(self, changed: Sequence[ChangedPath]) -> None:
         """Keep changes made while paused; mark the cases they touch stale, saying why. An editor's or
         a tool's temporary file (gone already, or one the watcher ignores) is not kept."""
-        paths = [p for p in paths if interesting(str(p)) and (os.path.lexists(p) or self.index.known(resolved(Path(p))))]
-        if not paths:
+        changes = [c for c in changed if c.watched and (c.present or self.index.known(c.real))]
+        if not changes:
             return
+        paths = [c.given for c in changes]
         self._paused_changes += paths
-        checks = checks_code_changed(paths, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
+        checks = checks_code_changed(changes, {case_id: state.ref for case_id, state in self.cases.items()}, self.root)
         touched: set[str] = set(checks.case_ids if checks is not None else ())  # a python check's file
-        for path in agent_changes(paths, checks, self.index):
-            touched |= self.index.affected_by(resolved(Path(path)))
-            touched |= {case_id for case_id, unit in self.units.items() if unit == resolved(Path(path)) or unit in resolved(Path(path)).parents}
+        for change in agent_changes(changes, checks, self.index):
+            real = change.real
+            touched |= self.index.affected_by(real)
+            touched |= {case_id for case_id, unit in self.units.items() if unit == real or unit in real.parents}
         for case_id in sorted(touched):
             state = self.cases.get(case_id)
             if state is not None and not state.running:

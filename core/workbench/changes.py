@@ -1,7 +1,11 @@
 """What a change means: which cases to reload, run, re-score or drop, each with its reason.
 
-Pure steps, as design.md orders them:
+Pure steps, as design.md orders them, over a save's paths resolved once (`resolve_changes`:
+absolute, real, there or not, a folder or not):
 
+* `plan_changes(changed, index, refs, root)` → `ChangePlan`: the `python` journey checks' files set
+  apart, and the files the import graph is to be asked about; `decide(plan, index, root, static)`
+  → the selections and the notes to show. The steps below are theirs.
 * `classify(changed, index, root)`: an eval set, a `test_config.json` or a conformance case's spec
   or recordings changed → `reload` those files; agent code, or any file an agent read during its
   last run (prompts, YAML, data), changed → `run` that agent's cases; anything else new that looks
@@ -44,21 +48,70 @@ class Selection:
 
 
 
-def classify(changed: Iterable[Path], index: CaseIndex, root: Path,
+@dataclass(frozen=True)
+class ChangedPath:
+    """One changed path as every step of the change policy needs it, resolved once per save."""
+
+    given: Path  # as the watcher (or the caller) named it
+    path: Path  # absolute, as the case index keys files
+    real: Path  # with symlinks followed
+    present: bool  # it is there (a link counts, even a dangling one)
+    is_dir: bool
+    watched: bool  # not an editor's or a tool's litter (`watcher.interesting`)
+
+    @classmethod
+    def of(cls, given: Path | str) -> "ChangedPath":
+        path = Path(os.path.abspath(given))
+        present = os.path.lexists(path)
+        return cls(Path(given), path, resolved(path), present, present and path.is_dir(), interesting(str(path)))
+
+
+def resolve_changes(changed: Iterable[Path | str | ChangedPath]) -> list[ChangedPath]:
+    """Each changed path resolved, once (a path already resolved is kept as it is)."""
+    return [c if isinstance(c, ChangedPath) else ChangedPath.of(c) for c in changed]
+
+
+@dataclass
+class ChangePlan:
+    """What a save means, decided from its paths resolved once (`plan_changes`), before the import
+    graph is asked about the files in `asked` (`static_dependents`, a walk: the caller's to run off
+    the loop) and the selections follow (`decide`)."""
+
+    changes: list[ChangedPath]
+    checks: Optional[Selection]  # the cases whose `python` journey checks changed: re-scored
+    code: list[ChangedPath]  # the rest: cases' files, agents' code and data
+    asked: list[Path]  # the changed files the import graph has a say on
+
+
+def plan_changes(changed: Iterable[Path | str | ChangedPath], index: CaseIndex, refs: Mapping[str, CaseRef], root: Path) -> ChangePlan:
+    changes = resolve_changes(changed)
+    checks = checks_code_changed(changes, refs, root)
+    code = agent_changes(changes, checks, index)
+    return ChangePlan(changes, checks, code, static_candidates(code, index))
+
+
+def decide(plan: ChangePlan, index: CaseIndex, root: Path, static: Mapping[Path, Mapping[Path, str]]) -> tuple[list[Selection], list[str]]:
+    """The selections of a planned change (reload, run: each with its reason) and the notes to show."""
+    selections = classify(plan.code, index, root, static)
+    return selections, unattached(plan.asked, static, selections, index, root)
+
+
+def classify(changed: Iterable[Path | ChangedPath], index: CaseIndex, root: Path,
              static: Optional[Mapping[Path, Mapping[Path, str]]] = None) -> list[Selection]:
     """What each changed file means. `static` (from `static_dependents`): for a changed file, the agents'
     folders whose code imports it ("static") or names it ("named"), from the project's import graph; it
     is what ties a file to a case whose agent has not run yet, or a module no run has imported yet."""
-    paths = [Path(os.path.abspath(p)) for p in changed if interesting(str(p))]
+    changes = [c for c in resolve_changes(changed) if c.watched]
     # a path that is gone and was never read is an editor's or a tool's temporary file
-    paths = [p for p in paths if os.path.lexists(p) or index.known(p) or p.suffix == ".py" or index.holds(p)
-             or is_eval_set_file(p.name)]  # a deleted eval file may have held no case, only a load error
-    paths.sort(key=lambda p: not os.path.lexists(p))  # reasons name a file that is there
+    changes = [c for c in changes if c.present or index.known(c.path) or c.path.suffix == ".py" or index.holds(c.path)
+               or is_eval_set_file(c.path.name)]  # a deleted eval file may have held no case, only a load error
+    changes.sort(key=lambda c: not c.present)  # reasons name a file that is there
     reload_paths: list[Path] = []
     rerun: dict[str, str] = {}  # case id → why
     unrecorded = index.unrecorded()
-    for path in paths:
-        if index.is_source(path) or is_case_file(path) or path.is_dir() or (not os.path.lexists(path) and index.holds(path)):
+    for change in changes:
+        path = change.path
+        if index.is_source(path) or is_case_file(path) or change.is_dir or (not change.present and index.holds(path)):
             reload_paths.append(path)
             continue
         shown = display_path(path, root)
@@ -86,14 +139,14 @@ def classify(changed: Iterable[Path], index: CaseIndex, root: Path,
     return selections
 
 
-def static_candidates(changed: Iterable[Path], index: CaseIndex) -> list[Path]:
+def static_candidates(changed: Iterable[Path | ChangedPath], index: CaseIndex) -> list[Path]:
     """The changed files the import graph has a say on: a module no run recorded (a new module, or one
     only an unrun agent imports), or any file while some case has no record yet."""
     some_unrecorded = bool(index.unrecorded())
     found = []
-    for p in changed:
-        path = Path(os.path.abspath(p))
-        if not interesting(str(path)) or index.is_source(path) or is_case_file(path) or path.is_dir():
+    for change in resolve_changes(changed):
+        path = change.path
+        if not change.watched or index.is_source(path) or is_case_file(path) or change.is_dir:
             continue
         if some_unrecorded or (path.suffix == ".py" and not index.recorded_by(path)):
             found.append(path)
@@ -129,13 +182,13 @@ def unattached(candidates: Iterable[Path], static: Mapping[Path, object], select
             if p.suffix == ".py" and p not in static and not index.affected_by(p) and os.path.exists(p) and not chosen & index.in_agent_folder(p)]
 
 
-def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], root: Path) -> Optional[Selection]:
+def checks_code_changed(changed: Iterable[Path | ChangedPath], refs: Mapping[str, CaseRef], root: Path) -> Optional[Selection]:
     """The cases whose `python` journey checks are defined in a changed file: re-scored, not re-run
     (its `paths`: those of `changed` that are such files, as given)."""
     forms: dict[Path, Path] = {}  # a changed path's absolute and resolved forms (a symlink, or its target) → it
-    for p in changed:
-        for form in (Path(os.path.abspath(p)), resolved(Path(p))):
-            forms.setdefault(form, Path(p))
+    for change in resolve_changes(changed):
+        for form in (change.path, change.real):
+            forms.setdefault(form, change.given)
     hit: dict[str, Path] = {}
     matched: set[Path] = set()
     for case_id, ref in refs.items():
@@ -153,25 +206,27 @@ def checks_code_changed(changed: Iterable[Path], refs: Mapping[str, CaseRef], ro
     return Selection("rescore", sorted(hit), paths=sorted(matched), reason=f"re-score: {names} changed")
 
 
-def agent_changes(changed: Iterable[Path], checks: Optional[Selection], index: CaseIndex) -> list[Path]:
+def agent_changes(changed: Iterable[Path | ChangedPath], checks: Optional[Selection], index: CaseIndex) -> list[ChangedPath]:
     """`changed` without the files of `python` journey checks (`checks`, from `checks_code_changed`)
     that no agent reads: such a file is no agent code even in the agent's package (a re-score, not a
     run); one an agent imports is both."""
+    changes = resolve_changes(changed)
     if checks is None:
-        return list(changed)
-    only_checks = {p for p in checks.paths if not any(index.read_by_agent(form) for form in (Path(os.path.abspath(p)), resolved(Path(p))))}
-    return [p for p in changed if Path(p) not in only_checks]
+        return changes
+    check_files = set(checks.paths)
+    return [c for c in changes if c.given not in check_files or index.read_by_agent(c.path) or index.read_by_agent(c.real)]
 
 
-def agents_may_have_moved(changed: Iterable[Path], index: CaseIndex, root: Optional[Path] = None) -> bool:
+def agents_may_have_moved(changed: Iterable[Path | ChangedPath], index: CaseIndex, root: Optional[Path] = None) -> bool:
     """Which folder is which case's agent may have changed: a package marker came or went, or (with
     `root`) the project's `pyproject.toml` or a test file that may name agents (`agent_hints`) changed.
     Saving the `agent.py` of a known agent is an edit, not a move."""
     top = Path(os.path.abspath(root)) if root is not None else None
-    for path in (Path(os.path.abspath(p)) for p in changed):
-        if path.name in AGENT_MARKERS and not (path.exists() and index.is_agent_dir(path.parent)):
+    for change in resolve_changes(changed):
+        path = change.path
+        if path.name in AGENT_MARKERS and not (change.present and index.is_agent_dir(path.parent)):
             return True
-        if path.is_dir() or (not path.exists() and index.holds(path)):  # a folder renamed or moved
+        if change.is_dir or (not change.present and index.holds(path)):  # a folder renamed or moved
             return True
         if top is not None and (path == top / "pyproject.toml" or may_name_agents(path, top)):
             return True

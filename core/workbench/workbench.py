@@ -32,13 +32,12 @@ from agentdiff.core.workbench.case_index import CaseIndex, case_files, forget_re
 from agentdiff.core.workbench.changes import (
     Selection,
     after_reload,
-    agent_changes,
     agents_may_have_moved,
     checks_code_changed,
-    classify,
-    static_candidates,
+    decide,
+    plan_changes,
+    resolve_changes,
     static_dependents,
-    unattached,
 )
 from agentdiff.core.workbench.events import (
     BULK_EVENT,
@@ -322,22 +321,20 @@ class Workbench(Baselines):
     async def on_changes(self, paths: Iterable[Path]) -> list[Selection]:
         """What a batch of changed files means; starts the runs and re-scores it calls for. Files this workbench
         wrote itself (still as written) are not changes. Paused, they wait (stale) for `set_paused(False)`."""
-        paths = [p for p in paths if not self._is_own(Path(p))]
-        if not paths:
+        changes = [c for c in resolve_changes(paths) if not self._is_own(c.real)]  # resolved once: every step reads these
+        if not changes:
             return []
         if self.paused:
-            self._hold(paths)
+            self._hold(changes)
             return []
         async with self._lock():
-            if agents_may_have_moved(paths, self.index, self.root):
+            if agents_may_have_moved(changes, self.index, self.root):
                 await self._resolve_agents_again()
-            checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)
-            code = agent_changes(paths, checks, self.index)
-            asked = static_candidates(code, self.index)  # the import graph is walked off the loop, on a copy
-            static = await asyncio.to_thread(static_dependents, asked, list(self.index.agent_dirs()), self.root,
-                                             self.options.agents_dirs) if asked else {}
-            selections = classify(code, self.index, self.root, static)
-            for note in unattached(asked, static, selections, self.index, self.root):
+            plan = plan_changes(changes, self.index, {i: s.ref for i, s in self.cases.items()}, self.root)
+            static = await asyncio.to_thread(static_dependents, plan.asked, list(self.index.agent_dirs()), self.root,
+                                             self.options.agents_dirs) if plan.asked else {}  # a walk: off the loop
+            selections, notes = decide(plan, self.index, self.root, static)
+            for note in notes:
                 self._emit(Notice(note))
             done: set[str] = set()  # re-scored or to run again: checked by the new code anyway
             for selection in [s for s in selections if s.action == "reload"]:
@@ -345,7 +342,7 @@ class Workbench(Baselines):
                 selections += [s for s in reloaded if s.action in ("run", "drop")]
                 done |= {i for s in reloaded if s.action == "rescore" for i in s.case_ids}
             done |= {i for s in selections if s.action == "run" for i in s.case_ids}
-            checks = checks_code_changed(paths, {i: s.ref for i, s in self.cases.items()}, self.root)  # the cases as reloaded
+            checks = checks_code_changed(changes, {i: s.ref for i, s in self.cases.items()}, self.root)  # the cases as reloaded
             if checks is not None and (ids := [i for i in checks.case_ids if i not in done and not self.cases[i].running]):
                 checks.case_ids = ids
                 await self.rescore(ids, checks.reason)
