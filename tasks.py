@@ -3,9 +3,10 @@
 
     python3 tasks.py run     set up .venv (with google-adk) and open the TUI on the bundled sample agents
     python3 tasks.py test    set up .venv (with google-adk and the test tools) and run the whole suite
+    python3 tasks.py docs    set up .venv (with MkDocs) and build the docs site into site/, failing on any warning
 
-Both create a virtual environment in .venv and install agentdiff into it (editable), reinstalling
-only when pyproject.toml changes. Extra arguments after `test` go to pytest.
+Each creates a virtual environment in .venv and installs agentdiff into it (editable), reinstalling
+only when pyproject.toml changes. Extra arguments after `test` go to pytest, after `docs` to mkdocs build.
 """
 
 from __future__ import annotations
@@ -77,8 +78,16 @@ def test(args: list[str]) -> int:
     return _run(PYTHON, "-m", "pytest", *spread, *args)
 
 
+def docs(args: list[str]) -> int:
+    """The docs site: README.md's pages under docs/, as mkdocs.yml lays them out, built into site/.
+    --strict makes every warning (a broken link or anchor, a page left out of the nav) an error."""
+    ensure_venv("docs")
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's notice about its successor, on every build
+    return _run(BIN / "mkdocs", "build", "--strict", *args)
+
+
 def main() -> int:
-    commands = {"run": run, "test": test}
+    commands = {"run": run, "test": test, "docs": docs}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2
