@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from agentdiff.core.baselines.dataset_accept import DatasetAccepts
-from agentdiff.core.baselines.record import kept_output, record_dataset_case
+from agentdiff.core.baselines import record as recording  # (its writers, looked up when called)
 from agentdiff.core.families.eval_set import EvalSetFamily
 from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.formats.source_file import resolved
@@ -88,8 +88,8 @@ class AgentsCliFamily(EvalSetFamily):
         return DatasetAccepts()
 
     async def record(self, ref: DatasetCaseRef, agent: Any, pool: Any, options: Any, root: Path) -> tuple[Any, Any]:
-        out = kept_output(await pool.run(dataset_job(ref, agent), options.timeout), root, agent)
-        return out, record_dataset_case(ref, out, root)
+        out = recording.kept_output(await pool.run(dataset_job(ref, agent), options.timeout), root, agent)
+        return out, recording.record_dataset_case(ref, out, root)
 
     def baseline_change(self, ref: DatasetCaseRef, root: Path, since: str, changed: set[Path], scratch: Path) -> Any:
         return dataset_baseline_change(ref, root, since, changed)

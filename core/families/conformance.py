@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from agentdiff.core.baselines.conformance_accept import ConformanceAccepts
 from agentdiff.core.baselines.documents import REGISTRATION_FILE
-from agentdiff.core.baselines.record import kept_output, record_conformance
+from agentdiff.core.baselines import record as recording  # (its writers, looked up when called)
 from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.formats.conformance import SPEC_FILE, recordings_file, session_file
 from agentdiff.core.project.case_refs import ConformanceCaseRef
@@ -108,8 +108,8 @@ class ConformanceFamily(CaseFamily):
 
     async def record(self, ref: ConformanceCaseRef, agent: Any, pool: Any, options: Any, root: Path) -> tuple[Any, Any]:
         mode = options.streaming or "none"
-        out = kept_output(await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout), root, agent)
-        return out, record_conformance(ref, out, mode, root)
+        out = recording.kept_output(await pool.run(conformance_job(ref, agent, "record", mode, options), options.timeout), root, agent)
+        return out, recording.record_conformance(ref, out, mode, root)
 
     def baseline_change(self, ref: ConformanceCaseRef, root: Path, since: str, changed: set[Path], scratch: Path) -> Any:
         return conformance_change(ref, root, since, changed, scratch)

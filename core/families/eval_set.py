@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from agentdiff.core.baselines.documents import REGISTRATION_FILE, RecordError
 from agentdiff.core.baselines.eval_set_accept import EvalSetAccepts
-from agentdiff.core.baselines.record import kept_output, record_eval_case
+from agentdiff.core.baselines import record as recording  # (its writers, looked up when called)
 from agentdiff.core.diff.source_index import Origin, SourceIndex
 from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME
@@ -106,8 +106,8 @@ class EvalSetFamily(CaseFamily):
     async def record(self, ref: EvalCaseRef, agent: Any, pool: Any, options: Any, root: Path) -> tuple[Any, Any]:
         if ref.case.conversation is None:
             raise RecordError("conversation_scenario cases have no expected turns to record")
-        out = kept_output(await pool.run(eval_case_job(ref, agent, "record"), options.timeout), root, agent)
-        return out, record_eval_case(ref, out, eval_messages(ref), root, agent.label)
+        out = recording.kept_output(await pool.run(eval_case_job(ref, agent, "record"), options.timeout), root, agent)
+        return out, recording.record_eval_case(ref, out, eval_messages(ref), root, agent.label)
 
     def stored_actual(self, ref: EvalCaseRef, root: Path) -> Any:
         from agentdiff.core.run.adk_history import latest_actual

@@ -54,7 +54,7 @@ from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_se
     unread_eval_sets,
 )
 from agentdiff.core.project.warm_reads import ReadAhead
-from agentdiff.core.project.family import family_of
+from agentdiff.core.project.family import FINDERS, family_of, finders
 
 DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
 
@@ -90,18 +90,26 @@ def _eval_id(ref: CaseRef) -> Optional[str]:
 def case_units(path: Path) -> list[Path]:
     """The eval set files and conformance case folders under `path` (a folder that appeared, say)."""
     datasets: list[Path] = []
-    files, dirs = _walk(path, datasets=datasets)
-    return [*files, *dirs, *(file for file in datasets if _is_dataset(file, path))]
+    claimed: dict[int, list[Path]] = {}
+    files, dirs = _walk(path, datasets=datasets, claimed=claimed)
+    return [*files, *dirs, *(file for file in datasets if _is_dataset(file, path)), *(u for units in claimed.values() for u in units)]
 
 
 def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[Path] = None,
-          datasets: Optional[list[Path]] = None, beside: Optional[list[Path]] = None) -> tuple[list[Path], list[Path]]:
+          datasets: Optional[list[Path]] = None, beside: Optional[list[Path]] = None,
+          claimed: Optional[dict[int, list[Path]]] = None) -> tuple[list[Path], list[Path]]:
     """Eval set files and conformance case folders under `path` (a file or a folder); `datasets`
     collects the `.json` files under `datasets/` folders (agents-cli datasets, where they lie in its
     layout), `beside` the other `.json` files beside a `test_config.json` (eval sets whatever their
-    names, if they load as ones). Anything else named (a device, a FIFO) is read as a file, so it is a
-    load error rather than nothing."""
+    names, if they load as ones), `claimed` the units of the registered finders (`family.FINDERS`), by
+    finder. Anything else named (a device, a FIFO) is read as a file, so it is a load error rather than
+    nothing."""
+    extra = finders() if claimed is not None and FINDERS else []
     if not path.is_dir():
+        for number, finder in enumerate(extra):
+            if finder.claims(path):
+                claimed.setdefault(number, []).append(path)  # type: ignore[union-attr]
+                return [], []
         if path.name == SPEC_FILE:
             return [], [path.parent]
         if datasets is not None and path.suffix == ".json" and not is_eval_set_file(path.name) and _is_dataset(path, root or path.parent):
@@ -119,6 +127,14 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
     for folder, dirs, files in os.walk(path, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
         here = Path(folder)
+        if extra:  # a file a finder claims is its unit alone
+            mine = set()
+            for number, finder in enumerate(extra):
+                for name in files:
+                    if name not in mine and finder.claims(here / name):
+                        claimed.setdefault(number, []).append(here / name)  # type: ignore[union-attr]
+                        mine.add(name)
+            files = [name for name in files if name not in mine]
         if SPEC_FILE in files:
             case_dirs.append(here)
         eval_files.extend(here / name for name in sorted(files) if is_eval_set_file(name))
@@ -142,6 +158,7 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
     searched: list[Path] = []
     datasets: list[Path] = []
     beside: list[Path] = []
+    claimed: dict[int, list[Path]] = {}  # the units of each registered finder
     for path in paths:
         try:
             there = path.exists()
@@ -154,7 +171,7 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
                 message = "no such file or folder"
             found.errors.append(LoadError(file=display_path(path, root)[:200], message=message))
             continue
-        files, dirs = _walk(path, found.errors, root, datasets, beside)
+        files, dirs = _walk(path, found.errors, root, datasets, beside, claimed)
         eval_files += files
         case_dirs += dirs
         searched.append(resolved(path))
@@ -186,6 +203,8 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
         from agentdiff.core.project.dataset_cases import dataset_cases_in
 
         found.cases.extend(dataset_cases_in(_unique([f for f in datasets if _utf8_name(f)]), root, found.errors, checks.near))
+    for number, units in sorted(claimed.items()):  # the formats found by finders of their own
+        found.cases.extend(finders()[number].load(_unique([u for u in units if _utf8_name(u)]), root, found.errors, checks.near))
     found.cases.sort(key=lambda ref: (family_of(ref).listed_after, ref.category))  # stable: file order kept
     found.cases, clashes = _without_clashes(found.cases)
     found.errors.extend(clashes)

@@ -28,6 +28,25 @@ REGISTERED: dict[str, str] = {
 }
 
 
+#: Families whose cases discovery finds with a finder of their own (`CaseFinder`), by name, as `module:Class`
+#: (a light module: `list` loads it, not the family's run or accept). ADK's eval sets and conformance
+#: folders and agents-cli's datasets are found by discovery's own walk (`discovery._walk`).
+FINDERS: dict[str, str] = {}
+
+
+class CaseFinder:
+    """How discovery finds one family's cases: which files are its units, and how they load."""
+
+    def claims(self, path: Path) -> bool:
+        """Whether a file is one of its units, by its name and place (nothing is read)."""
+        raise NotImplementedError
+
+    def load(self, units: list[Path], root: Path, errors: list, checks_near: Any) -> list:
+        """The case refs of its units; what does not load goes to `errors` (`LoadError`: file, line,
+        reason) and hides nothing else. `checks_near(folder)`: the nearest `agentdiff-checks.yaml`."""
+        raise NotImplementedError
+
+
 class CaseFamily:
     """The stages one format provides. Each takes a case ref of the family (and what that stage needs);
     the pipeline never asks which format it holds. Defaults are those most formats share."""
@@ -203,10 +222,12 @@ _LOADED: dict[str, CaseFamily] = {}
 
 
 def family_named(name: str) -> CaseFamily:
-    family = _LOADED.get(name)
+    target = REGISTERED[name]
+    family = _LOADED.get(target)
     if family is None:
-        module, _, cls = REGISTERED[name].partition(":")
-        family = _LOADED[name] = getattr(importlib.import_module(module), cls)()
+        module, _, cls = target.partition(":")
+        family = _LOADED[target] = getattr(importlib.import_module(module), cls)()
+        _LOADED[name] = family
     return family
 
 
@@ -214,6 +235,26 @@ def family_of(ref: Any) -> CaseFamily:
     """The family of a case ref."""
     family = _LOADED.get(ref.family)
     return family if family is not None else family_named(ref.family)
+
+
+_FINDERS: dict[str, CaseFinder] = {}
+
+
+def finders() -> list[CaseFinder]:
+    """The registered finders (`FINDERS`), each loaded once."""
+    found = []
+    for target in FINDERS.values():
+        finder = _FINDERS.get(target)
+        if finder is None:
+            module, _, cls = target.partition(":")
+            finder = _FINDERS[target] = getattr(importlib.import_module(module), cls)()
+        found.append(finder)
+    return found
+
+
+def claimed(path: Path) -> Optional[CaseFinder]:
+    """The finder whose unit `path` is, if any."""
+    return next((finder for finder in finders() if finder.claims(path)), None) if FINDERS else None
 
 
 def families() -> list[CaseFamily]:

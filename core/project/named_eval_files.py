@@ -19,6 +19,7 @@ from agentdiff.core.formats.adk_results import RESULT_SUFFIX
 from agentdiff.core.formats.checks_file import CHECKS_FILE
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME, load_eval_set
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.project.family import claimed
 from agentdiff.core.project.agent_hints import hinted_eval_paths
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
@@ -37,7 +38,7 @@ def is_case_file(path: Path) -> bool:
     a checks file."""
     name = path.name
     return name in ("spec.yaml", CONFIG_FILE_NAME, FALLBACK_CONFIG_NAME, CHECKS_FILE) or is_eval_set_file(name) \
-        or (name.startswith("generated-") and name.endswith(".yaml"))
+        or (name.startswith("generated-") and name.endswith(".yaml")) or claimed(path) is not None
 
 
 def _is_candidate(path: Path, root: Path, searched: Sequence[Path], known: set[Path]) -> bool:

@@ -22,6 +22,7 @@ from agentdiff.core.project.discovery import (
     is_eval_set_file,
 )
 from agentdiff.core.project.dataset_cases import BASELINES_DIR, CONFIG_NAMES, DATASETS_DIR
+from agentdiff.core.project.family import claimed
 from agentdiff.core.workbench.case_index import units_of
 from agentdiff.core.workbench.changes import CaseContent, case_content
 
@@ -66,6 +67,8 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
             units |= {u for u in known if is_eval_set_file(u.name) and (u.parent == path.parent or path.parent in u.parents)}
         elif path.name == CHECKS_FILE:  # it checks every case at or below its folder
             units |= {u for u in known if u.parent == path.parent or path.parent in u.parents}
+        elif claimed(path) is not None:  # a unit of a format with a finder of its own
+            units.add(path)
         elif dataset_units(path, known):  # a dataset's baseline file, eval config or metric file
             units |= dataset_units(path, known)
         elif is_eval_set_file(path.name) or path.suffix == ".json" and DATASETS_DIR in path.parts:

@@ -209,7 +209,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     parser.add_argument("--jobs", type=positive_int, help="runs in flight (default: 128 per CPU; rate limits are found and kept to)")
     parser.add_argument("--timeout", type=positive_float, help="seconds per run before it is stopped (default 120)")
     parser.add_argument("--python", metavar="PATH",
-                        help="the interpreter (or environment folder) that runs the agents (default: the project's, see README)")
+                        help="the interpreter (or environment folder) that runs the agents (default: the project's, see docs/your-project.md)")
     parser.add_argument("--no-judge-cache", action="store_true",
                         help="make every judge call again instead of answering from .agentdiff/judge-cache/")
     if repeats:
