@@ -10,7 +10,8 @@ speak to this interface only.
 The families themselves (`agentdiff.core.families`) sit above the floors they use (a family's run is
 the run floor's, its accept the baselines floor's), so the registry names them by module and loads
 them when first asked, as pytest loads its plugins: a new format is a module family of its own under
-`core/formats/`, a family under `core/families/`, and one line in `REGISTERED`.
+`core/formats/`, a family and a finder under `core/families/`, and a line in `REGISTERED` and in
+`FINDERS` (docs/formats/families.md).
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import importlib
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
-#: Every family, by the name its refs give (`ref.family`, also the `kind` reports name), as `module:Class`,
-#: in the order lists show their cases.
+#: Every family, by the name its refs give (`ref.family`, also the `kind` reports name), as `module:Class`.
 REGISTERED: dict[str, str] = {
     "eval_set": "agentdiff.core.families.eval_set:EvalSetFamily",
     "agents_cli": "agentdiff.core.families.agents_cli:AgentsCliFamily",
