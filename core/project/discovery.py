@@ -130,6 +130,8 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
         if extra:  # a file a finder claims is its unit alone
             mine = set()
             for number, finder in enumerate(extra):
+                if not finder.looks_in(here):
+                    continue
                 for name in files:
                     if name not in mine and finder.claims(here / name):
                         claimed.setdefault(number, []).append(here / name)  # type: ignore[union-attr]

@@ -25,17 +25,24 @@ REGISTERED: dict[str, str] = {
     "eval_set": "agentdiff.core.families.eval_set:EvalSetFamily",
     "agents_cli": "agentdiff.core.families.agents_cli:AgentsCliFamily",
     "conformance": "agentdiff.core.families.conformance:ConformanceFamily",
+    "adk_test": "agentdiff.core.families.adk_test.family:AdkTestFamily",
 }
 
 
 #: Families whose cases discovery finds with a finder of their own (`CaseFinder`), by name, as `module:Class`
 #: (a light module: `list` loads it, not the family's run or accept). ADK's eval sets and conformance
 #: folders and agents-cli's datasets are found by discovery's own walk (`discovery._walk`).
-FINDERS: dict[str, str] = {}
+FINDERS: dict[str, str] = {
+    "adk_test": "agentdiff.core.families.adk_test.cases:FixtureFinder",
+}
 
 
 class CaseFinder:
     """How discovery finds one family's cases: which files are its units, and how they load."""
+
+    def looks_in(self, folder: Path) -> bool:
+        """Whether a folder of the walk may hold its units (asked once a folder, before any of its files)."""
+        return True
 
     def claims(self, path: Path) -> bool:
         """Whether a file is one of its units, by its name and place (nothing is read)."""

@@ -154,6 +154,10 @@ async def run_job(job: Job) -> RunOutput:
 
         load_dotenv(job.agent)  # a metric that calls a model reaches it as the agent does
         return RunOutput(judged=await grade(job.grade))
+    if job.fixture is not None:
+        from .fixture_replay import run_fixture
+
+        return await run_fixture(job)
     kind = job.agent.kind
     if kind == "auto":
         from .adk_adapter import load_module

@@ -70,6 +70,10 @@ class Job(_Model):
     # dataset case as the SDK dumps it), `metrics`, `cloud` and `cache_dir` as for `grade`. The
     # answer is `RunOutput.judged`, left None when the run gave nothing to grade.
     then_grade: Optional[dict[str, Any]] = None
+    # An `adk test` fixture run as ADK's test runner runs it (`fixture_replay.py`): replay (`user_message`,
+    # `responses` the mock model serves, `later` user events, recorded `call_ids`, `mocks`) or, with
+    # `live`, a re-record (`messages`, `call_ids`, `response_ids`). The answer is `RunOutput.fixture_events`.
+    fixture: Optional[dict[str, Any]] = None
 
 
 class ExchangeOut(_Model):
@@ -127,5 +131,6 @@ class RunOutput(_Model):
     # The app's agents as ADK's `app-info` lists them (name → description, instruction, tools,
     # sub_agents), for an agents-cli trace's `agent_data.agents`; empty where ADK cannot list them.
     app_agents: dict[str, Any] = {}
+    fixture_events: list[dict[str, Any]] = []  # an `adk test` fixture's run: its events as ADK writes a fixture
     root_agent: str = ""  # the root agent's name  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")
     _size: int = PrivateAttr(default=0)  # the bytes it came in from the worker (0: made here): what scoring it costs
