@@ -3,7 +3,7 @@
 Registered through the `pytest11` entry point, it does nothing until enabled: `pytest --agentdiff`
 (or `-p agentdiff` where plugins are not loaded on their own). Then every `*.evalset.json` and
 `*.test.json` under the paths pytest collects, every conformance case folder (`spec.yaml`) and every
-agents-cli dataset (`tests/eval/datasets/*.json`), is a collector of test items named by case (`-k dim_living_room` selects one); each item runs its case
+agents-cli dataset (`tests/eval/datasets/*.json`) and every `adk test` fixture (`<agent>/tests/*.json`), is a collector of test items named by case (`-k dim_living_room` selects one); each item runs its case
 through agentdiff's worker pool (`--agentdiff-mode`, `--agentdiff-num-runs`) and fails with the same
 message as the `AgentEvaluator` drop-in. `-x`, `--lf` and `--junitxml` work as for any test.
 """
@@ -19,6 +19,7 @@ import pytest
 from agentdiff.core.formats.conformance import SPEC_FILE
 from agentdiff.core.project.dataset_cases import is_dataset_file
 from agentdiff.core.project.discovery import discover, is_eval_set_file
+from agentdiff.core.project.family import claimed
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 
@@ -48,6 +49,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[p
     if is_eval_set_file(file_path.name) or file_path.name == SPEC_FILE:
         return CaseFile.from_parent(parent, path=file_path)
     if file_path.suffix == ".json" and is_dataset_file(file_path, Path(str(parent.config.rootpath))):  # an agents-cli dataset
+        return CaseFile.from_parent(parent, path=file_path)
+    if claimed(file_path) is not None:  # a format found by a finder of its own (an `adk test` fixture)
         return CaseFile.from_parent(parent, path=file_path)
     return None
 

@@ -126,6 +126,7 @@ def test_fixtures_are_found_beside_the_eval_sets_a_tests_folder_may_also_hold(tm
         {"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}]}
     (folder / "tests" / "smoke.test.json").write_text(json.dumps(eval_set))  # ADK's eval set name: an eval set
     (folder / "tests" / "named.json").write_text(json.dumps(eval_set))  # an eval set a test names: never a fixture
+    (folder / "tests" / "report.json").write_text(json.dumps({"passed": 3}))  # a report kept there: no fixture
     (tmp_path / "notes" / "tests").mkdir(parents=True)
     (tmp_path / "notes" / "tests" / "x.json").write_text(json.dumps({"events": [user("no agent here")]}))
     found = discover([tmp_path], tmp_path)

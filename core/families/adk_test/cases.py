@@ -4,7 +4,7 @@ A fixture is `<agent_dir>/tests/<name>.json` (`formats.adk_test.fixture`); its c
 path and the fixture's name (`my_agent/tests/greeting.json::greeting`), its category its agent's
 folder, and its agent that folder, as ADK takes it. An eval set kept in a `tests/` folder (named
 `*.test.json` or `*.evalset.json`, or beside a `test_config.json`) stays an eval set, and a JSON file
-there that holds `eval_cases` and no `events` is left to discovery's walk.
+there with no `events` (an eval set a test names, a report) is no fixture.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ class FixtureFinder(CaseFinder):
                 if not _an_eval_set(path):
                     errors.extend(problems)
                 continue
-            if "events" not in fixture.data and "eval_cases" in fixture.data:
-                continue  # an eval set kept in tests/: the walk's (and the project's tests') to read
+            if "events" not in fixture.data:
+                continue  # an eval set kept in tests/, or a report: no session to replay (`adk test` skips it too)
             agent_dir = agent_dir_of(path)
             checks = checks_near(path.parent)
             specs = checks.for_case((agent_dir.name, path.name), (fixture.name,)) if checks is not None else ()

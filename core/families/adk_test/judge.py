@@ -129,6 +129,8 @@ def _shown(value: Any) -> str:
 def judge_fixture(ref: FixtureCaseRef, agent: Optional[AgentRef], mode: str, out: RunOutput) -> CaseRun:
     baseline = fixture_baseline(ref)
     actual = actual_events(ref, out, mode)
+    if not out.tools:  # what the run's summary counts (its tool calls), from its events
+        out.tools = [ToolOut(**call) for call in tool_calls(session_events(normalized(actual)))]
     first = ref.fixture.events[:1]
     trace = traced(ref, [*first, *actual], out.error)
     diff = diff_case(baseline.trace, trace, FIXTURE_CRITERIA, ref.id, baseline.sources)
