@@ -20,6 +20,7 @@ from agentdiff.core.baselines.journal import (
     write_baseline,
 )
 from agentdiff.core.formats.adk_results import load_eval_set_result
+from agentdiff.core.formats.adk_test.fixture import load_fixture
 from agentdiff.core.formats.conformance import load_conformance_case
 from agentdiff.core.formats.eval_set_files import load_config_file, load_eval_set
 from agentdiff.core.project.agents import resolve_agent
@@ -54,6 +55,7 @@ def test_no_loader_raises_on_any_bytes(tmp_path, data):
         ("results_1.json", lambda p: load_grade_results(p)),
         ("eval_config.yaml", lambda p: load_metrics_config(p)),
         ("agents-cli-manifest.yaml", lambda p: read_manifest(p.parent)),
+        ("fixture.json", lambda p: load_fixture(p)),  # ADK's `adk test` fixtures
     ):
         path = tmp_path / name
         path.write_bytes(data)
@@ -68,7 +70,10 @@ def test_no_loader_raises_on_any_bytes(tmp_path, data):
 
 
 def error_of(path: Path) -> str:
-    loaded, errors = load_eval_set(path) if path.suffix == ".json" else load_conformance_case(path.parent, "case")
+    if path.parent.name == "tests":
+        loaded, errors = load_fixture(path)
+    else:
+        loaded, errors = load_eval_set(path) if path.suffix == ".json" else load_conformance_case(path.parent, "case")
     assert errors, "expected a load error"
     return str(errors[0])
 
@@ -86,11 +91,16 @@ def error_of(path: Path) -> str:
         ("a.evalset.json", b'{"eval_set_id": "x", "n": ' + b"9" * 5000 + b"}", "1:27: invalid JSON: a number with more than 4,300 digits"),
         ("spec.yaml", b"agent: a\ninitial_state: {n: " + b"9" * 5000 + b"}\n", "invalid YAML: a number with more than 4,300 digits"),
         ("a.evalset.json", b'{"x": ' + b"[" * 500 + b"]" * 500 + b"}", "nested too deeply (more than 200 levels)"),
+        ("tests/greeting.json", b'{"events": ' + b"[" * 100_000, "nested too deeply"),  # an `adk test` fixture
+        ("tests/greeting.json", b'{"events": [{"author": "user", "n": ' + b"9" * 5000 + b"}]}", "a number with more than 4,300 digits"),
+        ("tests/greeting.json", b'{"events": [{"author": "\\ud800"}]}', "half of a surrogate pair"),
+        ("tests/greeting.json", b'{"events": "all of them"}', "1:2: `events` is a list"),
+        ("tests/greeting.json", b'{"events": [7]}', "an event is a JSON object"),
     ],
 )
 def test_hostile_files_are_clear_errors(tmp_path, name, content, message):
     path = tmp_path / "case" / name
-    path.parent.mkdir()
+    path.parent.mkdir(parents=True)
     path.write_bytes(content)
     start = time.monotonic()
     assert message in error_of(path)

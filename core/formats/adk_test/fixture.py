@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from agentdiff.core.formats.load_error import LoadError, line_col, locate
-from agentdiff.core.formats.source_file import SourceFileError, SourceText, read_source
+from agentdiff.core.formats.load_error import LoadError, locate
+from agentdiff.core.formats.source_file import SourceFileError, SourceText, parse_source, read_source
 
 TESTS_DIR = "tests"
 AGENT_MARKERS = ("agent.py", "__init__.py", "root_agent.yaml")
@@ -66,13 +65,9 @@ def load_fixture(path: Path, display: Optional[str] = None) -> tuple[Optional[Lo
     display = display or str(path)
     try:
         source = read_source(path, display)
+        data = parse_source(source, "json")  # bounded: depth, numbers, half surrogate pairs
     except SourceFileError as exc:
         return None, [exc.error]
-    try:
-        data = json.loads(source.text)
-    except json.JSONDecodeError as exc:
-        line, column = line_col(source.text, exc.pos)
-        return None, [LoadError(file=display, line=line, column=column, message=f"invalid JSON: {exc.msg}")]
     if not isinstance(data, dict):
         return None, [LoadError(file=display, line=1, message="an `adk test` fixture is a JSON object with `events`")]
     events = data.get("events", [])
