@@ -267,3 +267,31 @@ def test_a_re_record_writes_the_fixture_byte_for_byte_as_adk_test_rebuild_does(r
     assert code == 0, out + err
     for name in ("paris.json", "two_cities.json"):
         assert (ours / "weather" / "tests" / name).read_bytes() == (theirs / "weather" / "tests" / name).read_bytes()
+
+
+@pytest.mark.adk
+async def test_watch_re_runs_the_fixtures_an_agent_edit_touches_and_an_accept_makes_them_pass(recorded, tmp_path, worker_pool):
+    from agentdiff.core.scoring.results import CaseStatus
+    from agentdiff.core.workbench.workbench import Workbench
+
+    root, _ = recorded
+    project = tmp_path / "project"
+    shutil.copytree(root, project)
+    wb = Workbench(project, [project], worker_pool)
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    paris, cities = "weather/tests/paris.json::paris", "weather/tests/two_cities.json::two_cities"
+    assert {i: s.status for i, s in wb.cases.items()} == {paris: CaseStatus.PASSED, cities: CaseStatus.PASSED}
+    agent = project / "weather" / "agent.py"
+    agent.write_text(VARIANTS["other_state"](AGENT))
+    await wb.on_changes([agent])
+    await wb.wait()
+    state = wb.cases[cities]
+    assert state.status is CaseStatus.FAILED and state.reason == "re-run: weather/agent.py changed"
+    assert state.run.diff.first_divergence.layer == "session" and "PARIS" in state.run.diff.first_divergence.summary
+    plan = await wb.plan_accept_all([paris, cities])
+    assert {w.path.name for w in plan.writes} == {"paris.json", "two_cities.json", "agentdiff-record.json"}
+    await wb.accept(plan)
+    await wb.wait()
+    assert {i: s.status for i, s in wb.cases.items()} == {paris: CaseStatus.PASSED, cities: CaseStatus.PASSED}
+    assert _adk_verdicts(project, tmp_path / "after.xml") == {"weather/paris.json": True, "weather/two_cities.json": True}
