@@ -1008,6 +1008,16 @@ def workflow_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("adk-test")
+def adk_test_benchmark() -> list[tuple[str, str, str]]:
+    """A replay of N `adk test` fixtures by agentdiff against ADK's own `adk test` on them, each a whole
+    command; and again on a warm pool (benchmarks/adk_test_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from adk_test_bench import adk_test_benchmark as measure
+
+    return measure()
+
+
 @benchmark("mcp")
 def mcp_benchmark() -> list[tuple[str, str, str]]:
     """`agentdiff mcp`, warm, on the samples over stdio: diff of one case, run("affected") after a prompt
