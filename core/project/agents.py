@@ -136,6 +136,9 @@ def resolve_agent(
     mapping: Optional[dict[str, str]] = None,
 ) -> AgentResolution:
     family = family_of(ref)
+    placed = family.placed_agent(ref)
+    if placed is not None:
+        return AgentResolution(placed, reason=f"{family.agent_named_in}")
     name = family.named_agent(ref)
     if name is not None:  # the agent its own file names
         where = family.agent_named_in

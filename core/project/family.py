@@ -90,6 +90,11 @@ class CaseFamily:
         """The agent its own files name, if they name one: it runs with that agent (shown before it has run)."""
         return None
 
+    def placed_agent(self, ref: Any) -> Any:
+        """The agent its format fixes by where the case lies, if it does (`worker.jobs.AgentRef`; an `adk
+        test` fixture's is the folder above its `tests/`, whatever else is configured, as ADK takes it)."""
+        return None
+
     def project_agent(self, ref: Any, root: Path, tried: list[str]) -> Any:
         """Its agent by its project's own rule, when its format has one (`project.agents.AgentResolution`),
         asked after the configured mapping and `--agents`; None: ADK's rules for eval sets."""

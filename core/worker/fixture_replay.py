@@ -11,7 +11,7 @@ Live (a re-record, as `adk test --rebuild` does): the agent's own model, every u
 fixture sent in turn, event, invocation and function call ids made deterministic as `--rebuild` makes
 them, the user's events kept.
 
-The events come back as ADK writes a fixture (`RunOutput.fixture_events`: camelCase, no nulls, without
+The events come back as ADK writes a fixture (`RunOutput.events`: camelCase, no nulls, without
 the volatile fields `--rebuild` leaves out); the parent renumbers and compares them.
 """
 
@@ -220,7 +220,7 @@ async def _run_fixture(job: Job) -> RunOutput:
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(job.agent.agents_dir)
-    out.fixture_events = [_dumped(event) for event in events]  # partial ones too: the parent drops them as ADK does
+    out.events = [_dumped(event) for event in events]  # partial ones too: the parent drops them as ADK does
     out.seconds = round(time.monotonic() - started, 3)
     return out
 

@@ -72,7 +72,8 @@ class Job(_Model):
     then_grade: Optional[dict[str, Any]] = None
     # An `adk test` fixture run as ADK's test runner runs it (`fixture_replay.py`): replay (`user_message`,
     # `responses` the mock model serves, `later` user events, recorded `call_ids`, `mocks`) or, with
-    # `live`, a re-record (`messages`, `call_ids`, `response_ids`). The answer is `RunOutput.fixture_events`.
+    # `live`, a re-record (`messages`, `call_ids`, `response_ids`). The answer is `RunOutput.events`, dumped as
+    # ADK writes a fixture (camelCase).
     fixture: Optional[dict[str, Any]] = None
 
 
@@ -103,7 +104,7 @@ class ToolOut(_Model):
 class RunOutput(_Model):
     exchanges: list[ExchangeOut] = []
     tools: list[ToolOut] = []
-    events: list[dict[str, Any]] = []  # the session's events, dumped as ADK dumps them
+    events: list[dict[str, Any]] = []  # the session's events, dumped as ADK dumps them (a `fixture` job's: as ADK writes a fixture)
     state: dict[str, Any] = {}
     app_name: str = ""
     user_id: str = ""
@@ -131,6 +132,8 @@ class RunOutput(_Model):
     # The app's agents as ADK's `app-info` lists them (name → description, instruction, tools,
     # sub_agents), for an agents-cli trace's `agent_data.agents`; empty where ADK cannot list them.
     app_agents: dict[str, Any] = {}
-    fixture_events: list[dict[str, Any]] = []  # an `adk test` fixture's run: its events as ADK writes a fixture
     root_agent: str = ""  # the root agent's name  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")
     _size: int = PrivateAttr(default=0)  # the bytes it came in from the worker (0: made here): what scoring it costs
+    # A `fixture` job's events as the worker sent them (ADK's fixture form), once its `events` are made the
+    # session's snake_case events every other run has (`families.adk_test.judge.presented`).
+    _fixture_events: Optional[list[dict[str, Any]]] = PrivateAttr(default=None)

@@ -13,7 +13,9 @@ from agentdiff.core.baselines import record as recording  # (its writers, looked
 from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.formats.adk_test.fixture import XFAIL_SUFFIX
 from agentdiff.core.project.family import AcceptBatch, CaseFamily
+from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.worker.jobs import AgentRef
 
 from .cases import FixtureCaseRef
 from .judge import fixture_baseline, fixture_job, judge_fixture, messages_of, run_fixture_case
@@ -25,7 +27,7 @@ class AdkTestFamily(CaseFamily):
     listed_after = 1  # after eval sets and datasets, as conformance cases
     replays = True
     accepted_whole = "an `adk test` fixture is accepted whole"
-    agent_named_in = "its folder (`adk test`)"
+    agent_named_in = "the folder above its tests/ (adk test)"
 
     def unit(self, ref: FixtureCaseRef) -> Path:
         return ref.fixture.source.path
@@ -35,6 +37,10 @@ class AdkTestFamily(CaseFamily):
 
     def named_agent(self, ref: FixtureCaseRef) -> Optional[str]:
         return ref.agent_dir.name
+
+    def placed_agent(self, ref: FixtureCaseRef) -> Any:
+        folder = resolved(ref.agent_dir)  # (`agent.py`, `__init__.py` or `root_agent.yaml`: ADK's loader reads any)
+        return AgentRef(agents_dir=str(folder.parent), name=folder.name)
 
     def watched(self, ref: FixtureCaseRef, unit: Path) -> tuple[frozenset[Path], Optional[Path]]:
         return frozenset({unit}), None

@@ -80,10 +80,28 @@ async def run_fixture_case(ref: FixtureCaseRef, agent: AgentRef, pool: Any, opti
     return judge_fixture(ref, agent, mode, out)
 
 
+def raw_events(out: RunOutput) -> list[dict[str, Any]]:
+    """The run's events as the worker sent them, in ADK's fixture form."""
+    return out._fixture_events if out._fixture_events is not None else out.events
+
+
+def presented(ref: FixtureCaseRef, out: RunOutput, mode: str) -> RunOutput:
+    """The run as every other run is held: the session's events in snake_case (what journey checks and
+    reports read), its tool calls and state from them; the fixture-form events kept beside."""
+    if out._fixture_events is not None:
+        return out
+    raw = list(out.events)
+    session = session_events(renumbered([*ref.fixture.events[:1], *raw] if mode == "replay" else raw))
+    shown = out.model_copy(update={"events": session, "state": final_state(session), "app_name": "test_app", "user_id": "test_user",
+                                   "tools": out.tools or [ToolOut(**call) for call in tool_calls(session)]})
+    shown._fixture_events = raw
+    return shown
+
+
 def actual_events(ref: FixtureCaseRef, out: RunOutput, mode: str) -> list[dict[str, Any]]:
     """The run's events, renumbered, as they would stand in the fixture after its first event (a replay's
     run has no first user event; a re-record's has it, as the fixture does)."""
-    events = renumbered(out.fixture_events)
+    events = renumbered(raw_events(out))
     return events[1:] if mode != "replay" and events and events[0].get("author") == "user" else events
 
 
@@ -127,10 +145,9 @@ def _shown(value: Any) -> str:
 
 
 def judge_fixture(ref: FixtureCaseRef, agent: Optional[AgentRef], mode: str, out: RunOutput) -> CaseRun:
+    out = presented(ref, out, mode)
     baseline = fixture_baseline(ref)
     actual = actual_events(ref, out, mode)
-    if not out.tools:  # what the run's summary counts (its tool calls), from its events
-        out.tools = [ToolOut(**call) for call in tool_calls(session_events(normalized(actual)))]
     first = ref.fixture.events[:1]
     trace = traced(ref, [*first, *actual], out.error)
     diff = diff_case(baseline.trace, trace, FIXTURE_CRITERIA, ref.id, baseline.sources)

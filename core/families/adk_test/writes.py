@@ -56,10 +56,11 @@ def run_events(ref: FixtureCaseRef, out: RunOutput, mode: str) -> list[dict[str,
     (which begin with the user's first message); a replay's after the fixture's first user event, each
     user event sent again in the invocation it starts, and a `finishReason` the mock model cannot give
     kept from the fixture's event in the same place."""
+    raw = out._fixture_events if out._fixture_events is not None else out.events
     if mode != "replay":
-        return renumbered(out.fixture_events)
+        return renumbered(raw)
     first = copy.deepcopy(ref.fixture.events[:1])
-    events = renumbered([*first, *out.fixture_events])
+    events = renumbered([*first, *raw])
     for index, event in enumerate(events[1:], 1):  # a user event sent again belongs to the invocation it starts
         if event.get("author") == "user" and not event.get("invocationId") and index + 1 < len(events):
             event["invocationId"] = events[index + 1].get("invocationId", "")
