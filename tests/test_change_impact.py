@@ -222,7 +222,8 @@ async def test_watch_mode_re_runs_exactly_the_cases_whose_agents_import_a_change
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot, timeout=60)
         cases = app.workbench.cases
-        assert {i for i, s in cases.items() if s.status is not None and s.status.value == "passed"} == ids("a", "b", "c")
+        assert {i for i, s in cases.items() if s.status is not None and s.status.value == "passed"} == ids("a", "b", "c"), \
+            {i: (s.status, s.run.result.error if s.run else None, s.running) for i, s in cases.items()}
         assert str(root / "common" / "rules.py") in cases["b/b.evalset.json::case_0"].run.files_read
         pool.ran.clear()
         await asyncio.sleep(0.3)  # the poller has its first look at the tree

@@ -193,7 +193,7 @@ def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str
         checks.append(Check("credentials", None, "no Gemini credentials, and no agent here needs them"))
     elif not gemini and not vertex:
         checks.append(Check("credentials", False, f"no Gemini credentials: live runs of {', '.join(needing)} will fail "
-                            "(replayed conformance cases need none)",
+                            "(replayed cases — conformance cases, `adk test` fixtures — need none)",
                             "set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with GOOGLE_CLOUD_PROJECT and "
                             "GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent"))
     return checks
