@@ -65,6 +65,8 @@ class CaseFamily:
     replays: ClassVar[bool] = False
     #: Why an accept writes the whole case, never one turn or layer of it (None: a turn or layer may be chosen).
     accepted_whole: ClassVar[Optional[str]] = None
+    #: Where its agent is named or placed (`named_agent`, `placed_agent`), as resolution reasons say it.
+    agent_named_in: ClassVar[str] = ""
 
     # --- discover and load -------------------------------------------------------------------------
     def unit(self, ref: Any) -> Path:
@@ -78,9 +80,6 @@ class CaseFamily:
     def eval_key(self, ref: Any) -> Optional[str]:
         """A name besides its id and name that a query may give for it (an eval set's eval_id)."""
         return None
-
-    #: The file that names its agent, when its files name one (`named_agent`).
-    agent_named_in: ClassVar[str] = ""
 
     def tree_group(self, ref: Any) -> str:
         """What the TUI's case tree groups it under, below its agent: its file's name."""
@@ -146,8 +145,8 @@ class CaseFamily:
     def default_mode(self, ref: Any) -> str:
         return "replay" if self.replays else "live"
 
-    def free(self, ref: Any, mode: str) -> bool:
-        """Whether a run in `mode` costs no model call."""
+    def free(self, ref: Any, mode: Optional[str]) -> bool:
+        """Whether a run in `mode` (None: its default) costs no model call."""
         return False
 
     def messages(self, ref: Any) -> list:
