@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from agentdiff.core.formats.adk_test.fixture import load_fixture
 from agentdiff.core.formats.adk_test.normalize import compared, renumbered, same
-from agentdiff.core.formats.adk_test.replay_plan import replay_plan, served
+from agentdiff.core.formats.adk_test.replay_plan import picked, replay_plan
+from agentdiff.core.worker.fixture_replay import in_order
 from agentdiff.core.project.discovery import discover
 from agentdiff.core.project.family import family_of
 from fake_gemini import FakeGemini, Reply
@@ -89,9 +90,13 @@ def test_the_mock_model_serves_what_adk_serves_in_the_order_adk_serves_it():
         model("root", call("adk_request_input", "fc-4"), nodeInfo={"path": "root@1"}),
         model("root", {"text": "last"}),
     ]
-    texts = [json.dumps(c["parts"][0]) for c in served(events[1:])]
+    texts = [json.dumps(c["parts"][0]) for c in in_order(picked(events[1:]), lambda content: content)]
     assert texts == [json.dumps(call("set_model_response", "fc-1", answer=1)), json.dumps({"text": "first"}), json.dumps({"text": "second"}),
                      json.dumps(call("adk_request_input", "fc-4")), json.dumps({"text": "last"})]
+    # a content ADK cannot read is dropped before the parallel authors are grouped, as ADK drops it
+    odd = [model("w__1", {"text": "b"}), model("x", {"text": "unreadable"}), model("w__0", {"text": "a"})]
+    readable = lambda content: None if content["parts"][0]["text"] == "unreadable" else content  # noqa: E731
+    assert [c["parts"][0]["text"] for c in in_order(picked(odd), readable)] == ["a", "b"]
     plan = replay_plan([*events, user("again")])
     assert plan.user_message == "hi" and [later["content"]["parts"] for later in plan.later] == [[{"text": "again"}]]
     assert plan.call_ids == ["fc-1", "fc-2", "fc-3", "fc-4"]
@@ -102,12 +107,24 @@ def test_the_mock_model_serves_what_adk_serves_in_the_order_adk_serves_it():
     ('{"events": [\n  {"author": "user",}\n]}\n', 2, "invalid JSON"),
     ('{\n "events": {"author": "user"}\n}\n', 2, "`events` is a list"),
     ('{"events": [], "mocks": {\n "random.random": ["high"]\n}}\n', 2, "`random.random` is a list of numbers"),
+    ('{"events": [], "mocks": {\n "random.randint": 4\n}}\n', 2, "`random.randint` is a list of numbers"),
 ])
 def test_a_malformed_fixture_is_a_load_error_with_its_line(tmp_path, text, line, message):
     path = tmp_path / "fixture.json"
     path.write_text(text)
     fixture, errors = load_fixture(path, "fixture.json")
     assert fixture is None and [(e.line, message in e.message) for e in errors] == [(line, True)]
+
+
+def test_mocks_are_read_as_adk_reads_them():
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "f.json"
+        for mocks, kept in [(None, {}), ({"time.time": 5, "random.random": [0.1, True]}, {"time.time": 5, "random.random": [0.1, True]})]:
+            path.write_text(json.dumps({"events": [user("hi")], "mocks": mocks}))
+            fixture, errors = load_fixture(path)
+            assert errors == [] and fixture.mocks == kept
 
 
 def _agent(root: Path, name: str = "helper") -> Path:
@@ -127,6 +144,8 @@ def test_fixtures_are_found_beside_the_eval_sets_a_tests_folder_may_also_hold(tm
     (folder / "tests" / "smoke.test.json").write_text(json.dumps(eval_set))  # ADK's eval set name: an eval set
     (folder / "tests" / "named.json").write_text(json.dumps(eval_set))  # an eval set a test names: never a fixture
     (folder / "tests" / "report.json").write_text(json.dumps({"passed": 3}))  # a report kept there: no fixture
+    (folder / "tests" / "list.json").write_text("[1, 2]")  # nor an array
+    (folder / "tests" / "commented.json").write_text('{"a": 1, // a comment\n}')  # nor JSON that does not parse and names no events
     (tmp_path / "notes" / "tests").mkdir(parents=True)
     (tmp_path / "notes" / "tests" / "x.json").write_text(json.dumps({"events": [user("no agent here")]}))
     found = discover([tmp_path], tmp_path)
@@ -295,3 +314,17 @@ async def test_watch_re_runs_the_fixtures_an_agent_edit_touches_and_an_accept_ma
     await wb.wait()
     assert {i: s.status for i, s in wb.cases.items()} == {paris: CaseStatus.PASSED, cities: CaseStatus.PASSED}
     assert _adk_verdicts(project, tmp_path / "after.xml") == {"weather/paris.json": True, "weather/two_cities.json": True}
+
+
+def test_an_expected_failure_passes_however_it_fails(tmp_path):
+    from agentdiff.core.families.adk_test.judge import judge_fixture
+    from agentdiff.core.scoring.results import CaseStatus
+    from agentdiff.core.worker.jobs import RunOutput
+
+    folder = _agent(tmp_path)
+    (folder / "tests" / "crash_xfail.json").write_text(json.dumps({"events": [user("hi"), model("helper", {"text": "hello"})]}))
+    (ref,) = [r for r in discover([tmp_path], tmp_path).cases if r.family == "adk_test"]
+    crashed = judge_fixture(ref, None, "replay", RunOutput(error="RuntimeError: down"))
+    matched = judge_fixture(ref, None, "replay", RunOutput(events=[model("helper", {"text": "hello"})]))
+    assert crashed.result.status is CaseStatus.PASSED and "and it does: RuntimeError: down" in crashed.result.error
+    assert matched.result.status is CaseStatus.PASSED and "but it passes" in matched.result.error

@@ -56,14 +56,25 @@ class ChangedPath:
     path: Path  # absolute, as the case index keys files
     real: Path  # with symlinks followed
     present: bool  # it is there (a link counts, even a dangling one)
+    exists: bool  # it is there, links followed
     is_dir: bool
     watched: bool  # not an editor's or a tool's litter (`watcher.interesting`)
 
     @classmethod
     def of(cls, given: Path | str) -> "ChangedPath":
         path = Path(os.path.abspath(given))
+        return cls._looked_at(Path(given), path, resolved(path))
+
+    @classmethod
+    def _looked_at(cls, given: Path, path: Path, real: Path) -> "ChangedPath":
         present = os.path.lexists(path)
-        return cls(Path(given), path, resolved(path), present, present and path.is_dir(), interesting(str(path)))
+        exists = present and os.path.exists(path)
+        return cls(given, path, real, present, exists, exists and path.is_dir(), interesting(str(path)))
+
+    def now(self) -> "ChangedPath":
+        """The same path looked at again (is it there, a folder?), not resolved again: a change that
+        waited for the one before it is decided on the files as they are then."""
+        return self._looked_at(self.given, self.path, self.real)
 
 
 def resolve_changes(changed: Iterable[Path | str | ChangedPath]) -> list[ChangedPath]:
@@ -224,9 +235,9 @@ def agents_may_have_moved(changed: Iterable[Path | ChangedPath], index: CaseInde
     top = Path(os.path.abspath(root)) if root is not None else None
     for change in resolve_changes(changed):
         path = change.path
-        if path.name in AGENT_MARKERS and not (change.present and index.is_agent_dir(path.parent)):
+        if path.name in AGENT_MARKERS and not (change.exists and index.is_agent_dir(path.parent)):
             return True
-        if change.is_dir or (not change.present and index.holds(path)):  # a folder renamed or moved
+        if change.is_dir or (not change.exists and index.holds(path)):  # a folder renamed or moved
             return True
         if top is not None and (path == top / "pyproject.toml" or may_name_agents(path, top)):
             return True

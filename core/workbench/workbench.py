@@ -328,6 +328,7 @@ class Workbench(Baselines):
             self._hold(changes)
             return []
         async with self._lock():
+            changes = [change.now() for change in changes]  # as the files are once the change before it is done
             if agents_may_have_moved(changes, self.index, self.root):
                 await self._resolve_agents_again()
             plan = plan_changes(changes, self.index, {i: s.ref for i, s in self.cases.items()}, self.root)

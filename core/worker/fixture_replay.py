@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
+import re
 import sys
 import time
 from contextvars import ContextVar
-from typing import Any, AsyncGenerator, Optional
+from typing import Any, AsyncGenerator, Callable, Optional
 
 from .hints import how_to_fix, project_origin, said
 from .jobs import Job, RunOutput
@@ -62,19 +64,47 @@ def _sequential(node: Any, seen: set[int]) -> None:
             _sequential(node._node, seen)
 
 
+_PARALLEL = re.compile(r"^(.+)__(\d+)$")
+
+
+def in_order(picked: list[dict[str, Any]], readable: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """The responses the mock model serves, in ADK's order: each content ADK can read (`readable`: the
+    content made, or None), those of parallel authors (`name__N`) grouped and in `N`'s order."""
+    ordered: list[Any] = []
+    group: list[tuple[int, Any]] = []
+    base: Optional[str] = None
+    for item in picked:
+        content = readable(item["content"])
+        if content is None:  # ADK drops it before it groups parallel authors
+            continue
+        match = _PARALLEL.match(item["author"])
+        if base is not None and (not match or match.group(1) != base):
+            ordered += [c for _, c in sorted(group, key=lambda pair: pair[0])]
+            group, base = [], None
+        if match:
+            base = match.group(1)
+            group.append((int(match.group(2)), content))
+        else:
+            ordered.append(content)
+    return ordered + [c for _, c in sorted(group, key=lambda pair: pair[0])]
+
+
+def _readable(content: dict[str, Any]) -> Any:
+    from google.genai import types
+
+    try:
+        return types.Content.model_validate(content)
+    except Exception:
+        return None
+
+
 class _Answers:
     """The fixture's model responses, served in order to one run."""
 
-    def __init__(self, contents: list[dict[str, Any]]) -> None:
+    def __init__(self, picked: list[dict[str, Any]]) -> None:
         from google.adk.models.llm_response import LlmResponse
-        from google.genai import types
 
-        self.responses = []
-        for content in contents:
-            try:
-                self.responses.append(LlmResponse(content=types.Content.model_validate(content)))
-            except Exception:  # a content ADK cannot read is not served (ADK skips it too)
-                continue
+        self.responses = [LlmResponse(content=content) for content in in_order(picked, _readable)]
         self.served = 0
 
     def next(self) -> Any:
@@ -188,6 +218,8 @@ async def _run_fixture(job: Job) -> RunOutput:
     from .adk_adapter import adk_version
 
     spec = job.fixture or {}
+    # what pytest names the running test under `adk test` (`--rebuild` sets "rebuild"); agents may read it
+    os.environ["PYTEST_CURRENT_TEST"] = "rebuild" if spec.get("live") else f"agent_test_runner.py::test_agent_replay[{spec.get('test_id', '')}] (call)"
     out = RunOutput(adk_version=adk_version())
     started = time.monotonic()
     sys.path.insert(0, job.agent.agents_dir)
@@ -204,8 +236,13 @@ async def _run_fixture(job: Job) -> RunOutput:
         app_name = loaded.name if isinstance(loaded, App) else TEST_APP
         session = await services["session_service"].create_session(app_name=app_name, user_id=TEST_USER)
 
-        async def turn(content: Any) -> list[Any]:
-            return [event async for event in runner.run_async(user_id=TEST_USER, session_id=session.id, new_message=content)]
+        async def turn(content: Any, into: list[Any]) -> list[Any]:
+            """One turn's events, each kept in `into` as it comes (a turn that fails keeps what it did)."""
+            ran: list[Any] = []
+            async for event in runner.run_async(user_id=TEST_USER, session_id=session.id, new_message=content):
+                ran.append(event)
+                into.append(event)
+            return ran
 
         try:
             if spec.get("live"):
@@ -230,7 +267,9 @@ async def _replay(spec: dict[str, Any], turn: Any, events: list[Any]) -> None:
     from google.adk.events.event import Event
     from google.genai import types
 
-    _ANSWERS.set(_Answers(list(spec.get("responses") or [])))
+    answers = _Answers(list(spec.get("responses") or []))
+    if answers.responses:  # no responses recorded: the agent's own model answers, as under ADK
+        _ANSWERS.set(answers)
     mocks = dict(spec.get("mocks") or {})
     _RANDOM.set({key: list(values) for key, values in mocks.items()})
     if not mocks:
@@ -246,9 +285,8 @@ async def _replay(spec: dict[str, Any], turn: Any, events: list[Any]) -> None:
                     renamed[old_calls[mapped[0]]] = call.id
                     mapped[0] += 1
 
-    ran = await turn(types.Content(role="user", parts=[types.Part.from_text(text=spec.get("user_message", ""))]))
+    ran = await turn(types.Content(role="user", parts=[types.Part.from_text(text=spec.get("user_message", ""))]), events)
     note_calls(ran)
-    events += ran
     for later in spec.get("later") or []:
         content = types.Content.model_validate(later["content"])
         orphan = any(part.function_response and part.function_response.id and part.function_response.id not in renamed
@@ -257,9 +295,8 @@ async def _replay(spec: dict[str, Any], turn: Any, events: list[Any]) -> None:
         events.append(Event(author="user", content=content, branch=later.get("branch")))
         if orphan:  # a response to a call the agent did not make again: not sent (ADK does not send it)
             continue
-        ran = await turn(content)
+        ran = await turn(content, events)
         note_calls(ran)
-        events += ran
 
 
 async def _rebuild(spec: dict[str, Any], turn: Any, events: list[Any]) -> None:
@@ -277,7 +314,8 @@ async def _rebuild(spec: dict[str, Any], turn: Any, events: list[Any]) -> None:
         content = types.Content.model_validate(message)
         _renamed_responses(content, renamed)
         user = Event(author="user", content=content)
-        ran = await turn(content)
+        events.append(user)
+        ran = await turn(content, events)
         for event in ran:
             for call in event.get_function_calls():
                 if counters["call"] < len(old_calls):
@@ -285,4 +323,3 @@ async def _rebuild(spec: dict[str, Any], turn: Any, events: list[Any]) -> None:
                     counters["call"] += 1
         if ran:
             user.invocation_id = ran[0].invocation_id
-        events += [user, *ran]

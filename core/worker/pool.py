@@ -134,7 +134,9 @@ class WorkerPool:
         if self._loop is not loop:  # a pool can outlive an event loop (tests, the CLI)
             self._loop, self._queue, self._dispatcher = loop, [], None
             self._slots = asyncio.Semaphore(self.processes)
-        pending = _Pending(job, self.timeout if timeout is None else timeout, loop.create_future())
+        # an `adk test` fixture runs alone, as ADK's test runner runs it: its mock model, `random` and
+        # agent module are the process's own (`fixture_replay`)
+        pending = _Pending(job, self.timeout if timeout is None else timeout, loop.create_future(), isolated=job.fixture is not None)
         self._queue.append(pending)
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = loop.create_task(self._dispatch())

@@ -4,7 +4,8 @@ A fixture is `<agent_dir>/tests/<name>.json` (`formats.adk_test.fixture`); its c
 path and the fixture's name (`my_agent/tests/greeting.json::greeting`), its category its agent's
 folder, and its agent that folder, as ADK takes it. An eval set kept in a `tests/` folder (named
 `*.test.json` or `*.evalset.json`, or beside a `test_config.json`) stays an eval set, and a JSON file
-there with no `events` (an eval set a test names, a report) is no fixture.
+there with no `events` (an eval set a test names, a report, an array) is no fixture; one that does not
+parse is a load error only when it names `events`.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class FixtureFinder(CaseFinder):
         for path in units:
             fixture, problems = load_fixture(path, display_path(path, root))
             if fixture is None:
-                if not _an_eval_set(path):
+                if _said_events(path):  # a fixture gone wrong; any other JSON kept in tests/ is none of ours
                     errors.extend(problems)
                 continue
             if "events" not in fixture.data:
@@ -75,9 +76,13 @@ class FixtureFinder(CaseFinder):
         return refs
 
 
-def _an_eval_set(path: Path) -> bool:
+def _said_events(path: Path) -> bool:
+    """Whether a file that does not load as a fixture was meant as one: it names `events`."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and "eval_cases" in data and "events" not in data
+    except (OSError, ValueError, RecursionError):
+        try:
+            return '"events"' in path.read_text(encoding="utf-8", errors="replace")[:1_000_000]
+        except OSError:
+            return False
+    return isinstance(data, dict) and "events" in data

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -13,7 +14,6 @@ from agentdiff.core.baselines import record as recording  # (its writers, looked
 from agentdiff.core.formats.checks_file import checks_digest
 from agentdiff.core.formats.adk_test.fixture import XFAIL_SUFFIX
 from agentdiff.core.project.family import AcceptBatch, CaseFamily
-from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.worker.jobs import AgentRef
 
@@ -39,7 +39,8 @@ class AdkTestFamily(CaseFamily):
         return ref.agent_dir.name
 
     def placed_agent(self, ref: FixtureCaseRef) -> Any:
-        folder = resolved(ref.agent_dir)  # (`agent.py`, `__init__.py` or `root_agent.yaml`: ADK's loader reads any)
+        # by its own name and place, a symlink too (as ADK imports it); `agent.py`, `__init__.py` or `root_agent.yaml`
+        folder = Path(os.path.abspath(ref.agent_dir))
         return AgentRef(agents_dir=str(folder.parent), name=folder.name)
 
     def watched(self, ref: FixtureCaseRef, unit: Path) -> tuple[frozenset[Path], Optional[Path]]:

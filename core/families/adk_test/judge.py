@@ -60,7 +60,8 @@ def fixture_job(ref: FixtureCaseRef, agent: AgentRef, mode: str) -> Optional[Job
                  if isinstance(part.get("functionResponse"), dict) and "id" in part["functionResponse"]]
     if mode == "replay":
         spec: dict[str, Any] = {"user_message": plan.user_message, "responses": plan.responses, "later": plan.later,
-                                "call_ids": plan.call_ids, "mocks": plan.mocks}
+                                "call_ids": plan.call_ids, "mocks": plan.mocks,
+                                "test_id": f"{ref.agent_dir.name}/{fixture.source.path.name}"}
     else:
         spec = {"live": True, "messages": user_messages(fixture.events), "call_ids": plan.call_ids, "response_ids": responses}
     return Job(case_id=ref.id, agent=agent, mode="replay" if mode == "replay" else "live", app_name="test_app", user_id="test_user",
@@ -159,8 +160,8 @@ def judge_fixture(ref: FixtureCaseRef, agent: Optional[AgentRef], mode: str, out
     else:
         difference = first_difference(actual, expected)
         status, reason = (CaseStatus.FAILED, difference) if difference else (CaseStatus.PASSED, None)
-    if ref.fixture.xfail and status is not CaseStatus.ERROR:
-        reason = (f"expected to fail (its name ends in _xfail), and it does: {reason}" if status is CaseStatus.FAILED
+    if ref.fixture.xfail:  # pytest's xfail: a failure or an error is the expected outcome
+        reason = (f"expected to fail (its name ends in _xfail), and it does: {reason}" if status is not CaseStatus.PASSED
                   else "expected to fail (its name ends in _xfail), but it passes")
         status = CaseStatus.PASSED
     layers = layer_summaries(diff) if status is not CaseStatus.ERROR else ()

@@ -76,7 +76,7 @@ def load_fixture(path: Path, display: Optional[str] = None) -> tuple[Optional[Lo
         where, message = problem
         found = locate(source.text, where, "json")
         return None, [LoadError(file=display, line=found[0] if found else None, column=found[1] if found else None, message=message)]
-    return LoadedFixture(source, data, list(events), dict(data.get("mocks") or {})), []
+    return LoadedFixture(source, data, list(events), dict(data.get("mocks") or {})), []  # (null mocks: none, as ADK reads them)
 
 
 def _problem(events: Any, mocks: Any) -> Optional[tuple[list[str | int], str]]:
@@ -91,9 +91,12 @@ def _problem(events: Any, mocks: Any) -> Optional[tuple[list[str | int], str]]:
         parts = content.get("parts") if isinstance(content, dict) else None
         if parts is not None and not (isinstance(parts, list) and all(isinstance(p, dict) for p in parts)):
             return ["events", index, "content", "parts"], "`parts` is a list of objects"
+    if mocks is None:
+        return None
     if not isinstance(mocks, dict):
         return ["mocks"], "`mocks` maps `random.random` or `random.randint` to the values they return"
-    for key, values in mocks.items():
-        if not isinstance(values, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    for key in ("random.random", "random.randint"):  # the two ADK reads; any other key is ignored, as ADK ignores it
+        values = mocks.get(key)
+        if key in mocks and not (isinstance(values, list) and all(isinstance(v, (int, float)) for v in values)):
             return ["mocks", key], f"`{key}` is a list of numbers"
     return None

@@ -5,24 +5,23 @@ and the call ids the fixture recorded (a later response names the call it answer
 The model's responses are the fixture's model-role contents, in order, except: the one right after a
 `set_model_response` tool's response (ADK produces it, not the model); a workflow's request for human
 confirmation or credentials, or for input from inside a workflow node (ADK asks those itself); and the
-contents of parallel authors (`name__N`), which are served grouped and in `N`'s order.
+contents of parallel authors (`name__N`), which are served grouped and in `N`'s order (by the worker,
+after it drops what ADK cannot read: `worker.fixture_replay.in_order`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 SET_MODEL_RESPONSE = "set_model_response"
-_PARALLEL = re.compile(r"^(.+)__(\d+)$")
 _ASKS_WORKFLOW = ("adk_request_confirmation", "adk_request_credential")
 
 
 @dataclass(frozen=True)
 class ReplayPlan:
     user_message: str
-    responses: list[dict[str, Any]] = field(default_factory=list)  # contents, in the order served
+    responses: list[dict[str, Any]] = field(default_factory=list)  # {"author", "content"}, as the fixture has them
     later: list[dict[str, Any]] = field(default_factory=list)  # {"content", "branch"}: the user's later events
     call_ids: list[Any] = field(default_factory=list)  # every recorded function call's id, in order
     mocks: dict[str, Any] = field(default_factory=dict)
@@ -35,9 +34,11 @@ def first_message(events: Sequence[dict[str, Any]]) -> Optional[str]:
     return parts[0]["text"] if parts and isinstance(parts[0], dict) and parts[0].get("text") else None
 
 
-def served(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The model responses of the fixture (its events after the first), in the order the mock serves them."""
-    picked: list[tuple[str, dict[str, Any]]] = []
+def picked(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fixture's model responses (its events after the first) the mock model may serve, each with
+    its author, in the fixture's order. The worker drops those ADK cannot read and then orders
+    parallel authors (`fixture_replay.in_order`), as ADK does, in that order."""
+    found: list[dict[str, Any]] = []
     after_set_response = False
     for event in events:
         content = event.get("content")
@@ -55,22 +56,8 @@ def served(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             if _asks_in_workflow(event, content):
                 continue
-            picked.append((str(event.get("author", "")), content))
-    ordered: list[dict[str, Any]] = []
-    group: list[tuple[int, dict[str, Any]]] = []
-    base: Optional[str] = None
-    for author, content in picked:
-        match = _PARALLEL.match(author)
-        if match and base is not None and match.group(1) != base or not match and base is not None:
-            ordered += [c for _, c in sorted(group, key=lambda item: item[0])]
-            group, base = [], None
-        if match:
-            base = match.group(1)
-            group.append((int(match.group(2)), content))
-        else:
-            ordered.append(content)
-    ordered += [c for _, c in sorted(group, key=lambda item: item[0])]
-    return ordered
+            found.append({"author": str(event.get("author", "")), "content": content})
+    return found
 
 
 def _asks_in_workflow(event: dict[str, Any], content: dict[str, Any]) -> bool:
@@ -121,7 +108,7 @@ def replay_plan(events: Sequence[dict[str, Any]], mocks: Optional[dict[str, Any]
              for event in events[1:] if (content := user_content(event)) is not None]
     call_ids = [part["functionCall"]["id"] for event in events for part in ((event.get("content") or {}).get("parts") or [])
                 if isinstance(part, dict) and isinstance(part.get("functionCall"), dict) and "id" in part["functionCall"]]
-    return ReplayPlan(message, served(events[1:]), later, call_ids, dict(mocks or {}))
+    return ReplayPlan(message, picked(events[1:]), later, call_ids, dict(mocks or {}))
 
 
 def user_messages(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
