@@ -200,7 +200,14 @@ async def _one(job: Job, timeout: Optional[float], record: Optional[_Record] = N
         return await run_job(job)
 
     try:
-        out = await asyncio.wait_for(unless_gone(), timeout)
+        if job.fixture is not None:  # fixtures one at a time, each timed from its own start
+            from .fixture_replay import one_at_a_time
+
+            async with one_at_a_time():
+                start = time.perf_counter()
+                out = await asyncio.wait_for(unless_gone(), timeout)
+        else:
+            out = await asyncio.wait_for(unless_gone(), timeout)
     except asyncio.TimeoutError:
         from .harness import RUNNING
 

@@ -199,12 +199,17 @@ def _renamed_responses(content: Any, renamed: dict[Any, Any]) -> None:
             part.function_response.id = renamed[part.function_response.id]
 
 
-async def run_fixture(job: Job) -> RunOutput:
-    _install()
+def one_at_a_time() -> asyncio.Lock:
+    """The lock fixture runs of a process take in turn (`child._one` holds it around a run's timed part):
+    `random` is seeded for each, as ADK seeds it, and its agent loaded afresh."""
     if not _ALONE:
         _ALONE.append(asyncio.Lock())
-    async with _ALONE[0]:  # one fixture at a time in a process: `random` is seeded for each, as ADK seeds it
-        return await _run_fixture(job)
+    return _ALONE[0]
+
+
+async def run_fixture(job: Job) -> RunOutput:
+    _install()
+    return await _run_fixture(job)
 
 
 async def _run_fixture(job: Job) -> RunOutput:

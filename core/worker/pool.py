@@ -134,9 +134,7 @@ class WorkerPool:
         if self._loop is not loop:  # a pool can outlive an event loop (tests, the CLI)
             self._loop, self._queue, self._dispatcher = loop, [], None
             self._slots = asyncio.Semaphore(self.processes)
-        # an `adk test` fixture runs alone, as ADK's test runner runs it: its mock model, `random` and
-        # agent module are the process's own (`fixture_replay`)
-        pending = _Pending(job, self.timeout if timeout is None else timeout, loop.create_future(), isolated=job.fixture is not None)
+        pending = _Pending(job, self.timeout if timeout is None else timeout, loop.create_future())
         self._queue.append(pending)
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = loop.create_task(self._dispatch())
@@ -345,7 +343,10 @@ def _share(group: int, free: int, most: int) -> int:
 
 
 def _batch_key(job: Job) -> tuple:
-    return (job.agent.agents_dir, job.agent.name, job.agent.import_from, job.agent.entry, job.agent.sub_agent, job.repeat, job.mode, job.streaming, job.judge is not None)
+    # `adk test` fixtures share a process only with each other: each loads its agent afresh, makes its
+    # workflows sequential and seeds `random`, one after another (`fixture_replay`)
+    return (job.agent.agents_dir, job.agent.name, job.agent.import_from, job.agent.entry, job.agent.sub_agent, job.repeat, job.mode, job.streaming,
+            job.judge is not None, job.fixture is not None)
 
 
 def _kill(pid: int) -> None:
