@@ -107,7 +107,7 @@ class AdkTestFamily(CaseFamily):
         if job is None:
             raise recording.RecordError(f"`adk test` skips it ({ref.fixture.skipped}): there is no user message to record")
         out = recording.kept_output(await pool.run(job, options.timeout), root, agent)
-        return out, record_fixture(ref, out, root)
+        return out, record_fixture(ref, out, root, agent.label)
 
     def baseline_change(self, ref: FixtureCaseRef, root: Path, since: str, changed: set[Path], scratch: Path) -> Any:
         return None  # a fixture is its own definition and baseline: a change of it is reviewed as a case's

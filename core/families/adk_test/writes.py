@@ -16,6 +16,7 @@ from agentdiff.core.baselines.documents import REGISTRATION_FILE, RecordError, r
 from agentdiff.core.baselines.journal import FileWrite, JournalEntry, write_baseline
 from agentdiff.core.formats.adk_test.normalize import renumbered
 from agentdiff.core.project.family import AcceptBatch
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import RunOutput
 
 from .cases import FixtureCaseRef
@@ -88,7 +89,7 @@ class FixtureAccepts(AcceptBatch):
     def add(self, request: Any, out: RunOutput) -> bool:
         run = request.run
         ref: FixtureCaseRef = run.ref
-        if run.result.status.value == "passed" and not ref.fixture.xfail:
+        if run.result.status is CaseStatus.PASSED and not ref.fixture.xfail:
             return False  # the fixture already says what the run did
         mode = run.modes[run.shown] if run.modes else run.result.mode
         text = fixture_text(ref, run_events(ref, out, mode))
@@ -107,12 +108,12 @@ class FixtureAccepts(AcceptBatch):
         return writes
 
 
-def record_fixture(ref: FixtureCaseRef, out: RunOutput, root: Path) -> JournalEntry:
+def record_fixture(ref: FixtureCaseRef, out: RunOutput, root: Path, agent: str = "") -> JournalEntry:
     """A live run of the fixture's user messages written as the fixture (`--rebuild`, reviewable)."""
     if out.error is not None:
         raise RecordError(f"the run failed, nothing was recorded: {out.error}")
     text = fixture_text(ref, run_events(ref, out, "live"))
-    record = registration(out, "", root)
+    record = registration(out, agent, root)
     writes = [FileWrite(ref.fixture.source.path, text, ref.fixture.source.sha256),
               registration_write(registration_path(ref), ref.name, record)]
     return write_baseline(writes, root, f"record {ref.id}")
