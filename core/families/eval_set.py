@@ -46,6 +46,10 @@ class EvalSetFamily(CaseFamily):
         )
         return given, (case.model_dump_json(), ref.config.config.model_dump_json(), checks_digest(ref.checks))
 
+    def id_key(self, ref: EvalCaseRef) -> str:
+        """The key its id is written under in its file (where an editor opens it)."""
+        return "eval_id"
+
     def editor_place(self, ref: EvalCaseRef) -> tuple[Path, Optional[int], Optional[int]]:
         path = ("eval_cases", ref.position, self.id_key(ref)) if isinstance(ref.eval_set.raw, dict) else (0,)  # a legacy file: its first row
         found = SourceIndex.of_eval_set(ref.eval_set).locate(Origin(file=ref.eval_set.source.display, path=path))

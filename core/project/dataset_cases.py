@@ -267,11 +267,6 @@ def _as_eval_set(loaded: LoadedDataset) -> LoadedEvalSet:
     return LoadedEvalSet.of(loaded.source, EvalSet(eval_set_id=name, eval_cases=cases), parsed=loaded.raw)
 
 
-def case_kind(ref: object) -> str:
-    """What a case is, as reports name it: its family's name (`agents_cli`, `eval_set`, `conformance`)."""
-    return ref.family  # type: ignore[attr-defined]
-
-
 def dataset_shape(ref: DatasetCaseRef) -> str:
     """`prompt`, `continuation` or `scenario`: what the case sends."""
     if is_scenario(ref.written):

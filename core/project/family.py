@@ -108,10 +108,6 @@ class CaseFamily:
         path once per report); none: any file in its unit, a folder."""
         raise NotImplementedError
 
-    def id_key(self, ref: Any) -> str:
-        """The key its id is written under in its file (where an editor opens it)."""
-        return "eval_id"
-
     def content(self, ref: Any) -> tuple[object, object]:
         """Its content in two halves: what its agent is given, and what it is judged by (a change of the
         first re-runs it, of the second re-scores its last run)."""
@@ -233,12 +229,10 @@ _LOADED: dict[str, CaseFamily] = {}
 
 
 def family_named(name: str) -> CaseFamily:
-    target = REGISTERED[name]
-    family = _LOADED.get(target)
+    family = _LOADED.get(name)
     if family is None:
-        module, _, cls = target.partition(":")
-        family = _LOADED[target] = getattr(importlib.import_module(module), cls)()
-        _LOADED[name] = family
+        module, _, cls = REGISTERED[name].partition(":")
+        family = _LOADED[name] = getattr(importlib.import_module(module), cls)()
     return family
 
 

@@ -20,12 +20,6 @@ from .prompt_modal import PromptModal
 from .text_modal import TextModal
 
 
-def eval_id_position(ref) -> tuple[Optional[int], Optional[int]]:
-    """Where the case's id is written in its file (an eval set's eval_id; a legacy file: its first row)."""
-    _, line, column = family_of(ref).editor_place(ref)
-    return line, column
-
-
 class TriageActions:
     """Mixed into WorkbenchScreen: uses its `workbench`, `services`, `triage`, `view`, `current`,
     `tree` and `filter_bar`."""

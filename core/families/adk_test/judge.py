@@ -56,21 +56,14 @@ def fixture_job(ref: FixtureCaseRef, agent: AgentRef, mode: str) -> Optional[Job
     plan = replay_plan(fixture.events, fixture.mocks)
     if plan is None or fixture.skipped:
         return None
-    responses = [part["functionResponse"].get("id") for event in fixture.events for part in _parts(event)
-                 if isinstance(part.get("functionResponse"), dict) and "id" in part["functionResponse"]]
     if mode == "replay":
         spec: dict[str, Any] = {"user_message": plan.user_message, "responses": plan.responses, "later": plan.later,
                                 "call_ids": plan.call_ids, "mocks": plan.mocks,
                                 "test_id": f"{ref.agent_dir.name}/{fixture.source.path.name}"}
     else:
-        spec = {"live": True, "messages": user_messages(fixture.events), "call_ids": plan.call_ids, "response_ids": responses}
+        spec = {"live": True, "messages": user_messages(fixture.events), "call_ids": plan.call_ids, "response_ids": plan.response_ids}
     return Job(case_id=ref.id, agent=agent, mode="replay" if mode == "replay" else "live", app_name="test_app", user_id="test_user",
                messages=messages_of(ref), fixture=spec)
-
-
-def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
-    content = event.get("content")
-    return [p for p in (content.get("parts") or []) if isinstance(p, dict)] if isinstance(content, dict) else []
 
 
 async def run_fixture_case(ref: FixtureCaseRef, agent: AgentRef, pool: Any, options: Any, mode: str) -> CaseRun:

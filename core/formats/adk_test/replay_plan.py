@@ -24,6 +24,7 @@ class ReplayPlan:
     responses: list[dict[str, Any]] = field(default_factory=list)  # {"author", "content"}, as the fixture has them
     later: list[dict[str, Any]] = field(default_factory=list)  # {"content", "branch"}: the user's later events
     call_ids: list[Any] = field(default_factory=list)  # every recorded function call's id, in order
+    response_ids: list[Any] = field(default_factory=list)  # every recorded function response's id, in order
     mocks: dict[str, Any] = field(default_factory=dict)
 
 
@@ -106,9 +107,13 @@ def replay_plan(events: Sequence[dict[str, Any]], mocks: Optional[dict[str, Any]
         return None
     later = [{"content": content, "branch": event.get("branch")}
              for event in events[1:] if (content := user_content(event)) is not None]
-    call_ids = [part["functionCall"]["id"] for event in events for part in ((event.get("content") or {}).get("parts") or [])
-                if isinstance(part, dict) and isinstance(part.get("functionCall"), dict) and "id" in part["functionCall"]]
-    return ReplayPlan(message, picked(events[1:]), later, call_ids, dict(mocks or {}))
+    return ReplayPlan(message, picked(events[1:]), later, _ids(events, "functionCall"), _ids(events, "functionResponse"), dict(mocks or {}))
+
+
+def _ids(events: Sequence[dict[str, Any]], kind: str) -> list[Any]:
+    """The ids of every part of `kind` (`functionCall`, `functionResponse`) the events hold, in order."""
+    return [part[kind]["id"] for event in events for part in ((event.get("content") or {}).get("parts") or [])
+            if isinstance(part, dict) and isinstance(part.get(kind), dict) and "id" in part[kind]]
 
 
 def user_messages(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
