@@ -70,7 +70,10 @@ def ids(*agents: str) -> set[str]:
 
 
 def break_the_rules(root: Path) -> None:
-    (root / "common" / "rules.py").write_text('SUFFIX = " and a long goodbye"  # every answer of a and b fails\n')
+    """A save as editors make it (a new file renamed over the old): a poller never sees it half written."""
+    saved = root / "common" / "rules.py.new"
+    saved.write_text('SUFFIX = " and a long goodbye"  # every answer of a and b fails\n')
+    os.replace(saved, root / "common" / "rules.py")
 
 
 def git_commit(root: Path) -> None:
@@ -229,7 +232,9 @@ async def test_watch_mode_re_runs_exactly_the_cases_whose_agents_import_a_change
         await asyncio.sleep(0.3)  # the poller has its first look at the tree
         break_the_rules(root)  # outside every watched path but the project root
         await until(pilot, lambda: all(cases[i].status is not None and cases[i].status.value == "failed" for i in ids("a", "b")),
-                    timeout=60, what="a's and b's cases to fail on the new rules")
+                    timeout=60, what="a's and b's cases to fail on the new rules",
+                    state=lambda: ({i: (s.status, s.reason, s.running, s.stale, s.run.result.error if s.run else None)
+                                    for i, s in cases.items()}, pool.ran, app.workbench.paused))
         await settle(app, pilot, timeout=60)
         assert set(pool.ran) == ids("a", "b")
         assert cases["a/a.evalset.json::case_0"].reason == "re-run: common/rules.py changed (imported by its agent)"

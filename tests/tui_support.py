@@ -120,11 +120,13 @@ async def settle(app, pilot, timeout: float = 10.0) -> None:
         await pilot.pause(0.02)
 
 
-async def until(pilot, condition: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
-    """Until `condition()` holds (after a key, a change, a write), polling; fails after `timeout`."""
+async def until(pilot, condition: Callable[[], object], timeout: float = 10.0, what: str = "",
+                state: Callable[[], object] = lambda: "") -> None:
+    """Until `condition()` holds (after a key, a change, a write), polling; fails after `timeout`,
+    saying `state()` (what the test looks at) as it was then."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
         _no_misses(pilot.app)
-        assert loop.time() < deadline, f"timed out after {timeout} s waiting for {what or condition}"
+        assert loop.time() < deadline, f"timed out after {timeout} s waiting for {what or condition} {state()}"
         await pilot.pause(0.02)

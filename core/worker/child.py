@@ -290,8 +290,11 @@ def _watch_stalls(jobs: Sequence[Job], beat: list[float], give_back: Callable[[i
     def watch() -> None:
         while True:
             time.sleep(0.25)
-            if time.perf_counter() - beat[0] < STALL_SECONDS or _importing():
-                continue  # an import (the agent's, loaded once for the batch) holds every run alike: no use moving them
+            if _importing():  # an import (the agent's, loaded once for the batch) holds every run alike: no
+                beat[0] = time.perf_counter()  # use moving them, and a stall is counted from its end, not its start
+                continue
+            if time.perf_counter() - beat[0] < STALL_SECONDS:
+                continue
             blocking = _blocking_job(jobs)
             if blocking is not None and give_back(blocking):
                 return
