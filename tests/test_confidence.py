@@ -43,3 +43,31 @@ def test_a_drop_is_fishers_exact_test_as_scipy_computes_it(before, now):
 def test_a_small_drop_is_chance_and_a_large_one_is_not():
     assert drop_p_value(9, 10, 8, 10) > 0.4
     assert drop_p_value(10, 10, 2, 10) < 0.001
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 19, 49, 999])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_the_t_quantile_is_students_as_scipy_computes_it(df, confidence):
+    from agentdiff.core.scoring.confidence import t_quantile
+
+    reference = stats.t.ppf(1 - (1 - confidence) / 2, df)
+    assert t_quantile(confidence, df) == pytest.approx(reference, rel=1e-9)
+
+
+def test_a_metrics_mean_and_interval_over_runs_match_scipys():
+    from agentdiff.core.scoring.confidence import mean_interval
+
+    values = [0.2, 0.9, 0.75, 1.0, 0.6]
+    mean, low, high = mean_interval(values)
+    reference = stats.t.interval(0.95, len(values) - 1, loc=stats.tmean(values), scale=stats.sem(values))
+    assert mean == pytest.approx(0.69) and low == pytest.approx(reference[0]) and high == pytest.approx(reference[1])
+    assert mean_interval([0.4]) == (0.4, 0.4, 0.4)
+
+
+def test_run_until_confident_looks_a_few_times_each_at_a_stricter_level():
+    from agentdiff.core.scoring.confidence import each_look, looks, next_runs
+
+    assert looks(5, 100) == 6  # 5, 10, 20, 40, 80, 100
+    assert next_runs(5, 100) == 5 and next_runs(80, 100) == 20 and next_runs(100, 100) == 0
+    assert looks(10, 10) == 1 and each_look(0.95, 1) == 0.95
+    assert each_look(0.95, 5) == pytest.approx(0.99)

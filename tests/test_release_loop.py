@@ -144,7 +144,8 @@ def test_gate_rules_in_the_configuration_are_checked(tmp_path):
     assert sorted(e.message for e in errors) == [
         "`gate.critical` must be a list of label:NAME (or failure:NAME), set:NAME or id:GLOB",
         "unknown gate rule 'max_speed' (use max_pass_rate_drop, max_p95_seconds, max_total_tokens, max_case_tokens, "
-        "max_total_cost, max_case_cost, max_case_tool_calls, critical, require_signoff, signoff_since)"]
+        "max_total_cost, max_case_cost, max_case_tool_calls, min_pass_rate, max_inconclusive, max_paired_drop, critical, "
+        "require_signoff, signoff_since)"]
 
 
 def write_kept(root: Path, name: str, branch: str | None = None) -> Path:

@@ -14,6 +14,7 @@ GLYPH = {
     CaseStatus.FLAKY: "~",
     CaseStatus.NOT_EVALUATED: "?",
     CaseStatus.NEW: "+",
+    CaseStatus.INCONCLUSIVE: "≈",
 }
 STYLE = {
     CaseStatus.PASSED: "green",
@@ -22,6 +23,7 @@ STYLE = {
     CaseStatus.FLAKY: "yellow",
     CaseStatus.NOT_EVALUATED: "magenta",
     CaseStatus.NEW: "cyan",
+    CaseStatus.INCONCLUSIVE: "yellow",
 }
 STALE, RUNNING, NOT_RUN = "○", "⟳", "·"
 

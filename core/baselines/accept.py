@@ -20,7 +20,6 @@ from agentdiff.core.baselines.documents import ASSISTANT, REGISTRATION_FILE, Rec
 from agentdiff.core.baselines.journal import FileWrite, JournalEntry, read_exact, write_baseline
 from agentdiff.core.project.family import AcceptBatch, family_of
 from agentdiff.core.run.case_run import CaseRun
-from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.worker.jobs import RunOutput
 
 Scope = Literal["case", "turn", "layer"]
@@ -143,7 +142,7 @@ def _chosen(request: AcceptRequest) -> AcceptRequest:
             raise RecordError(f"{run.ref.id} has no run {request.repeat + 1} (it has {len(run.outputs)})")
         trace = run.trace if request.repeat == run.shown else None
         return dataclasses.replace(request, run=dataclasses.replace(run, shown=request.repeat, trace=trace, diff=None))
-    if run.result.status is CaseStatus.FLAKY:
+    if run.result.disagreeing:
         raise RecordError(f"{run.ref.id} is flaky (its runs disagree): choose the run to accept; " + "; ".join(run_summaries(run)))
     return request
 

@@ -28,6 +28,9 @@ class AgentsCliFamily(EvalSetFamily):
     name = "agents_cli"
     accepted_whole = "an agents-cli baseline holds the whole run"
 
+    def suite_pass_rule(self, ref: DatasetCaseRef) -> tuple[Optional[float], Optional[float]]:
+        return None, None  # `eval_config.yaml` is agents-cli's: `[tool.agentdiff]` sets a dataset's rule
+
     def project_agent(self, ref: DatasetCaseRef, root: Path, tried: list[str]) -> Any:
         return manifest_agent(ref, root, tried)
 

@@ -46,6 +46,10 @@ class EvalSetFamily(CaseFamily):
         )
         return given, (case.model_dump_json(), ref.config.config.model_dump_json(), checks_digest(ref.checks))
 
+    def suite_pass_rule(self, ref: EvalCaseRef) -> tuple[Optional[float], Optional[float]]:
+        config = ref.config.config  # `min_pass_rate` and `confidence` in its `test_config.json`
+        return config.min_pass_rate, config.confidence
+
     def id_key(self, ref: EvalCaseRef) -> str:
         """The key its id is written under in its file (where an editor opens it)."""
         return "eval_id"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from agentdiff.core.formats.adk_rules import RULES_NEWEST, AdkRules
@@ -97,6 +97,9 @@ class EvalConfig(BaseModel):
     custom_metrics: Optional[dict[str, CustomMetricConfig]] = None
     user_simulator_config: Any = None
     live_model_config: Any = None
+    # agentdiff's own (ADK ignores keys it does not know): the pass rate its live repeats must show
+    min_pass_rate: Optional[float] = Field(default=None, ge=0, le=1)
+    confidence: Optional[float] = Field(default=None, ge=0.5, lt=1)
 
 
 DEFAULT_CRITERIA: dict[str, Union[float, BaseCriterion]] = {TOOL_TRAJECTORY: 1.0, RESPONSE_MATCH: 0.8}

@@ -10,6 +10,12 @@
     memory_mb = 4096             # memory a worker may use before allocations fail
     python = ".venv/bin/python"  # the interpreter that runs the agents; default: found (`interpreter`)
     strict_node_order = false    # ADK 2 workflows: parallel branches compared in the order they ran
+    min_pass_rate = 0.9          # live repeats: the pass rate a case must show (default: every run passes)
+    confidence = 0.95            # the level of every pass-rate interval
+    pass_hat_k = [3]             # report pass^k: the chance k runs in a row all pass
+    inconclusive_passes = false  # an inconclusive case fails `run` (exit 3) unless this is true
+    [tool.agentdiff.min_pass_rate_for]  # per case id glob
+    "weather/*" = 0.7
     [tool.agentdiff.agent_for]   # which agent runs the cases under a path
     "evals/support" = "customer_service"
     [tool.agentdiff.prices]      # US dollars per million tokens, for an estimated cost
@@ -51,17 +57,23 @@ class ProjectConfig:
     confirm_live_above: int = 50  # re-running more cases live than this asks first, with their cost
     strict_node_order: bool = False  # ADK 2 workflows: parallel branches compared in the order they ran
     gate: dict[str, Any] = field(default_factory=dict)  # the release gate's rules (`GATE_NUMBERS`, `critical`)
+    min_pass_rate: Optional[float] = None  # None: every run must pass (`scoring.pass_rate`)
+    confidence: Optional[float] = None
+    pass_hat_k: tuple[int, ...] = ()
+    min_pass_rate_for: dict[str, float] = field(default_factory=dict)  # case id glob → its minimum
+    inconclusive_passes: bool = False  # an inconclusive case does not fail `run` (exit 0, not 3)
 
 
 #: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
 MAX_NUM_RUNS = 1000
 
 _KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate", "confirm_live_above",
-          "strict_node_order"}
+          "strict_node_order", "min_pass_rate", "confidence", "pass_hat_k", "min_pass_rate_for",
+          "inconclusive_passes"}
 
 #: The gate's rules that are limits: the most a run may show (see `agentdiff gate`).
 GATE_NUMBERS = ("max_pass_rate_drop", "max_p95_seconds", "max_total_tokens", "max_case_tokens", "max_total_cost",
-                "max_case_cost", "max_case_tool_calls")
+                "max_case_cost", "max_case_tool_calls", "min_pass_rate", "max_inconclusive", "max_paired_drop")
 CRITICAL_KINDS = ("label", "failure", "set", "id")
 
 
@@ -169,8 +181,44 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         confirm_live_above=number("confirm_live_above", 50, 0, 10_000_000),
         gate=_gate(data.get("gate"), path, errors),
         strict_node_order=_flag(data, "strict_node_order", path, errors),
+        min_pass_rate=number("min_pass_rate", None, 0, 1, whole=False),
+        confidence=_confidence(data, path, errors),
+        pass_hat_k=_pass_hat_k(data, path, errors),
+        min_pass_rate_for=_rates_for(data, path, errors),
+        inconclusive_passes=_flag(data, "inconclusive_passes", path, errors),
     )
     return config, errors
+
+
+def _confidence(data: dict[str, Any], path: Path, errors: list[LoadError]) -> Optional[float]:
+    value = data.get("confidence")
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0.5 <= value < 1):
+        return None if value is None else float(value)
+    errors.append(LoadError(file=path.name, message=f"`confidence` must be a level from 0.5 to below 1, such as 0.95, not {value!r}"))
+    return None
+
+
+def _pass_hat_k(data: dict[str, Any], path: Path, errors: list[LoadError]) -> tuple[int, ...]:
+    value = data.get("pass_hat_k", [])
+    value = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if isinstance(value, list) and all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_NUM_RUNS for k in value):
+        return tuple(sorted(set(value)))
+    errors.append(LoadError(file=path.name, message=f"`pass_hat_k` must be a list of whole numbers from 1 to {MAX_NUM_RUNS}, not {value!r}"))
+    return ()
+
+
+def _rates_for(data: dict[str, Any], path: Path, errors: list[LoadError]) -> dict[str, float]:
+    table = data.get("min_pass_rate_for", {})
+    if not isinstance(table, dict):
+        errors.append(LoadError(file=path.name, message="`min_pass_rate_for` must be a table of case id glob = minimum pass rate"))
+        return {}
+    rates = {}
+    for glob, value in table.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+            rates[str(glob)] = float(value)
+        else:
+            errors.append(LoadError(file=path.name, message=f"`min_pass_rate_for.{glob}` must be a rate from 0 to 1, not {value!r}"))
+    return rates
 
 
 def _flag(data: dict[str, Any], key: str, path: Path, errors: list[LoadError]) -> bool:

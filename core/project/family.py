@@ -165,6 +165,10 @@ class CaseFamily:
         """Its last runs scored and diffed again against the case as loaded now, without running it."""
         raise NotImplementedError
 
+    def suite_pass_rule(self, ref: Any) -> tuple[Optional[float], Optional[float]]:
+        """The minimum pass rate and confidence its own suite's file sets for its live repeats (None: not set)."""
+        return None, None
+
     async def judge_again(self, ref: Any, previous: Any, pool: Any, options: Any) -> list:
         """Its judged metrics of the last runs, against the case as loaded now."""
         return []

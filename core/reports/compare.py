@@ -1,6 +1,11 @@
 """Comparing two runs (kept runs or JSON reports): which cases regressed, were fixed, became flaky
 or erroring, were added or removed; each metric's score delta; seconds, tokens, cost and tool calls
-per case and in total, with p50 and p95."""
+per case and in total, with p50 and p95.
+
+A case that ran more than once on either side is compared by its pass counts: it regressed only when
+the drop in its pass rate is significant (Fisher's exact test, one-sided, p < `ALPHA`) and at least
+`MIN_EFFECT`; a smaller or less certain move is "not significant", with its p-value. One run on each
+side is compared by its verdicts, as ever: there is nothing to test."""
 
 from __future__ import annotations
 
@@ -11,8 +16,13 @@ from typing import Any, Mapping, Optional, Sequence
 from agentdiff.core.reports.kept_runs import KeptRun
 from agentdiff.core.reports.links import file_link
 from agentdiff.core.reports.values import single_line
+from agentdiff.core.scoring.confidence import drop_p_value
 
-CATEGORIES = ("regressed", "newly erroring", "newly flaky", "fixed", "added", "removed", "unchanged")
+CATEGORIES = ("regressed", "newly erroring", "newly flaky", "not significant", "fixed", "added", "removed", "unchanged")
+#: A drop in a repeated case's pass rate is a regression when Fisher's one-sided p is below this …
+ALPHA = 0.05
+#: … and the rate fell by at least this much (a tiny, certain drop over thousands of runs is no regression).
+MIN_EFFECT = 0.1
 MEASURES = ("seconds", "tokens", "cost", "tool_calls")
 
 
@@ -57,6 +67,35 @@ class CaseDelta:
     metrics: dict[str, tuple[Optional[float], Optional[float]]] = field(default_factory=dict)  # name: (base, head) score
     measures: dict[str, tuple[Optional[float], Optional[float]]] = field(default_factory=dict)  # MEASURES: (base, head)
     first_divergence: Optional[str] = None  # the head's
+    counts: tuple[Optional[tuple[int, int]], Optional[tuple[int, int]]] = (None, None)  # (passes, runs) on each side
+    p_value: Optional[float] = None  # a repeated case's move: Fisher's one-sided p of it
+
+
+def pass_counts(case: Optional[dict[str, Any]]) -> Optional[tuple[int, int]]:
+    """A case's (passes, runs): its `pass_rate` when the report has one; else from its verdict when its
+    runs agreed (passed: all, failed: none); None when not known (a flaky case of an older report, an error)."""
+    if case is None:
+        return None
+    rate = case.get("pass_rate")
+    if isinstance(rate, dict) and isinstance(rate.get("passes"), int) and isinstance(rate.get("runs"), int) and rate["runs"] > 0:
+        return rate["passes"], rate["runs"]
+    runs = case.get("runs") if isinstance(case.get("runs"), int) and case.get("runs") > 0 else 1
+    return {"passed": (runs, runs), "failed": (0, runs)}.get(case.get("status"))
+
+
+def judged(base: Optional[dict[str, Any]], head: Optional[dict[str, Any]]) -> tuple[str, Optional[float]]:
+    """A case's category, and for a repeated case's move its p-value."""
+    plain = category(base and base.get("status"), head and head.get("status"))
+    before, now = pass_counts(base), pass_counts(head)
+    if plain in ("added", "removed", "newly erroring") or before is None or now is None or max(before[1], now[1]) < 2:
+        return plain, None
+    drop = before[0] / before[1] - now[0] / now[1]
+    if drop == 0:
+        return ("unchanged" if plain in ("regressed", "fixed", "newly flaky") else plain), None
+    p = drop_p_value(*before, *now) if drop > 0 else drop_p_value(*now, *before)
+    if p < ALPHA and abs(drop) >= MIN_EFFECT:
+        return ("regressed" if drop > 0 else "fixed"), p
+    return "not significant", p
 
 
 def percentile(values: Sequence[float], p: float) -> Optional[float]:
@@ -110,10 +149,11 @@ def compare(base: KeptRun, head: KeptRun) -> Comparison:
                 scores[metric["name"]] = (pair[0], pair[1])
         layers = (h or {}).get("layers") or []
         first = next((layer.get("first_divergence") for layer in layers if layer.get("status") == "changed" and layer.get("first_divergence")), None)
+        kind, p = judged(b, h)
         out.append(CaseDelta(
-            case_id, category(b and b.get("status"), h and h.get("status")), b and b.get("status"), h and h.get("status"),
+            case_id, kind, b and b.get("status"), h and h.get("status"),
             (h or b or {}).get("source"), scores, {name: (measure(b, name), measure(h, name)) for name in MEASURES},
-            first or (h or {}).get("error"),
+            first or (h or {}).get("error"), (pass_counts(b), pass_counts(h)), p,
         ))
     return Comparison(base, head, out)
 
@@ -165,11 +205,16 @@ def comparison_dict(cmp: Comparison) -> dict[str, Any]:
         "cases": [
             {"id": c.id, "category": c.category, "base": c.base_status, "head": c.head_status, "source": c.source,
              "first_divergence": c.first_divergence,
+             **({"passes": {"base": _count(c.counts[0]), "head": _count(c.counts[1])}, "p_value": c.p_value} if c.p_value is not None else {}),
              "metrics": {name: {"base": b, "head": h} for name, (b, h) in c.metrics.items()},
              **{name: {"base": b, "head": h} for name, (b, h) in c.measures.items()}}
             for c in cmp.cases
         ],
     }
+
+
+def _count(counts: Optional[tuple[int, int]]) -> Optional[str]:
+    return f"{counts[0]}/{counts[1]}" if counts else None
 
 
 def comparison_lines(cmp: Comparison, markdown: bool = False, env: Optional[Mapping[str, str]] = None) -> list[str]:
@@ -194,8 +239,10 @@ def comparison_lines(cmp: Comparison, markdown: bool = False, env: Optional[Mapp
             side = cmp.base if case.category == "removed" else cmp.head  # a removed case's file is in the base run's commit
             shown = single_line(case.id)
             label = f"[{shown}]({file_link(case.source, side.meta, env)})" if markdown and case.source else shown
-            lines.append(f"- {label}: {case.base_status or '-'} → {case.head_status or '-'}" if markdown
-                         else f"  {shown}: {case.base_status or '-'} → {case.head_status or '-'}")
+            moved_by = (f" ({_count(case.counts[0])} → {_count(case.counts[1])} runs passed, p={case.p_value:.2g})"
+                        if case.p_value is not None else "")
+            lines.append(f"- {label}: {case.base_status or '-'} → {case.head_status or '-'}{moved_by}" if markdown
+                         else f"  {shown}: {case.base_status or '-'} → {case.head_status or '-'}{moved_by}")
             pad = "  " if markdown else "      "
             if case.first_divergence and case.category in ("regressed", "newly erroring", "newly flaky"):
                 lines.append(f"{pad}{single_line(case.first_divergence)}")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from agentdiff.core.scoring.confidence import mean_interval, settled
+from agentdiff.core.scoring.results import percent
 from agentdiff.core.reports.compare import Comparison, number_text
 from agentdiff.core.reports.links import file_link
 
@@ -51,8 +53,47 @@ def selected(selector: str, case: Any, label_of: Callable[[str], Optional[str]])
     return fnmatch.fnmatchcase(case.id, value)
 
 
+def _pass_rate_rules(cmp: Comparison, rules: Mapping[str, Any], confidence: float) -> list[Rule]:
+    """`min_pass_rate` (no case of the run below it, as `run` holds repeated cases to one), `max_inconclusive`
+    (at most so many cases the run's repeats did not settle) and `max_paired_drop` (the mean drop of the
+    cases' own pass rates, when it is significant: a paired t interval above zero)."""
+    checked: list[Rule] = []
+    heads = [(c.id, c.counts[1]) for c in cmp.cases if c.head_status and c.counts[1] is not None]
+    inconclusive = [c.id for c in cmp.cases if c.head_status == "inconclusive"]
+    if "min_pass_rate" in rules:
+        minimum = min(1.0, rules["min_pass_rate"])
+        below, unsettled = [], []
+        for case_id, (passes, runs) in heads:
+            verdict = settled(passes, runs, minimum, confidence) if minimum < 1 else ("passed" if passes == runs else "failed")
+            if verdict == "failed":
+                below.append(f"{case_id} ({passes}/{runs})")
+            elif verdict == "inconclusive" and case_id not in inconclusive:
+                unsettled.append(case_id)
+        inconclusive += unsettled
+        checked.append(Rule(f"min_pass_rate = {rules['min_pass_rate']:g}",
+                            f"{len(below)} case(s) below it: {', '.join(below[:5])}" if below else None, tuple(below)))
+    if "max_inconclusive" in rules or ("min_pass_rate" in rules and inconclusive):
+        limit = rules.get("max_inconclusive", 0)
+        checked.append(Rule(f"max_inconclusive = {limit:g}",
+                            f"{len(inconclusive)} case(s) inconclusive (more runs would settle them: `run --until-confident`): "
+                            f"{', '.join(inconclusive[:5])}" if len(inconclusive) > limit else None, tuple(inconclusive)))
+    if "max_paired_drop" in rules:
+        limit = rules["max_paired_drop"]
+        drops = [before[0] / before[1] - now[0] / now[1] for c in cmp.cases
+                 if (before := c.counts[0]) is not None and (now := c.counts[1]) is not None and c.base_status and c.head_status]
+        if len(drops) < 2:
+            checked.append(Rule(f"max_paired_drop = {limit:g}", None if drops else "cannot be checked: no case is in both runs with a verdict"))
+        else:
+            mean, low, high = mean_interval(drops, confidence)
+            broken = (f"the cases' pass rates fell {100 * mean:.1f} points on average over {len(drops)} cases "
+                      f"({percent(confidence)} interval {100 * low:.1f}–{100 * high:.1f}), more than {100 * limit:g}"
+                      if mean > limit and low > 0 else None)
+            checked.append(Rule(f"max_paired_drop = {limit:g}", broken))
+    return checked
+
+
 def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Optional[str]] = lambda _: None,
-         unsigned: Optional[Sequence[str]] = None, blocked: Optional[Sequence[str]] = None) -> GateResult:
+         unsigned: Optional[Sequence[str]] = None, blocked: Optional[Sequence[str]] = None, confidence: float = 0.95) -> GateResult:
     """`unsigned`: with `require_signoff`, the cases whose baseline changed since `signoff_since`
     without a sign-off (`baseline_review`). `blocked`: when the failure dictionary has entries that
     block the release, the run's failing cases bound to one (none may fail)."""
@@ -70,6 +111,7 @@ def gate(cmp: Comparison, rules: Mapping[str, Any], label_of: Callable[[str], Op
             drop = (base - head) if base is not None and head is not None else 0.0
             checked.append(Rule(f"max_pass_rate_drop = {limit:g}",
                                 f"the pass rate fell {drop:.1f} points ({base:.1f}% → {head:.1f}%), more than {limit:g}" if drop > limit else None))
+    checked += _pass_rate_rules(cmp, rules, confidence)
     for selector in rules.get("critical", []):
         hit = [c.id for c in regressions if selected(selector, c, label_of)]
         checked.append(Rule(f"critical {selector}", f"{len(hit)} critical case(s) regressed: {', '.join(hit[:5])}" if hit else None, tuple(hit)))

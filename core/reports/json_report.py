@@ -10,7 +10,7 @@ from agentdiff.core import __version__
 from agentdiff.core.diff.clusters import clusters
 from agentdiff.core.formats.json_text import dumps_indented
 from agentdiff.core.run.usage import estimated_cost, merge
-from agentdiff.core.scoring.results import CaseResult, MetricResult, summarize
+from agentdiff.core.scoring.results import CaseResult, MetricResult, PassRate, summarize
 
 SCHEMA_VERSION = 1
 
@@ -52,6 +52,22 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
         "tool_calls": case.tool_calls,
         "model_calls": case.model_calls,
         "cluster": case.cluster,
+        **({"pass_rate": pass_rate_dict(case.pass_rate)} if case.pass_rate is not None else {}),
+    }
+
+
+def pass_rate_dict(rate: PassRate) -> dict[str, Any]:
+    return {
+        "passes": rate.passes,
+        "runs": rate.runs,
+        "rate": round(rate.rate, 6),
+        "interval": [round(rate.low, 6), round(rate.high, 6)],
+        "confidence": rate.confidence,
+        "min_pass_rate": rate.min_pass_rate,
+        "more_runs": rate.more_runs,
+        "pass_hat_k": {str(k): round(value, 6) for k, value in rate.pass_hat_k},
+        "metrics": [{"name": m.name, "mean": round(m.mean, 6), "interval": [round(m.low, 6), round(m.high, 6)], "runs": m.runs}
+                    for m in rate.metrics],
     }
 
 
@@ -122,6 +138,9 @@ def _report(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]]
             "not_evaluated": summary.not_evaluated,
             "new": summary.new,
             "flaky": summary.flaky,
+            # held to a minimum pass rate: the cases whose runs did not settle it (the key only then)
+            **({"inconclusive": summary.inconclusive}
+               if summary.inconclusive or any(c.pass_rate is not None and c.pass_rate.min_pass_rate is not None for c in cases) else {}),
             "total": summary.total,
             "usage": usage,
             **({"cost": estimated_cost(usage, prices)} if prices else {}),

@@ -28,7 +28,8 @@ def render_junit(cases: Sequence[CaseResult]) -> str:
     root = ET.Element("testsuites", name="agentdiff")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for name, members in suites.items():
-        failures = sum(c.status in (CaseStatus.FAILED, CaseStatus.NOT_EVALUATED, CaseStatus.FLAKY, CaseStatus.NEW) for c in members)
+        failures = sum(c.status in (CaseStatus.FAILED, CaseStatus.NOT_EVALUATED, CaseStatus.FLAKY, CaseStatus.NEW,
+                                    CaseStatus.INCONCLUSIVE) for c in members)
         errors = sum(c.status is CaseStatus.ERROR for c in members)
         suite = ET.SubElement(
             root, "testsuite", name=_xml(name), tests=str(len(members)), failures=str(failures), errors=str(errors), skipped="0"

@@ -13,7 +13,7 @@ from agentdiff.core.scoring.results import CaseResult, CaseStatus
 
 _CELL = {CaseStatus.PASSED: "✅ PASS", CaseStatus.FLAKY: "⚠️ FLAKY", CaseStatus.ERROR: "❌ ERROR",
          CaseStatus.NOT_EVALUATED: "❌ NOT EVALUATED", CaseStatus.FAILED: "❌ FAIL",
-         CaseStatus.NEW: "🆕 NEW"}
+         CaseStatus.NEW: "🆕 NEW", CaseStatus.INCONCLUSIVE: "❔ INCONCLUSIVE"}
 
 
 def _one_line(text: str) -> str:

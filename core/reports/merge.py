@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence, TypeVar
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.reports.kept_runs import RunNotFound, kept_runs, read_run
 from agentdiff.core.scoring.metrics import MetricStatus
-from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, MetricResult
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, LayerSummary, MetricResult, MetricSpread, PassRate
 
 
 class MergeError(Exception):
@@ -29,7 +29,26 @@ def case_from_dict(data: dict[str, Any]) -> CaseResult:
         error=data.get("error"), error_location=_text(data.get("error_location")), error_trace=_text(data.get("error_trace")),
         scored_as=data.get("scored_as"), usage=data.get("usage") or {}, seconds=data.get("seconds"),
         tool_calls=data.get("tool_calls"), model_calls=data.get("model_calls"), cluster=data.get("cluster"),
+        pass_rate=pass_rate_from(data.get("pass_rate")),
     )
+
+
+def pass_rate_from(data: object) -> "PassRate | None":
+    """A report's `pass_rate` as written (`json_report.pass_rate_dict`); None when it has none or it is not one."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        low, high = data["interval"]
+        return PassRate(
+            passes=int(data["passes"]), runs=int(data["runs"]), low=float(low), high=float(high), confidence=float(data["confidence"]),
+            min_pass_rate=None if data.get("min_pass_rate") is None else float(data["min_pass_rate"]),
+            more_runs=None if data.get("more_runs") is None else int(data["more_runs"]),
+            pass_hat_k=tuple((int(k), float(v)) for k, v in (data.get("pass_hat_k") or {}).items()),
+            metrics=tuple(MetricSpread(str(m["name"]), float(m["mean"]), float(m["interval"][0]), float(m["interval"][1]), int(m["runs"]))
+                          for m in data.get("metrics") or ()),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _text(value: object) -> "str | None":

@@ -9,6 +9,7 @@ from typing import Literal, Optional
 
 from agentdiff.core.formats.conformance import StreamingMode
 from agentdiff.core.formats.eval_config import EvalConfig, MatchType
+from agentdiff.core.scoring.pass_rate import PassRules
 
 Mode = Literal["replay", "live"]
 
@@ -27,6 +28,7 @@ class RunOptions:
     judge_cache: Optional[Path] = None  # where judge answers are kept (None: every judge call is made)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)  # per million tokens, by model: for costs shown
     strict_node_order: bool = False  # a workflow's parallel branches compared in the order they ran
+    pass_rules: PassRules = field(default_factory=PassRules)  # what live repeats are held to (`scoring.pass_rate`)
 
     def with_mode(self, mode: Optional[Mode]) -> "RunOptions":
         return dataclasses.replace(self, mode=mode)

@@ -14,12 +14,13 @@ from agentdiff.core.run.case_run import CaseRun, summarised
 from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.judging import Judged
 from agentdiff.core.run.options import RunOptions
+from agentdiff.core.run.pass_rule import held_to_rule
 
 
 def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:
     """`judged`: an EvalSet case's judged metrics for each cached run (`judge_again`). Its journey
     checks are applied again too."""
-    return summarised(apply_checks(_rescored(ref, previous, options, judged)))
+    return summarised(held_to_rule(apply_checks(_rescored(ref, previous, options, judged)), options))
 
 
 def _rescored(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:

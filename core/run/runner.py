@@ -16,6 +16,7 @@ from agentdiff.core.project.family import family_of
 from agentdiff.core.run.case_run import CaseRun, unrun, summarised
 from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
+from agentdiff.core.run.pass_rule import held_to_rule
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.run.cpu import cpu_step, small
 from agentdiff.core.worker.jobs import AgentRef
@@ -38,8 +39,8 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
     if options.strict_node_order and run.diff is not None and run.baseline is not None and run.trace is not None:
         run = dataclasses.replace(run, diff=with_strict_node_order(run.diff, run.baseline.trace, run.trace))
     if not run.ref.checks:
-        return await cpu_step(small(run.outputs), summarised, run)
-    return await asyncio.to_thread(lambda: summarised(apply_checks(run)))  # user check functions: off the loop
+        return await cpu_step(small(run.outputs), lambda: summarised(held_to_rule(run, options)))
+    return await asyncio.to_thread(lambda: summarised(held_to_rule(apply_checks(run), options)))  # user check functions: off the loop
 
 
 def _keep_project_files(run: CaseRun, root: Path, agent: AgentRef) -> None:

@@ -25,6 +25,8 @@ from typing import Literal, Optional
 Settled = Literal["passed", "failed", "inconclusive"]
 #: More runs than this are never proposed: a rate that sits on the minimum never settles.
 MAX_MORE_RUNS = 1000
+#: The most runs a run-until-confident gives a case unless asked otherwise (`--max-runs`).
+MAX_RUNS = 100
 
 
 @lru_cache(maxsize=32)
@@ -92,3 +94,77 @@ def drop_p_value(passes_before: int, runs_before: int, passes_now: int, runs_now
     denominator = math.comb(total, runs_before)
     return min(1.0, sum(math.comb(total_passes, x) * math.comb(total - total_passes, runs_before - x)
                         for x in range(passes_before, high + 1) if x >= low) / denominator)
+
+
+def _t_within(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with a whole number of degrees of freedom (Abramowitz & Stegun 26.7.3–4)."""
+    theta = math.atan(t / math.sqrt(df))
+    cos2, sin = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2 == 0:
+        term = total = 1.0
+        for k in range(2, df - 1, 2):
+            term *= cos2 * (k - 1) / k
+            total += term
+        return sin * total
+    if df == 1:
+        return 2 * theta / math.pi
+    term = total = math.cos(theta)
+    for k in range(3, df - 1, 2):
+        term *= cos2 * (k - 1) / k
+        total += term
+    return 2 / math.pi * (theta + sin * total)
+
+
+def t_quantile(confidence: float, df: int) -> float:
+    """Student's t two-sided quantile, `df` degrees of freedom: its distribution function's closed form
+    for whole degrees of freedom solved by bisection (a case has at most 1000 runs)."""
+    if df < 1:
+        raise ValueError(f"a t quantile needs a degree of freedom, not {df}")
+    _z(confidence)  # the level checked
+    low, high = 0.0, 1.0
+    while _t_within(high, df) < confidence:
+        high *= 2
+    for _ in range(100):
+        middle = (low + high) / 2
+        if _t_within(middle, df) < confidence:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12:
+            break
+    return (low + high) / 2
+
+
+def mean_interval(values: "list[float]", confidence: float = 0.95) -> tuple[float, float, float]:
+    """The mean of a metric's scores over a case's runs and Student's t interval around it (one value: the
+    value, and nothing known around it beyond it)."""
+    count = len(values)
+    if count == 0:
+        raise ValueError("no values")
+    mean = sum(values) / count
+    if count == 1:
+        return mean, mean, mean
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / (count - 1)) / math.sqrt(count)
+    half = t_quantile(confidence, count - 1) * spread
+    return mean, mean - half, mean + half
+
+
+def looks(first: int, most: int) -> int:
+    """How many times a run-until-confident looks at a case that starts with `first` runs and may grow to
+    `most`, doubling each time (`next_runs`)."""
+    count, runs = 1, max(1, first)
+    while runs < most:
+        runs = min(most, runs * 2)
+        count += 1
+    return count
+
+
+def next_runs(runs: int, most: int) -> int:
+    """How many runs the next look adds: as many as there are (the runs double), up to `most` in all."""
+    return max(0, min(most, max(1, runs) * 2) - runs)
+
+
+def each_look(confidence: float, count: int) -> float:
+    """The confidence each of `count` looks must hold so that all of them together hold `confidence`
+    (Bonferroni: the chance that any look is wrong is at most the sum of theirs)."""
+    return confidence if count <= 1 else 1 - (1 - confidence) / count

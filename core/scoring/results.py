@@ -17,6 +17,7 @@ class CaseStatus(str, Enum):
     NOT_EVALUATED = "not_evaluated"  # no metric could produce a score
     FLAKY = "flaky"  # repeated runs disagree
     NEW = "new"  # nothing accepted yet to diff it against (an agents-cli case with no baseline): pending
+    INCONCLUSIVE = "inconclusive"  # its runs' pass rate straddles its minimum pass rate: more runs would settle it
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,53 @@ class MetricResult:
     reason: Optional[str] = None
     criterion: Optional[dict[str, Any]] = None
     details: Optional[dict[str, Any]] = None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpread:
+    """A metric's score over a case's runs: the mean and its interval (Student's t)."""
+
+    name: str
+    mean: float
+    low: float
+    high: float
+    runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassRate:
+    """How many of a case's runs passed, and how sure that makes its verdict (`scoring.pass_rate`)."""
+
+    passes: int
+    runs: int
+    low: float  # the pass rate's interval (Wilson's) at `confidence`
+    high: float
+    confidence: float
+    min_pass_rate: Optional[float] = None  # the rule its verdict was held to (None: every run must pass)
+    more_runs: Optional[int] = None  # inconclusive: how many more runs would most likely settle it (None: none would)
+    pass_hat_k: tuple[tuple[int, float], ...] = ()  # (k, the chance k runs in a row all pass), where asked
+    metrics: tuple[MetricSpread, ...] = ()
+
+    @property
+    def rate(self) -> float:
+        return self.passes / self.runs if self.runs else 0.0
+
+    @property
+    def words(self) -> str:
+        """`7/10 runs passed: 70% (95% interval 40–89%)`."""
+        return (f"{self.passes}/{self.runs} runs passed: {percent(self.rate)} "
+                f"({percent(self.confidence)} interval {percent(self.low, sign=False)}–{percent(self.high)})")
+
+
+def percent(value: float, sign: bool = True) -> str:
+    """A rate as a whole percentage, never rounded onto 0 or 100 unless it is one (`99.6%` is not `100%`)."""
+    shown = round(value * 100)
+    if shown in (0, 100) and 0 < value < 1:
+        text = f"{value * 100:.1f}"
+        text = text if float(text) not in (0.0, 100.0) else f"{value * 100:.2g}"
+    else:
+        text = str(shown)
+    return text + ("%" if sign else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +128,18 @@ class CaseResult:
     #: root), and the traceback trimmed to the project's frames
     error_location: Optional[str] = None
     error_trace: Optional[str] = None
+    #: over its runs (live, repeated or held to a minimum pass rate): the pass count, rate and interval
+    pass_rate: Optional[PassRate] = None
 
     @property
     def category(self) -> str:
         return self.eval_set_id or ""
+
+    @property
+    def disagreeing(self) -> bool:
+        """Its repeats disagree (some passed, some failed, none errored): accepting one means choosing which."""
+        statuses = {run.status for run in self.runs}
+        return len(self.runs) > 1 and {CaseStatus.PASSED, CaseStatus.FAILED} <= statuses and not any(run.error for run in self.runs)
 
     @property
     def located_error(self) -> str:
@@ -115,10 +171,11 @@ class Summary:
     not_evaluated: int = 0
     flaky: int = 0
     new: int = 0
+    inconclusive: int = 0
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.error + self.not_evaluated + self.flaky + self.new
+        return self.passed + self.failed + self.error + self.not_evaluated + self.flaky + self.new + self.inconclusive
 
     @property
     def all_passed(self) -> bool:

@@ -69,7 +69,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             refs.append(ref)
     runs = run_now(refs, args, config, keep=(lambda run: run.result.status.value != "passed") if args.all_failed else None)
     if args.all_failed:
-        flaky = [run for run in runs if run.result.status.value == "flaky"]
+        flaky = [run for run in runs if run.result.disagreeing]
         if flaky:
             print(f"left out, flaky (their runs disagree; accept one with --run N, or review them): "
                   f"{', '.join(run.ref.id for run in flaky)}", file=err)

@@ -20,6 +20,7 @@ STATUS_CODES = {
     CaseStatus.FLAKY: "33",  # yellow
     CaseStatus.NOT_EVALUATED: "2",  # dim
     CaseStatus.NEW: "36",  # cyan
+    CaseStatus.INCONCLUSIVE: "33",  # yellow
 }
 REMOVED, ADDED, BOLD, DIM = "31", "32", "1", "2"
 

@@ -9,7 +9,7 @@ from typing import Sequence, TextIO
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.scoring.results import CaseResult, summarize
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
 
 def quoted(value: object, limit: int = 120) -> str:
@@ -50,8 +50,14 @@ def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
                   "(`agentdiff list --json` lists every one)", file=out)
 
 
-def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError]) -> int:
-    """2 when anything failed to load, else 0 when every case passed, else 1."""
+def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError], inconclusive_passes: bool = False) -> int:
+    """2 when anything failed to load, else 0 when every case passed, 3 when the others are inconclusive
+    (0 with `inconclusive_passes`), else 1."""
     if errors:
         return EXIT_USAGE
-    return EXIT_OK if summarize(cases).all_passed else EXIT_FAILED
+    summary = summarize(cases)
+    if summary.all_passed:
+        return EXIT_OK
+    if summary.passed + summary.inconclusive == summary.total:
+        return EXIT_OK if inconclusive_passes else EXIT_INCONCLUSIVE
+    return EXIT_FAILED

@@ -70,9 +70,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unsigned = [change.case_id for change in changes if not change.signed]
     blocked = None
     if any(entry.get("blocking") == "block" for entry in triage.failures.values()):
-        failing = ("failed", "error", "flaky")
+        failing = ("failed", "error", "flaky", "inconclusive")
         blocked = [case.id for case in cmp.cases if case.head_status in failing and triage.blocking_of(case.id) == "block"]
-    result = gate(cmp, config.gate, triage.label_of, unsigned, blocked)
+    result = gate(cmp, config.gate, triage.label_of, unsigned, blocked, config.confidence or 0.95)
     configured = any(key not in ("require_signoff", "signoff_since") for key in config.gate)
     out.write(gate_markdown(result, cmp, configured) if args.markdown else gate_text(result, cmp, configured))
     if args.junit:

@@ -17,6 +17,26 @@ from agentdiff.core.reports import DIR_KINDS, REPORT_KINDS, write_report
 from .errors import UsageError, exists, print_errors, quoted
 
 
+def rate(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not 0 <= number <= 1:
+        raise argparse.ArgumentTypeError(f"a pass rate is from 0 to 1 (0.9 for 90%), not {value!r}")
+    return number
+
+
+def level(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not 0.5 <= number < 1:
+        raise argparse.ArgumentTypeError(f"a confidence level is from 0.5 to below 1 (0.95 for 95%), not {value!r}")
+    return number
+
+
 def num_runs(value: str) -> int:
     """`--num-runs`: from 1 to 1000 (each repeat is a run of the agent, held until it is scored)."""
     from agentdiff.core.project.config import MAX_NUM_RUNS
@@ -215,10 +235,16 @@ def add_run_options(parser: argparse.ArgumentParser, *, mode: bool = True, repea
     if repeats:
         parser.add_argument("--num-runs", type=num_runs, help="repeats per case, run concurrently (default 1, at most 1000)")
         parser.add_argument("--run-tools", action="store_true", help="replay: also diff the real tools' results against the recorded ones")
+        parser.add_argument("--min-pass-rate", type=rate, metavar="RATE",
+                            help="live repeats: the pass rate each case must show, as an interval's bound clears it "
+                                 "(0.9; default: every run passes; overrides the project's)")
+        parser.add_argument("--confidence", type=level, metavar="LEVEL", help="the level of every pass-rate interval (default 0.95)")
+        parser.add_argument("--pass-hat-k", type=num_runs, action="append", default=[], metavar="K",
+                            help="report pass^k: the chance K runs in a row all pass (repeatable)")
     if not mode:
         parser.set_defaults(mode=None)
     if not repeats:
-        parser.set_defaults(num_runs=None, run_tools=False)
+        parser.set_defaults(num_runs=None, run_tools=False, min_pass_rate=None, confidence=None, pass_hat_k=[])
 
 
 def run_options(args: argparse.Namespace, config):
@@ -236,6 +262,21 @@ def run_options(args: argparse.Namespace, config):
         judge_cache=None if args.no_judge_cache or _linked_cache() else Path.cwd() / ".agentdiff" / "judge-cache",
         prices=config.prices,
         strict_node_order=config.strict_node_order,
+        pass_rules=pass_rules(args, config),
+    )
+
+
+def pass_rules(args: argparse.Namespace, config):
+    """What live repeats are held to: the project's rules, the command line's above them."""
+    from agentdiff.core.scoring.pass_rate import PassRules
+
+    return PassRules(
+        min_pass_rate=config.min_pass_rate,
+        confidence=config.confidence,
+        pass_hat_k=tuple(sorted(set(getattr(args, "pass_hat_k", None) or ()) | set(config.pass_hat_k))),
+        for_cases=config.min_pass_rate_for,
+        given_min_pass_rate=getattr(args, "min_pass_rate", None),
+        given_confidence=getattr(args, "confidence", None),
     )
 
 

@@ -72,7 +72,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         run = runs[index]
         print(f"\n[{index + 1}/{len(runs)}] {run.ref.id}: {run.result.status.value}", file=out)
         repeat = None
-        if run.result.status is CaseStatus.FLAKY:
+        if run.result.disagreeing:
             print("its runs disagree: which one is the new baseline?\n  " + "\n  ".join(run_summaries(run)), file=out)
             choice = _ask(out, key, "run number (or s skip, q quit): ", {str(n) for n in range(1, len(run.outputs) + 1)} | {"s", "q"})
             if choice == "q":

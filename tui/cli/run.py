@@ -13,7 +13,8 @@ from typing import Optional, TextIO
 from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.json_report import write_json
 from agentdiff.core.run.result_spool import ResultSpool
-from agentdiff.core.scoring.results import slim
+from agentdiff.core.scoring.confidence import MAX_RUNS
+from agentdiff.core.scoring.results import CaseStatus, slim
 
 from .color import is_terminal, paint_status, wants_color
 from .errors import EXIT_OK, EXIT_USAGE, UsageError, exit_code, print_errors, quoted
@@ -23,6 +24,7 @@ from .options import (
     add_report_options,
     add_run_options,
     check_reports,
+    num_runs,
     run_options,
     worker_pool,
     write_reports,
@@ -40,7 +42,8 @@ def add_parser(commands) -> None:
         description="Discover the cases under PATHS and run them in isolated worker processes: conformance cases "
         "replay their recordings (no model credentials needed), EvalSet cases run live and are scored with their "
         "test_config.json exactly as ADK scores them. Never writes baselines. Exit 0 when every case passed, 1 when "
-        "any failed, errored, was flaky or not evaluated, 2 for usage or load errors.",
+        "any failed, errored, was flaky or not evaluated, 2 for usage or load errors, 3 when the cases that did not "
+        "pass are inconclusive (held to a minimum pass rate their runs did not settle).",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
     parser.add_argument("--shard", type=shard_spec, metavar="K/N",
@@ -57,6 +60,11 @@ def add_parser(commands) -> None:
                         help="with --changed-since: run every case when some changed file cannot be tied to a case "
                         "(it is not documentation, CI settings or a test, and no agent imports, names or read it)")
     add_run_options(parser, repeats=True)
+    parser.add_argument("--until-confident", action="store_true",
+                        help="give inconclusive cases more runs, doubling them, until each verdict settles or --max-runs "
+                        "(every look is held to a stricter level so the run stays as sure as --confidence says)")
+    parser.add_argument("--max-runs", type=num_runs, default=None, metavar="M",
+                        help=f"with --until-confident: the most runs a case gets (default {MAX_RUNS})")
     add_report_options(parser)
     add_color_option(parser)
 
@@ -267,7 +275,21 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: no case matches {quoted(query)}", file=err)
     if args.shard is not None:
         found.cases = sharded(found.cases, args, err)
+    from agentdiff.core.run.until_confident import plan, settle_all, with_looks
+
     options = run_options(args, config)
+    most = args.max_runs or MAX_RUNS
+    if args.max_runs is not None and not args.until_confident:
+        print("error: --max-runs goes with --until-confident", file=err)
+        return EXIT_USAGE
+    if args.until_confident:
+        if most < options.num_runs:
+            print(f"error: --max-runs {most} is fewer than the {options.num_runs} runs each case makes (--num-runs)", file=err)
+            return EXIT_USAGE
+        options = with_looks(options, most)
+        if not options.pass_rules.any_minimum:
+            print("note: --until-confident settles cases held to a minimum pass rate; none is set here (min_pass_rate in "
+                  "[tool.agentdiff] or a test_config.json, or --min-pass-rate)", file=err)
     if options.mode == "live" and len(found.cases) > config.confirm_live_above and not confirmed(found.cases, args, config, err):
         print("not run", file=err)
         return EXIT_USAGE
@@ -327,6 +349,15 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
             for _ in range(window):
                 start_next()
+            def finish(case_run, seconds: float, rank: int) -> None:
+                keeper.add(case_run)
+                history.record(case_run, time.time(), began, snapshots)  # `p` and `S` show headless runs too
+                cases.append(case_run.result if keep_invocations else slim(case_run.result), rank)
+                if wants_traces:
+                    traces.extend(agents_cli_trace(case_run))
+                progress.case_done(case_run.result, seconds)
+
+            unsettled: list[tuple[object, float, int]] = []  # --until-confident: kept whole until they settle
             while tasks:
                 done = [await finished.get()]
                 while not finished.empty():
@@ -334,13 +365,19 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 for task in done:
                     tasks.discard(task)
                     case_run, seconds = task.result()
-                    keeper.add(case_run)
-                    history.record(case_run, time.time(), began, snapshots)  # `p` and `S` show headless runs too
-                    cases.append(case_run.result if keep_invocations else slim(case_run.result), ranks.pop(task))
-                    if wants_traces:
-                        traces.extend(agents_cli_trace(case_run))
-                    progress.case_done(case_run.result, seconds)
+                    if args.until_confident and case_run.result.status is CaseStatus.INCONCLUSIVE:
+                        unsettled.append((case_run, seconds, ranks.pop(task)))
+                    else:
+                        finish(case_run, seconds, ranks.pop(task))
                     start_next()
+            if unsettled:
+                progress.keep(f"until confident: {plan([run for run, _, _ in unsettled], most, config.prices).line()}")
+                began_more = time.perf_counter()
+                settled = await settle_all([run for run, _, _ in unsettled], pool, options, Path.cwd(), most,
+                                           looked=lambda run: progress.keep(f"  {run.ref.id}: {run.result.pass_rate.words}"
+                                                                            if run.result.pass_rate else f"  {run.ref.id}: {run.result.status.value}"))
+                for case_run, (_, seconds, rank) in zip(settled, unsettled):
+                    finish(case_run, seconds + time.perf_counter() - began_more, rank)
         finally:
             for task in tasks:
                 task.cancel()
@@ -379,4 +416,4 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for note in found.notes:
                 print(f"note: {note}", file=err)
         return EXIT_USAGE
-    return exit_code(cases, [])
+    return exit_code(cases, [], config.inconclusive_passes)

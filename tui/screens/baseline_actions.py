@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan
-from agentdiff.core.scoring.results import CaseStatus
 from textual import work
 
 from ..widgets.case_detail import ACCEPTED_LAYERS
@@ -75,7 +74,7 @@ class BaselineActions:
     @work(exclusive=True, group="accept", name="plan accepting every visible failure")
     async def preview_accept_all(self) -> None:
         failing = [case_id for case_id in self.tree.visible_ids if self.workbench.cases[case_id].failing]
-        flaky = [case_id for case_id in failing if self.workbench.cases[case_id].status is CaseStatus.FLAKY]
+        flaky = [case_id for case_id in failing if (run := self.workbench.cases[case_id].run) is not None and run.result.disagreeing]
         failing = [case_id for case_id in failing if case_id not in flaky]
         if flaky:
             self.notify(f"{len(flaky)} flaky case(s) left out: review them (V) to choose which run to accept", severity="warning")

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan, run_summaries
-from agentdiff.core.scoring.results import CaseStatus
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -68,7 +67,7 @@ class ReviewScreen(Dialog[str]):
         body = self.query_one("#review-body", Static)
         title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {case_id}", style="bold")))
         state = self.workbench.cases[case_id]
-        if state.status is CaseStatus.FLAKY and self.repeat is None and state.run is not None:
+        if self.repeat is None and state.run is not None and state.run.result.disagreeing:
             body.update(shown(Text("its runs disagree: which one is the new baseline? press its number\n\n" + "\n".join(run_summaries(state.run)))))
             return
         try:
@@ -81,7 +80,7 @@ class ReviewScreen(Dialog[str]):
 
     def action_choose(self, number: int) -> None:
         state = self.workbench.cases.get(self.current or "")
-        if state is not None and state.run is not None and number <= len(state.run.outputs) and state.status is CaseStatus.FLAKY:
+        if state is not None and state.run is not None and number <= len(state.run.outputs) and state.run.result.disagreeing:
             self.repeat = number - 1
             self.show_case()
 

@@ -15,7 +15,8 @@ from ..glyphs import GLYPH, NOT_RUN, RUNNING, STALE
 from ..safe_text import shown
 from . import steady
 
-SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAKY, CaseStatus.NOT_EVALUATED, CaseStatus.NEW)
+SHOWN = (CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.FLAKY, CaseStatus.INCONCLUSIVE, CaseStatus.NOT_EVALUATED,
+         CaseStatus.NEW)
 
 
 class HeaderBar(Static):
@@ -53,7 +54,7 @@ class HeaderBar(Static):
         elif total and not done and not_run == total and not paused:
             tail.append(" starting workers… ", style="cyan")
         for status in SHOWN:
-            if status is not CaseStatus.NEW or counts[status]:  # new cases only where there are any (agents-cli's)
+            if status not in (CaseStatus.NEW, CaseStatus.INCONCLUSIVE) or counts[status]:  # only where there are any
                 tail.append(f" {GLYPH[status]} {counts[status]}")
         tail.append(f"  {STALE} {stale}  {RUNNING} {running}")
         if not_run:

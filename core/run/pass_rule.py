@@ -1,0 +1,25 @@
+"""A case's run held to its pass-rate rule: the rule found for its id and its suite (`scoring.pass_rate`),
+applied to live runs only (a replay is deterministic)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agentdiff.core.project.family import family_of
+from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.run.options import RunOptions
+from agentdiff.core.scoring.pass_rate import PassRule, with_pass_rate
+
+
+def rule_of(run: CaseRun, options: RunOptions) -> PassRule:
+    suite_min, suite_confidence = family_of(run.ref).suite_pass_rule(run.ref)
+    return options.pass_rules.rule(run.ref.id, suite_min, suite_confidence)
+
+
+def held_to_rule(run: CaseRun, options: RunOptions, rule: "PassRule | None" = None) -> CaseRun:
+    """`run` with its pass rate and, under a minimum, its verdict over its runs (`rule`: this one instead
+    of the case's own: a stricter confidence for a run-until-confident's looks)."""
+    if run.result.mode != "live":
+        return run
+    result = with_pass_rate(run.result, rule or rule_of(run, options))
+    return run if result is run.result else dataclasses.replace(run, result=result)
