@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 KEYS = ("status", "agent", "label", "mode", "layer")
-STATUSES = ("passed", "failed", "error", "not_evaluated", "flaky", "stale", "running", "not run")
+STATUSES = ("passed", "failed", "error", "not_evaluated", "flaky", "inconclusive", "stale", "running", "not run")
 LAYERS = ("request", "tool_calls", "response", "session", "nodes")
 
 

@@ -9,6 +9,8 @@ A plan that would change nothing raises `NothingToAccept`.
 
 from __future__ import annotations
 
+import json
+
 import dataclasses
 import difflib
 from dataclasses import dataclass
@@ -38,13 +40,24 @@ class AcceptRequest:
     repeat: Optional[int] = None  # which run of a repeated case (required when they disagree)
 
 
-def run_summaries(run: CaseRun) -> list[str]:
-    """One line per repeat of a case: its verdict and its tool calls, to choose which to accept."""
+def run_summaries(run: CaseRun, answers: bool = False) -> list[str]:
+    """One line per repeat of a case: its verdict and its tool calls (with `answers`, its last answer too), to
+    choose which to accept."""
     lines = []
     for index, record in enumerate(run.result.runs):
         calls = [call.name for invocation in record.actual for call in invocation.tool_calls()]
-        lines.append(f"run {index + 1}: {record.status.value} · calls {', '.join(calls) or 'none'}")
+        line = f"run {index + 1}: {record.status.value} · calls {', '.join(calls) or 'none'}"
+        answer = _answer(record.actual[-1]) if record.actual and answers else ""
+        lines.append(line + (f" · answers {json.dumps(answer if len(answer) <= 70 else answer[:69] + '…', ensure_ascii=False)}"
+                             if answer else ""))
     return lines
+
+
+def _answer(invocation) -> str:
+    """The last turn's answer as one line."""
+    content = invocation.final_response
+    parts = getattr(content, "parts", None) or []
+    return " ".join("".join(getattr(part, "text", None) or "" for part in parts).split())
 
 
 @dataclass(frozen=True)

@@ -166,8 +166,10 @@ def _node_row(row: NodeRow) -> dict[str, Any]:
             "expected": _step(row.expected), "actual": _step(row.actual), "changes": [_change(c) for c in row.changes]}
 
 
-def render_diff_json(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_source: Optional[str] = None) -> str:
-    return json.dumps(json_safe(diff_to_dict(diff, case, actual_source)), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+def render_diff_json(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_source: Optional[str] = None,
+                     more: Optional[dict[str, Any]] = None) -> str:
+    """The document; `more`: keys added at its end (a repeated case's `variants`)."""
+    return json.dumps(json_safe({**diff_to_dict(diff, case, actual_source), **(more or {})}), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
 
 
 def json_safe(value: Any) -> Any:

@@ -104,7 +104,7 @@ def _spreads(result: CaseResult, confidence: float) -> tuple[MetricSpread, ...]:
     scores: dict[str, list[float]] = {}
     for run in result.runs:
         for evaluation in run.metrics:
-            if evaluation.score is not None and evaluation.status is not MetricStatus.NOT_EVALUATED:
+            if evaluation.score is not None and evaluation.status in (MetricStatus.PASSED, MetricStatus.FAILED):  # gating metrics
                 scores.setdefault(evaluation.name, []).append(float(evaluation.score))
     spreads = []
     for name, values in scores.items():

@@ -80,6 +80,15 @@ class PassRate:
         return (f"{self.passes}/{self.runs} runs passed: {percent(self.rate)} "
                 f"({percent(self.confidence)} interval {percent(self.low, sign=False)}–{percent(self.high)})")
 
+    def line(self) -> str:
+        """`words`, the minimum it was held to, pass^k and each metric's mean and interval over the runs."""
+        said = self.words
+        if self.min_pass_rate is not None:
+            said += f", minimum {percent(self.min_pass_rate)}"
+        said += "".join(f" · pass^{k} {value:.2f}" for k, value in self.pass_hat_k)
+        said += "".join(f" · {m.name} {m.mean:.2f} [{m.low:.2f}, {m.high:.2f}]" for m in self.metrics)
+        return said
+
 
 def percent(value: float, sign: bool = True) -> str:
     """A rate as a whole percentage, never rounded onto 0 or 100 unless it is one (`99.6%` is not `100%`)."""

@@ -23,7 +23,10 @@ from agentdiff.core.diff.case import CaseDiff
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import Discovery
 from agentdiff.core.project.family import family_of
+from agentdiff.core.diff.variants import grid_dict
 from agentdiff.core.reports.diff_json import diff_to_dict, divergence_to_dict
+from agentdiff.core.reports.json_report import pass_rate_dict
+from agentdiff.core.run.grid import run_grid
 from agentdiff.core.reports.estimate import from_results
 from agentdiff.core.workbench.events import CaseState, CaseUpdated
 from agentdiff.core.workbench.triage import Triage
@@ -276,6 +279,11 @@ class AssistSession:
             turns = [{k: v for k, v in t.items() if k in ("turn_index", "user_text", layer)} for t in turns]
             if layer != "session":
                 document.pop("session", None)
+        made = run_grid(run) if page == 0 else None  # a case run more than once: its runs' variants side by side
+        if made is not None:
+            document["variants"] = grid_dict(made)
+        if run.result.pass_rate is not None:
+            document["pass_rate"] = pass_rate_dict(run.result.pass_rate)
         pages = max(1, -(-len(turns) // TURNS_PER_PAGE))
         page = max(0, min(int(page), pages - 1))
         document["turns"] = turns[page * TURNS_PER_PAGE:(page + 1) * TURNS_PER_PAGE]

@@ -29,7 +29,7 @@ def add_parser(commands) -> None:
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="where to look for the case (default: .)")
     parser.add_argument("--actual", type=Path, metavar="RESULTS", help="an ADK *.evalset_result.json holding the actual run")
     parser.add_argument("--run", action="store_true", help="run the case now even when ADK has stored results for it")
-    add_run_options(parser)
+    add_run_options(parser, repeats=True)
     parser.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-json.md)")
     add_color_option(parser)
 
@@ -99,7 +99,18 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             case |= {"error_location": where.error_location, "error_trace": where.error_trace}
         if actual is None:  # the run's judged metrics, as `run --json` has them
             case["judged"] = {m.name: m.details for m in case_run.result.metrics if m.details and "judge" in m.details}
-        out.write(render_diff_json(diff, case, source))
+        more = {}
+        if actual is None:  # a case run more than once: its pass rate, and its runs' variants side by side
+            from agentdiff.core.diff.variants import grid_dict
+            from agentdiff.core.reports.json_report import pass_rate_dict
+            from agentdiff.core.run.grid import run_grid
+
+            made = run_grid(case_run)
+            if case_run.result.pass_rate is not None:
+                case["status"], case["pass_rate"] = case_run.result.status.value, pass_rate_dict(case_run.result.pass_rate)
+            if made is not None:
+                more["variants"] = grid_dict(made)
+        out.write(render_diff_json(diff, case, source, more))
     else:
         text = render_diff_text(diff, actual_source=source)
         if where is not None:  # the error led by its place in the project's code, its traceback below

@@ -73,8 +73,16 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         print(f"\n[{index + 1}/{len(runs)}] {run.ref.id}: {run.result.status.value}", file=out)
         repeat = None
         if run.result.disagreeing:
-            print("its runs disagree: which one is the new baseline?\n  " + "\n  ".join(run_summaries(run)), file=out)
-            choice = _ask(out, key, "run number (or s skip, q quit): ", {str(n) for n in range(1, len(run.outputs) + 1)} | {"s", "q"})
+            from agentdiff.core.run.grid import run_grid
+
+            made = run_grid(run)
+            print("its runs disagree: which one is the new baseline?\n  " + "\n  ".join(run_summaries(run, answers=True)), file=out)
+            if made is not None:
+                print(f"  m: the majority run (run {made.majority + 1}, as {len(made.majority_runs)} of {made.runs} runs did)", file=out)
+            choice = _ask(out, key, "run number (or m majority, s skip, q quit): " if made is not None else "run number (or s skip, q quit): ",
+                          {str(n) for n in range(1, len(run.outputs) + 1)} | {"s", "q"} | ({"m"} if made is not None else set()))
+            if choice == "m" and made is not None:
+                choice = str(made.majority + 1)
             if choice == "q":
                 break
             if choice == "s":

@@ -10,7 +10,7 @@ from agentdiff.core.formats.eval_config import EFFICIENCY_METRICS
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import format_score, usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
-from agentdiff.core.scoring.results import percent, CaseResult, CaseStatus, summarize
+from agentdiff.core.scoring.results import CaseResult, CaseStatus, summarize
 
 from .color import paint_status
 from ..safe_text import one_line
@@ -24,16 +24,6 @@ GLYPHS = {
     CaseStatus.NEW: "+",
     CaseStatus.INCONCLUSIVE: "≈",
 }
-
-
-def rate_line(rate) -> str:
-    """`4/5 runs passed: 80% (95% interval 38–96%) · pass^3 0.40` (and what a minimum made of it)."""
-    said = rate.words
-    if rate.min_pass_rate is not None:
-        said += f", minimum {percent(rate.min_pass_rate)}"
-    said += "".join(f" · pass^{k} {value:.2f}" for k, value in rate.pass_hat_k)
-    said += "".join(f" · {m.name} {m.mean:.2f} [{m.low:.2f}, {m.high:.2f}]" for m in rate.metrics)
-    return said
 
 
 CHECK = "check: "  # a journey check's metric name begins so (`core.run.journey`)
@@ -69,10 +59,10 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
         verdict = paint_status(f"{GLYPHS[case.status]} {case.status.value}", case.status, color)
         padding = " " * (13 - len(case.status.value))
         lines.append(f"{verdict}{padding} {one_line(case.id):<{width}}  {_metric_cell(case)}{runs}")
-        if case.pass_rate is not None and not case.error:  # the pass rate beside the plain verdict (an error line says it)
-            lines.append(f"    {rate_line(case.pass_rate)}")
         if case.error:  # where in the project's code, when it is there: `agent.py:34: SyntaxError: …`
             lines.append(f"    {one_line(case.located_error)}")
+        if case.pass_rate is not None and (not case.error or case.status is CaseStatus.FLAKY):  # the rate beside the plain verdict
+            lines.append(f"    {one_line(case.pass_rate.line())}")
         elif case.status is not CaseStatus.PASSED:
             # the divergence the case leads with first, as `diff` names it
             changed = [layer.first_divergence for layer in sorted(case.layers, key=lambda layer: not layer.lead)

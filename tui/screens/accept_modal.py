@@ -16,19 +16,20 @@ QUESTION = "Write this change? It is journaled: z undoes it."
 
 
 class AcceptModal(Dialog[bool]):
-    """Returns True when the user confirms the write."""
+    """Returns True when the user confirms the write, False when not; None for the other choice it was
+    given (`alternative`: a repeated case's majority run instead of the run shown), `m`."""
 
     BINDINGS = [
-        ("y", "confirm", "Write it"), ("n", "cancel", "Cancel"), ("escape", "cancel", "Cancel"),
+        ("y", "confirm", "Write it"), ("n", "cancel", "Cancel"), ("escape", "cancel", "Cancel"), ("m", "alternative", "The other"),
         ("j", "scroll(1)", "Down"), ("k", "scroll(-1)", "Up"), ("space", "scroll(10)", "Page down"),
         ("g", "edge(0)", "Top"), ("G", "edge(1)", "Bottom"),
     ]
 
-    def __init__(self, description: str, preview: str, question: str = QUESTION, yes: str = "Write") -> None:
+    def __init__(self, description: str, preview: str, question: str = QUESTION, yes: str = "Write", alternative: str = "") -> None:
         super().__init__()
         self.description = description
         self.preview = preview
-        self.question, self.yes = question, yes
+        self.question, self.yes, self.alternative = question, yes, alternative
 
     def compose(self) -> ComposeResult:
         with Vertical(id="accept-dialog"):
@@ -38,13 +39,19 @@ class AcceptModal(Dialog[bool]):
             yield Static(Text(self.question, style="dim"), id="accept-question")
             with Horizontal(id="accept-buttons"):
                 yield Button(f"{self.yes} (y)", id="yes", variant="success")
+                yield Button(f"{self.alternative} (m)", id="other", variant="primary")
                 yield Button("Cancel (n)", id="no", variant="error")
 
-    def show(self, description: str, preview: str, question: str = QUESTION, yes: str = "Write") -> None:
+    def on_mount(self) -> None:
+        self.query_one("#other", Button).display = bool(self.alternative)
+
+    def show(self, description: str, preview: str, question: str = QUESTION, yes: str = "Write", alternative: str = "") -> None:
         """The same dialog for another change: composed once, it opens again without mounting anything."""
-        self.description, self.preview, self.question, self.yes = description, preview, question, yes
+        self.description, self.preview, self.question, self.yes, self.alternative = description, preview, question, yes, alternative
         if not self.is_mounted:
             return
+        other = self.query_one("#other", Button)
+        other.display, other.label = bool(alternative), f"{alternative} (m)"
         self.query_one("#accept-title", Static).update(shown(Text(description, style="bold")))
         self.query_one("#accept-diff", Static).update(diff_preview(pictured(preview)))
         self.query_one("#accept-question", Static).update(Text(question, style="dim"))
@@ -52,7 +59,11 @@ class AcceptModal(Dialog[bool]):
         self.query_one("#accept-preview", VerticalScroll).scroll_home(animate=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.dismiss(None if event.button.id == "other" else event.button.id == "yes")
+
+    def action_alternative(self) -> None:
+        if self.alternative:
+            self.dismiss(None)
 
     def action_confirm(self) -> None:
         self.dismiss(True)

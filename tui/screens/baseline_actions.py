@@ -4,9 +4,11 @@ UI never blocks on a file."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Callable, Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan
+from agentdiff.core.run.grid import run_grid
 from textual import work
 
 from ..widgets.case_detail import ACCEPTED_LAYERS
@@ -20,9 +22,10 @@ class BaselineActions:
 
     _accept_dialog: Optional[AcceptModal] = None
 
-    async def _plan(self, case_id: str) -> AcceptPlan:
+    async def _plan(self, case_id: str, repeat: Optional[int] = None) -> AcceptPlan:
         view, run = self.view, self.workbench.cases[case_id].run
-        repeat = run.shown if run is not None and len(run.outputs) > 1 and run.restage is not None else None  # the run shown (o)
+        if repeat is None:
+            repeat = run.shown if run is not None and len(run.outputs) > 1 and run.restage is not None else None  # the run shown (o)
         if view.layer in ACCEPTED_LAYERS:
             return await self.workbench.plan_accept(case_id, "layer", view.turn, view.layer, repeat=repeat)
         if view.turn_focused or view.layer:
@@ -31,18 +34,18 @@ class BaselineActions:
 
     _accept_opening = False
 
-    async def _confirm(self, done: Callable[[Optional[bool]], None], description: str, preview: str) -> None:
+    async def _confirm(self, done: Callable[[Optional[bool]], None], description: str, preview: str, alternative: str = "") -> None:
         """Ask with the accept dialog, which is made once per screen and opened again for each change;
         a change asked about while it is open (or opening) gets a dialog of its own over it."""
         dialog = self._accept_dialog
         if self._accept_opening or (dialog is not None and dialog in self.app.screen_stack):
-            await open_dialog(self.app, AcceptModal(description, preview), done)
+            await open_dialog(self.app, AcceptModal(description, preview, alternative=alternative), done)
             return
         if dialog is None:
-            dialog = self._accept_dialog = AcceptModal(description, preview)
+            dialog = self._accept_dialog = AcceptModal(description, preview, alternative=alternative)
             self.app.install_screen(dialog, f"accept-{id(self)}")
         else:
-            dialog.show(description, preview)
+            dialog.show(description, preview, alternative=alternative)
         self._accept_opening = True
         try:
             await open_dialog(self.app, dialog, done)
@@ -55,18 +58,32 @@ class BaselineActions:
             self.preview_accept(state.ref.id)
 
     @work(exclusive=True, group="accept", name="plan an accept")
-    async def preview_accept(self, case_id: str) -> None:
+    async def preview_accept(self, case_id: str, repeat: Optional[int] = None) -> None:
+        """The accept of the run shown (or run `repeat`); a case whose runs disagree is offered its majority
+        run too (`m`), the one whose whole trajectory the most runs share."""
+        run = self.workbench.cases[case_id].run
+        majority = None
+        if run is not None and run.result.disagreeing and run.restage is not None:
+            made = await asyncio.to_thread(run_grid, run)
+            chosen = repeat if repeat is not None else run.shown
+            if made is not None and chosen not in made.majority_runs:
+                majority = made
         try:
-            plan = await self._plan(case_id)
+            plan = await self._plan(case_id, repeat)
         except Exception as exc:
             self.notify(f"cannot accept: {exc}", severity="error")
             return
+        alternative = f"Majority: run {majority.majority + 1}" if majority is not None else ""
+        description = plan.description + (f" · m: the majority run instead (run {majority.majority + 1}, as "
+                                           f"{len(majority.majority_runs)} of {majority.runs} runs did)" if majority is not None else "")
 
         def done(confirmed: Optional[bool]) -> None:
             if confirmed:
                 self.write_plans([plan], replan=False)
+            elif confirmed is None and majority is not None:
+                self.preview_accept(case_id, majority.majority)
 
-        await self._confirm(done, plan.description, plan.preview)
+        await self._confirm(done, description, plan.preview, alternative)
 
     def action_accept_all(self) -> None:
         self.preview_accept_all()

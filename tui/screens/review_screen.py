@@ -5,9 +5,12 @@ summary at the end. A flaky case first asks which of its runs to accept (`1`–`
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan, run_summaries
+from agentdiff.core.run.grid import run_grid
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -30,6 +33,7 @@ class ReviewScreen(Dialog[str]):
         ("j", "scroll(1)", "Down"), ("k", "scroll(-1)", "Up"), ("space", "scroll(10)", "Page down"),
         ("g", "edge(0)", "Top"), ("G", "edge(1)", "Bottom"),
         *[(str(n), f"choose({n})", f"Run {n}") for n in range(1, 10)],
+        ("m", "majority", "The majority run"),
     ]
 
     def __init__(self, workbench, case_ids: list[str]) -> None:
@@ -68,7 +72,12 @@ class ReviewScreen(Dialog[str]):
         title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {case_id}", style="bold")))
         state = self.workbench.cases[case_id]
         if self.repeat is None and state.run is not None and state.run.result.disagreeing:
-            body.update(shown(Text("its runs disagree: which one is the new baseline? press its number\n\n" + "\n".join(run_summaries(state.run)))))
+            made = await asyncio.to_thread(run_grid, state.run)
+            self.majority = made.majority if made is not None else None
+            lead = "its runs disagree: which one is the new baseline? press its number"
+            if made is not None:
+                lead += f", or m for the majority run (run {made.majority + 1}, as {len(made.majority_runs)} of {made.runs} runs did)"
+            body.update(shown(Text(lead + "\n\n" + "\n".join(run_summaries(state.run, answers=True)))))
             return
         try:
             self.plan = await self.workbench.plan_accept(case_id, repeat=self.repeat)
@@ -82,6 +91,11 @@ class ReviewScreen(Dialog[str]):
         state = self.workbench.cases.get(self.current or "")
         if state is not None and state.run is not None and number <= len(state.run.outputs) and state.run.result.disagreeing:
             self.repeat = number - 1
+            self.show_case()
+
+    def action_majority(self) -> None:
+        if self.repeat is None and getattr(self, "majority", None) is not None:
+            self.repeat = self.majority
             self.show_case()
 
     def action_decide(self, decision: str) -> None:

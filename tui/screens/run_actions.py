@@ -8,6 +8,8 @@ from typing import Callable
 from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.estimate import from_results
 
+from textual import work
+
 from .accept_modal import AcceptModal
 
 
@@ -36,6 +38,37 @@ class RunActions:
         line = from_results([wb.cases[i].run.result if wb.cases[i].run else None for i in live], wb.options.prices).line()
         self.app.push_screen(AcceptModal(question, line + "\n(confirm_live_above in the configuration sets when this asks)\n",
                                          "Run them? Each live run calls its model.", "Run"), lambda yes: go() if yes else None)
+
+    def action_until_confident(self) -> None:
+        """The inconclusive cases selected (the case, or those under the group row): their cost at the most
+        shown and asked about first, then more runs until each settles."""
+        from agentdiff.core.run.until_confident import plan
+        from agentdiff.core.scoring.confidence import MAX_RUNS
+        from agentdiff.core.scoring.results import CaseStatus
+
+        node = self.tree.cursor_node
+        ids = [node.data] if node is not None and node.data else (self.tree.cases_under(node) if node is not None else [])
+        wb = self.workbench
+        runs = [wb.cases[i].run for i in ids if i in wb.cases and wb.cases[i].run is not None and not wb.cases[i].running]
+        unsettled = [run for run in runs if run.result.status is CaseStatus.INCONCLUSIVE]
+        if not unsettled:
+            self.notify("no inconclusive case here: u gives more runs to cases held to a minimum pass rate their runs "
+                        "did not settle (min_pass_rate)", severity="warning")
+            return
+        line = plan(unsettled, MAX_RUNS, wb.options.prices).line()
+        chosen = [run.ref.id for run in unsettled]
+
+        def go(yes: "bool | None") -> None:
+            if yes:
+                self.notify(f"until confident: {len(chosen)} case(s)", timeout=2)
+                self.settle_cases(chosen)
+
+        self.app.push_screen(AcceptModal(f"Run {len(chosen)} inconclusive case(s) until confident?", line + "\n",
+                                         "Run them? Each live run calls its model.", "Run"), go)
+
+    @work(group="until-confident", name="run until confident")
+    async def settle_cases(self, case_ids: list[str]) -> None:
+        await self.workbench.until_confident(case_ids)
 
     def action_toggle_mode(self) -> None:
         ids = [case_id for case_id, s in self.workbench.cases.items() if family_of(s.ref).replays]

@@ -87,6 +87,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("i", "details", "Details", "Show or fold the case's details (history, usage, judge, scope) in a short terminal", show=False),
         key("plus", "maximise", "Maximise", "Maximise the detail (no tree, no header bar); again to restore", show=False, key_display="+"),
         key("backslash", "toggle_tree", "Hide tree", "Hide or show the case tree", show=False, key_display="\\"),
+        key("g", "grid", "Runs grid", "A case run more than once: its runs side by side, per turn and layer: what each did, how many "
+            "runs did it, the baseline's marked; again for the diff", show=False),
+        key("u", "until_confident", "Until confident", "Inconclusive cases (the one selected, or those under a group): more runs, "
+            "doubling, until each verdict settles (at most 100 runs each; the cost is shown first)", show=False),
         key("p", "plots", "Plots", "Plot the case's runs over time: score, seconds and tokens per run; again for the diff", show=False),
         key("S", "suite", "Suite", "The suite at a glance: pass rate over runs, the slowest and most expensive cases", show=False),
         key("w", "toggle_watch", "Pause watch", "Pause / resume watching", show=False),
@@ -384,6 +388,12 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     def action_plots(self) -> None:
         self.detail.plotting = not self.detail.plotting
+        self.detail.gridding = False
+        self.detail.redraw()
+
+    def action_grid(self) -> None:
+        self.detail.gridding = not self.detail.gridding
+        self.detail.plotting = False
         self.detail.redraw()
 
     def action_suite(self) -> None:

@@ -13,6 +13,7 @@ from agentdiff.core.reports.agents_cli_runs import score_changes
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
+from agentdiff.core.run.grid import run_grid
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.events import CaseState
@@ -33,6 +34,7 @@ from ..safe_text import shown
 from ..versus import Versus
 from . import steady
 from .plots import CasePlots
+from .variants_grid import grid_text
 
 STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
 STATUS_STYLE = {status.value: style for status, style in STYLE.items()}
@@ -136,6 +138,8 @@ class CaseDetail(Vertical):
         self.summary: Optional[Text] = None
         self.compact = self.stacked = self.details = False
         self.plotting = False  # `p`: the case's runs over time instead of its layers
+        self.gridding = False  # `g`: a repeated case's runs side by side instead of its layers
+        self._grid: tuple[object, object] = (None, None)  # (the run, its grid): made once per run
         self.versus: Optional[Versus] = None  # `B`: a kept run's actual on the expected side
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
@@ -216,6 +220,21 @@ class CaseDetail(Vertical):
         if plots.display:
             self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
             plots.show(self.history.entries(state.ref.id) if self.history else [])
+        grid = self.query_one("#grid", VerticalScroll)
+        grid.display = self.gridding and not self.plotting and state is not None
+        if grid.display:
+            self.query_one("#layers").display = self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
+            self.query_one("#grid-text", Static).update(grid_text(self.grid_of(state), self.size.width - 2,
+                                                                  state.run.result.pass_rate if state.run else None))
+
+    def grid_of(self, state: CaseState):
+        """The grid of the case's runs (None: it ran once, or not yet), made once per run."""
+        run = state.run
+        if run is None:
+            return None
+        if self._grid[0] is not run:
+            self._grid = (run, run_grid(run))
+        return self._grid[1]
 
     def _triage_line(self, case_id: str) -> Text:
         """`label: double refund at turn 2 · tool_calls · call 3 [block] — refunds one order twice · note: …`."""
@@ -250,6 +269,8 @@ class CaseDetail(Vertical):
             for layer in ("nodes", "request", "tool_calls", "response", "session"):
                 yield LayerSection(layer)
         yield CasePlots(id="plots")
+        with VerticalScroll(id="grid"):
+            yield Static(id="grid-text")
 
     def _render_header(self) -> None:
         header = Text()
@@ -272,6 +293,10 @@ class CaseDetail(Vertical):
                     header.append_text(self._spent(state))
                 if len(result.runs) > 1 and state.run.restage is not None:  # repeats: each one's verdict, the one shown
                     header.append_text(runs_line(state.run))
+                if result.pass_rate is not None and not short and (not result.error or result.status is CaseStatus.FLAKY):  # the rate beside the verdict
+                    header.append(f"\n{result.pass_rate.line()}", style="dim")
+                if result.status is CaseStatus.INCONCLUSIVE:
+                    header.append("\nu: more runs until it settles · g: the runs side by side", style="yellow")
                 if result.error:
                     error = result.located_error  # led by the place in the project's code (`e` opens it)
                     header.append(f"\n{error.splitlines()[0] if short else error}", style="red")
