@@ -61,6 +61,7 @@ class _Session:
     def __init__(self, config: pytest.Config) -> None:
         from agentdiff.core.project.agent_memo import AgentMemo
         from agentdiff.core.project.config import load_project_config
+        from agentdiff.core.scoring.pass_rate import PassRules
 
         self.root = Path(str(config.rootpath))
         project, _ = load_project_config(self.root)
@@ -68,6 +69,8 @@ class _Session:
             mode=config.getoption("--agentdiff-mode") or project.mode,
             num_runs=config.getoption("--agentdiff-num-runs") or project.num_runs,
             timeout=project.timeout, agents_dirs=project.agents, mapping=project.agent_for,
+            pass_rules=PassRules(min_pass_rate=project.min_pass_rate, confidence=project.confidence, pass_hat_k=project.pass_hat_k,
+                                 for_cases=project.min_pass_rate_for),
         )
         self.agents = AgentMemo(self.root)
         self._pool: Any = None

@@ -236,3 +236,20 @@ def test_the_gate_holds_pass_rates_inconclusive_cases_and_the_paired_drop():
     assert low > 0 and f"fell {100 * mean:.1f} points on average over 6 cases" in broken["max_paired_drop = 0.1"]
     calm = gate(compare(base, kept("head", **{f"c{i}": (10, 10) for i in range(5)}, c5=(9, 10))), {"max_paired_drop": 0.1})
     assert calm.passed
+
+
+def test_a_judges_samples_get_their_mean_and_interval_too():
+    from agentdiff.core.formats.eval_config import EvalMetric
+    from agentdiff.core.scoring.metrics import InvocationScore, MetricEvaluation, MetricStatus
+
+    metric = EvalMetric(metric_name="final_response_match_v2", threshold=0.5)
+    samples = [[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]]  # two runs, a judge sampled three times each
+    records = tuple(RunRecord((), None, (MetricEvaluation(metric, sum(s) / 3, MetricStatus.PASSED,
+                                                          (InvocationScore(sum(s) / 3, MetricStatus.PASSED, {"samples": [{"score": v} for v in s]}),)),),
+                              CaseStatus.PASSED) for s in samples)
+    case = CaseResult(id="x", source="x", eval_set_id=None, eval_id="x", agent=None, mode="live", status=CaseStatus.PASSED, runs=records)
+    spreads = {m.name: m for m in with_pass_rate(case, PassRule()).pass_rate.metrics}
+    flat = [v for s in samples for v in s]
+    reference = stats.t.interval(0.95, 5, loc=sum(flat) / 6, scale=stats.sem(flat))
+    judged = spreads["final_response_match_v2 · samples"]
+    assert judged.runs == 6 and (judged.low, judged.high) == pytest.approx(reference)

@@ -97,7 +97,7 @@ async def live_conformance(ref: ConformanceCaseRef, agent: AgentRef, pool, optio
         return unrun(ref, agent, "live", CaseStatus.NOT_EVALUATED, str(exc))
     job = conformance_job(ref, agent, "live", streaming, options)
     repeats = max(1, options.num_runs)
-    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
+    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": options.first_repeat + r}), options.timeout) for r in range(repeats)))
     return await cpu_step(small(outputs), score_live_conformance, ref, agent, streaming, outputs, options)
 
 

@@ -127,7 +127,7 @@ async def run_dataset_case(ref: DatasetCaseRef, agent: AgentRef, pool, options: 
         if not recordings:
             return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
         job = job.model_copy(update={"mode": "replay", "recordings": recordings})
-    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(max(1, options.num_runs))))
+    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": options.first_repeat + r}), options.timeout) for r in range(max(1, options.num_runs))))
     grades = await grade_outputs(ref, agent, outputs, pool, options)
     return await cpu_step(small(outputs), score_dataset_case, ref, agent, outputs, grades, job.mode)
 

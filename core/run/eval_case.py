@@ -37,7 +37,7 @@ async def run_eval_case(ref: EvalCaseRef, agent: AgentRef, pool, options: RunOpt
         return unrun(ref, agent, "replay", CaseStatus.NOT_EVALUATED, NO_RECORDINGS)
     job = eval_case_job(ref, agent, "live")
     repeats = max(1, options.num_runs)
-    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": r}), options.timeout) for r in range(repeats)))
+    outputs = await asyncio.gather(*(pool.run(job.model_copy(update={"repeat": options.first_repeat + r}), options.timeout) for r in range(repeats)))
     judged = await judge_outputs(ref, agent, outputs, pool, options)
     return await cpu_step(small(outputs), score_eval_case, ref, agent, outputs, judged)  # a big run's scoring: off the loop
 

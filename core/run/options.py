@@ -18,6 +18,7 @@ Mode = Literal["replay", "live"]
 class RunOptions:
     mode: Optional[Mode] = None  # None: replay for conformance cases, live for EvalSet cases
     num_runs: int = 1
+    first_repeat: int = 0  # the number of its first repeat (a run-until-confident's later runs go on counting)
     timeout: Optional[float] = None  # per run; None: the pool's
     run_tools: bool = False
     streaming: Optional[StreamingMode] = None  # conformance: one mode; None: every recorded mode

@@ -102,7 +102,7 @@ async def settle(run: CaseRun, pool, options: RunOptions, root: Path, most: int,
         extra = next_runs(have, most)
         if extra <= 0:
             break
-        more = await run_case(run.ref, pool, dataclasses.replace(options, num_runs=extra), root, agents)
+        more = await run_case(run.ref, pool, dataclasses.replace(options, num_runs=extra, first_repeat=have), root, agents)
         if not more.result.runs:  # it could not run (its agent gone, say): that is its verdict now
             return more
         run = summarised(held_to_rule(merged(run, more), options))

@@ -100,12 +100,17 @@ def with_pass_rate(result: CaseResult, rule: PassRule) -> CaseResult:
 
 
 def _spreads(result: CaseResult, confidence: float) -> tuple[MetricSpread, ...]:
-    """Each scored metric's mean and interval over the runs that scored it (two runs or more)."""
+    """Each gating metric's mean and interval over the runs that scored it (two runs or more), and a judged
+    metric's over its judge's samples (`num_samples` of each invocation, of every run) as `<name> · samples`."""
     scores: dict[str, list[float]] = {}
     for run in result.runs:
         for evaluation in run.metrics:
             if evaluation.score is not None and evaluation.status in (MetricStatus.PASSED, MetricStatus.FAILED):  # gating metrics
                 scores.setdefault(evaluation.name, []).append(float(evaluation.score))
+                sampled = [sample["score"] for score in evaluation.per_invocation for sample in (score.details or {}).get("samples") or ()
+                           if isinstance(sample, dict) and isinstance(sample.get("score"), (int, float))]
+                if sampled:
+                    scores.setdefault(f"{evaluation.name} · samples", []).extend(float(value) for value in sampled)
     spreads = []
     for name, values in scores.items():
         if len(values) > 1:

@@ -25,11 +25,7 @@ from agentdiff.core.project.family import family_of
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.rescore import judge_again, rescore_case
-from agentdiff.core.run.pass_rule import held_to_rule
 from agentdiff.core.run.runner import run_case
-from agentdiff.core.run.until_confident import settle, with_looks
-from agentdiff.core.scoring.confidence import MAX_RUNS
-from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.run.cpu import ON_LOOP as on_loop, Pacer
 from agentdiff.core.workbench.baselines import Baselines
 from agentdiff.core.workbench.case_index import CaseIndex, case_files, forget_resolved, listed_order, units_of
@@ -238,44 +234,6 @@ class Workbench(Baselines):
         if self.cases.get(case_id) is not state:
             return  # the case was removed meanwhile
         self._settle(state, run, reason)
-
-    async def until_confident(self, case_ids: Iterable[str], most: int = MAX_RUNS) -> list[str]:
-        """The inconclusive cases of `case_ids` given more runs, doubling, until each verdict settles or it
-        has `most` runs (`run.until_confident`: every look is held to a stricter level). Their runs so far
-        are judged at that level first; the ids of those that got more runs."""
-        options = with_looks(self.options, most)
-        reason = f"until confident: more runs until the verdict settles (at most {most})"
-        chosen = []
-        for case_id in case_ids:
-            state = self.cases.get(case_id)
-            if state is None or state.run is None or state.running or self.busy(case_id):
-                continue
-            run = held_to_rule(state.run.full(), options)
-            if run.result.status is CaseStatus.INCONCLUSIVE:
-                chosen.append((state, run))
-
-        async def one(state: CaseState, run: CaseRun) -> None:
-            state.running, state.stale, state.reason, state.started = True, False, reason, self.clock()
-            self._emit(CaseUpdated(state.ref.id))
-
-            def looked(now: CaseRun) -> None:
-                state.run = now  # each look's verdict shows as it comes (k/n runs)
-                self._emit(CaseUpdated(state.ref.id))
-
-            try:
-                settled = await settle(run, self.pool, options, self.root, most, self._agents, looked)
-            except asyncio.CancelledError:
-                state.running = False
-                raise
-            except Exception as exc:  # an engine failure is shown on the case, never raised into the UI
-                self._emit(Notice(f"{state.ref.id}: {type(exc).__name__}: {exc}", "error"))
-                state.running = False
-                self._emit(CaseUpdated(state.ref.id))
-                return
-            self._settle(state, settled, reason)
-
-        await asyncio.gather(*(one(state, run) for state, run in chosen))
-        return [state.ref.id for state, _ in chosen]
 
     def _settle(self, state: CaseState, run: CaseRun, reason: str) -> None:
         state.run, state.running, state.stale, state.reason = run, False, False, reason

@@ -14,6 +14,7 @@ from agentdiff.core.project.family import family_of
 from agentdiff.core.reports.json_report import write_json
 from agentdiff.core.run.result_spool import ResultSpool
 from agentdiff.core.scoring.confidence import MAX_RUNS
+from .run_confident import add_confident_options, confident_options, settle_held
 from agentdiff.core.scoring.results import CaseStatus, slim
 
 from .color import is_terminal, paint_status, wants_color
@@ -24,7 +25,6 @@ from .options import (
     add_report_options,
     add_run_options,
     check_reports,
-    num_runs,
     run_options,
     worker_pool,
     write_reports,
@@ -60,11 +60,7 @@ def add_parser(commands) -> None:
                         help="with --changed-since: run every case when some changed file cannot be tied to a case "
                         "(it is not documentation, CI settings or a test, and no agent imports, names or read it)")
     add_run_options(parser, repeats=True)
-    parser.add_argument("--until-confident", action="store_true",
-                        help="give inconclusive cases more runs, doubling them, until each verdict settles or --max-runs "
-                        "(every look is held to a stricter level so the run stays as sure as --confidence says)")
-    parser.add_argument("--max-runs", type=num_runs, default=None, metavar="M",
-                        help=f"with --until-confident: the most runs a case gets (default {MAX_RUNS})")
+    add_confident_options(parser)
     add_report_options(parser)
     add_color_option(parser)
 
@@ -275,21 +271,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: no case matches {quoted(query)}", file=err)
     if args.shard is not None:
         found.cases = sharded(found.cases, args, err)
-    from agentdiff.core.run.until_confident import plan, settle_all, with_looks
-
-    options = run_options(args, config)
-    most = args.max_runs or MAX_RUNS
-    if args.max_runs is not None and not args.until_confident:
-        print("error: --max-runs goes with --until-confident", file=err)
+    options = confident_options(args, run_options(args, config), err)
+    if options is None:
         return EXIT_USAGE
-    if args.until_confident:
-        if most < options.num_runs:
-            print(f"error: --max-runs {most} is fewer than the {options.num_runs} runs each case makes (--num-runs)", file=err)
-            return EXIT_USAGE
-        options = with_looks(options, most)
-        if not options.pass_rules.any_minimum:
-            print("note: --until-confident settles cases held to a minimum pass rate; none is set here (min_pass_rate in "
-                  "[tool.agentdiff] or a test_config.json, or --min-pass-rate)", file=err)
     if options.mode == "live" and len(found.cases) > config.confirm_live_above and not confirmed(found.cases, args, config, err):
         print("not run", file=err)
         return EXIT_USAGE
@@ -370,14 +354,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     else:
                         finish(case_run, seconds, ranks.pop(task))
                     start_next()
-            if unsettled:
-                progress.keep(f"until confident: {plan([run for run, _, _ in unsettled], most, config.prices).line()}")
-                began_more = time.perf_counter()
-                settled = await settle_all([run for run, _, _ in unsettled], pool, options, Path.cwd(), most,
-                                           looked=lambda run: progress.keep(f"  {run.ref.id}: {run.result.pass_rate.words}"
-                                                                            if run.result.pass_rate else f"  {run.ref.id}: {run.result.status.value}"))
-                for case_run, (_, seconds, rank) in zip(settled, unsettled):
-                    finish(case_run, seconds + time.perf_counter() - began_more, rank)
+            await settle_held(unsettled, pool, options, args.max_runs or MAX_RUNS, config.prices, progress, finish)
         finally:
             for task in tasks:
                 task.cancel()

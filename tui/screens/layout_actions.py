@@ -16,6 +16,16 @@ class LayoutActions:
 
     maximised = False
 
+    def action_plots(self) -> None:
+        """`p`: the case's kept runs plotted, or back to its layers."""
+        self.detail.plotting, self.detail.gridding = not self.detail.plotting, False
+        self.detail.redraw()
+
+    def action_grid(self) -> None:
+        """`g`: a repeated case's runs side by side, or back to its layers."""
+        self.detail.gridding, self.detail.plotting = not self.detail.gridding, False
+        self.detail.redraw()
+
     def on_resize(self, event: events.Resize) -> None:
         self.fit_layout()
 

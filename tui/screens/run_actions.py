@@ -68,7 +68,9 @@ class RunActions:
 
     @work(group="until-confident", name="run until confident")
     async def settle_cases(self, case_ids: list[str]) -> None:
-        await self.workbench.until_confident(case_ids)
+        from agentdiff.core.workbench.until_confident import until_confident
+
+        await until_confident(self.workbench, case_ids)
 
     def action_toggle_mode(self) -> None:
         ids = [case_id for case_id, s in self.workbench.cases.items() if family_of(s.ref).replays]

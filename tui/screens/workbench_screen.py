@@ -386,16 +386,6 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         if self.view.layer or self.view.turn_focused or not self.clear_filter():
             self.view = self.view._replace(layer=None, turn_focused=False)
 
-    def action_plots(self) -> None:
-        self.detail.plotting = not self.detail.plotting
-        self.detail.gridding = False
-        self.detail.redraw()
-
-    def action_grid(self) -> None:
-        self.detail.gridding = not self.detail.gridding
-        self.detail.plotting = False
-        self.detail.redraw()
-
     def action_suite(self) -> None:
         wb = self.workbench
         self.app.push_screen(SuiteScreen(list(wb.cases.values()), wb.history, wb.options.prices))

@@ -13,7 +13,6 @@ from agentdiff.core.reports.agents_cli_runs import score_changes
 from agentdiff.core.reports.judge_text import judge_lines
 from agentdiff.core.reports.text import usage_line
 from agentdiff.core.scoring.metrics import MetricStatus
-from agentdiff.core.run.grid import run_grid
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.workbench.costs import run_cost
 from agentdiff.core.workbench.events import CaseState
@@ -34,7 +33,7 @@ from ..safe_text import shown
 from ..versus import Versus
 from . import steady
 from .plots import CasePlots
-from .variants_grid import grid_text
+from .variants_grid import RunsGrid, triage_line
 
 STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
 STATUS_STYLE = {status.value: style for status, style in STYLE.items()}
@@ -139,7 +138,7 @@ class CaseDetail(Vertical):
         self.compact = self.stacked = self.details = False
         self.plotting = False  # `p`: the case's runs over time instead of its layers
         self.gridding = False  # `g`: a repeated case's runs side by side instead of its layers
-        self._grid: tuple[object, object] = (None, None)  # (the run, its grid): made once per run
+        self.runs_grid = RunsGrid()
         self.versus: Optional[Versus] = None  # `B`: a kept run's actual on the expected side
         self.divergence: Optional[Divergence] = None
         self.extra: Text = Text()
@@ -180,7 +179,7 @@ class CaseDetail(Vertical):
             if not self.short_header:
                 entries = self.history.entries(state.ref.id) if self.history else []
                 self.extra.append_text(history_line(entries))
-                self.extra.append_text(self._triage_line(state.ref.id))
+                self.extra.append_text(triage_line(self.triage, state.ref.id))
             if self.divergence is not None and self.divergence.turn != self.turn:  # a turn was chosen: say what is in it
                 turns = sorted({d.turn + 1 for d in divergences})
                 self.extra.append(f"\nturn {self.turn + 1}: no divergence · divergences in turn{'s' if len(turns) > 1 else ''} "
@@ -220,43 +219,7 @@ class CaseDetail(Vertical):
         if plots.display:
             self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
             plots.show(self.history.entries(state.ref.id) if self.history else [])
-        grid = self.query_one("#grid", VerticalScroll)
-        grid.display = self.gridding and not self.plotting and state is not None
-        if grid.display:
-            self.query_one("#layers").display = self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
-            self.query_one("#grid-text", Static).update(grid_text(self.grid_of(state), self.size.width - 2,
-                                                                  state.run.result.pass_rate if state.run else None))
-
-    def grid_of(self, state: CaseState):
-        """The grid of the case's runs (None: it ran once, or not yet), made once per run."""
-        run = state.run
-        if run is None:
-            return None
-        if self._grid[0] is not run:
-            self._grid = (run, run_grid(run))
-        return self._grid[1]
-
-    def _triage_line(self, case_id: str) -> Text:
-        """`label: double refund at turn 2 · tool_calls · call 3 [block] — refunds one order twice · note: …`."""
-        triage = self.triage
-        label, note = triage.label_of(case_id), triage.note_of(case_id)
-        if not (label or note):
-            return Text()
-        case, entry = triage.cases.get(case_id, {}), triage.entry(label or "")
-        line = f"\nlabel: {label or '-'}"
-        if case.get("element"):
-            line += f" at {case['element']}"
-        if entry.get("blocking"):
-            line += f" [{entry['blocking']}]"
-        if entry.get("description"):
-            line += f" — {entry['description']}"
-        if note:
-            line += f" · note: {note}"
-        text = Text(line, style="magenta")
-        retired = triage.retired_binding(case_id)
-        if retired:
-            text.append(f" · {retired}", style="dim")
-        return text
+        self.runs_grid.draw(self, state, self.gridding and not self.plotting)
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-header")

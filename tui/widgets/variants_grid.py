@@ -1,14 +1,19 @@
 """`g`: a repeated case's runs side by side, per turn and layer: each distinct thing its runs did, how
-many runs did it (a bar and the run numbers), the baseline's marked; the majority run named."""
+many runs did it (a bar and the run numbers), the baseline's marked; the majority run named. And the
+detail's triage line."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from agentdiff.core.diff.variants import Grid
+from agentdiff.core.run.grid import run_grid
 from agentdiff.core.scoring.results import PassRate
+from agentdiff.core.workbench.triage import Triage
 from rich.cells import cell_len
 from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 from ..safe_text import one_line
 
@@ -68,3 +73,48 @@ def grid_text(made: Optional[Grid], width: int, rate: Optional[PassRate] = None)
             out.append(f"{_cut(variant.text, text_width):<{text_width}}", style=style)
             out.append("  " + _runs(variant.runs, runs_width), style="dim")
     return out
+
+
+class RunsGrid:
+    """The detail's grid pane: shown in place of the layers, its grid made once per run."""
+
+    def __init__(self) -> None:
+        self._made: tuple[object, Optional[Grid]] = (None, None)  # (the run, its grid)
+
+    def of(self, run) -> Optional[Grid]:
+        if run is None:
+            return None
+        if self._made[0] is not run:
+            self._made = (run, run_grid(run))
+        return self._made[1]
+
+    def draw(self, detail, state, wanted: bool) -> None:
+        pane = detail.query_one("#grid", VerticalScroll)
+        pane.display = wanted and state is not None
+        if pane.display:
+            for hidden in ("#layers", "#side-titles", "#turn-tabs"):
+                detail.query_one(hidden).display = False
+            rate = state.run.result.pass_rate if state.run else None
+            detail.query_one("#grid-text", Static).update(grid_text(self.of(state.run), detail.size.width - 2, rate))
+
+
+def triage_line(triage: Triage, case_id: str) -> Text:
+    """`label: double refund at turn 2 · tool_calls · call 3 [block] — refunds one order twice · note: …`."""
+    label, note = triage.label_of(case_id), triage.note_of(case_id)
+    if not (label or note):
+        return Text()
+    case, entry = triage.cases.get(case_id, {}), triage.entry(label or "")
+    line = f"\nlabel: {label or '-'}"
+    if case.get("element"):
+        line += f" at {case['element']}"
+    if entry.get("blocking"):
+        line += f" [{entry['blocking']}]"
+    if entry.get("description"):
+        line += f" — {entry['description']}"
+    if note:
+        line += f" · note: {note}"
+    text = Text(line, style="magenta")
+    retired = triage.retired_binding(case_id)
+    if retired:
+        text.append(f" · {retired}", style="dim")
+    return text

@@ -1,0 +1,54 @@
+"""The workbench's run-until-confident (the TUI's `u`): its inconclusive cases given more runs, doubling,
+until each verdict settles (`run.until_confident`), each look shown on the case as it comes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable
+
+from agentdiff.core.run.case_run import CaseRun
+from agentdiff.core.run.pass_rule import held_to_rule
+from agentdiff.core.run.until_confident import settle, with_looks
+from agentdiff.core.scoring.confidence import MAX_RUNS
+from agentdiff.core.scoring.results import CaseStatus
+from agentdiff.core.workbench.events import CaseState, CaseUpdated, Notice
+
+
+async def until_confident(workbench, case_ids: Iterable[str], most: int = MAX_RUNS) -> list[str]:
+    """The inconclusive cases of `case_ids` given more runs, doubling, until each verdict settles or it
+    has `most` runs (every look is held to a stricter level). Their runs so far are judged at that level
+    first; the ids of those that got more runs."""
+    wb = workbench
+    options = with_looks(wb.options, most)
+    reason = f"until confident: more runs until the verdict settles (at most {most})"
+    chosen = []
+    for case_id in case_ids:
+        state = wb.cases.get(case_id)
+        if state is None or state.run is None or state.running or wb.busy(case_id):
+            continue
+        run = held_to_rule(state.run.full(), options)
+        if run.result.status is CaseStatus.INCONCLUSIVE:
+            chosen.append((state, run))
+
+    async def one(state: CaseState, run: CaseRun) -> None:
+        state.running, state.stale, state.reason, state.started = True, False, reason, wb.clock()
+        wb._emit(CaseUpdated(state.ref.id))
+
+        def looked(now: CaseRun) -> None:
+            state.run = now  # each look's verdict shows as it comes (k/n runs)
+            wb._emit(CaseUpdated(state.ref.id))
+
+        try:
+            settled = await settle(run, wb.pool, options, wb.root, most, wb._agents, looked)
+        except asyncio.CancelledError:
+            state.running = False
+            raise
+        except Exception as exc:  # an engine failure is shown on the case, never raised into the UI
+            wb._emit(Notice(f"{state.ref.id}: {type(exc).__name__}: {exc}", "error"))
+            state.running = False
+            wb._emit(CaseUpdated(state.ref.id))
+            return
+        wb._settle(state, settled, reason)
+
+    await asyncio.gather(*(one(state, run) for state, run in chosen))
+    return [state.ref.id for state, _ in chosen]
