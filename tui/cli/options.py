@@ -17,24 +17,25 @@ from agentdiff.core.reports import DIR_KINDS, REPORT_KINDS, write_report
 from .errors import UsageError, exists, print_errors, quoted
 
 
-def rate(value: str) -> float:
+def _fraction(value: str, within, said: str) -> float:
+    """`value` as a number `within(number)` accepts; else a usage error saying `said`."""
     try:
         number = float(value)
     except ValueError:
         number = math.nan
-    if not 0 <= number <= 1:
-        raise argparse.ArgumentTypeError(f"a pass rate is from 0 to 1 (0.9 for 90%), not {value!r}")
+    if not within(number):
+        raise argparse.ArgumentTypeError(f"{said}, not {value[:40]!r}")
     return number
+
+
+def rate(value: str) -> float:
+    """`--min-pass-rate`: from 0 to 1."""
+    return _fraction(value, lambda n: 0 <= n <= 1, "a pass rate is from 0 to 1 (0.9 for 90%)")
 
 
 def level(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not 0.5 <= number < 1:
-        raise argparse.ArgumentTypeError(f"a confidence level is from 0.5 to below 1 (0.95 for 95%), not {value!r}")
-    return number
+    """`--confidence`: from 0.5 to below 1."""
+    return _fraction(value, lambda n: 0.5 <= n < 1, "a confidence level is from 0.5 to below 1 (0.95 for 95%)")
 
 
 def num_runs(value: str) -> int:
