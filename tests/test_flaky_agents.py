@@ -60,7 +60,9 @@ def project(root: Path, minimum: float) -> Path:
         "final_response": {"role": "model", "parts": [{"text": f"It is sunny in {city}."}]},
         "intermediate_data": {"tool_uses": [{"name": "get_weather", "args": {"city": city}}]}}]} for city in CHANCES]
     (root / "weather" / "weather.evalset.json").write_text(json.dumps({"eval_set_id": "weather", "eval_cases": cases}))
-    (root / "pyproject.toml").write_text(f'[project]\nname = "w"\nversion = "0"\n\n[tool.agentdiff]\nnum_runs = 10\nmin_pass_rate = {minimum}\n')
+    (root / "pyproject.toml").write_text('[project]\nname = "w"\nversion = "0"\n\n[tool.agentdiff]\nnum_runs = 10\n')
+    config = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}, "min_pass_rate": minimum}  # ADK ignores the key
+    (root / "weather" / "test_config.json").write_text(json.dumps(config))
     return root
 
 
@@ -113,6 +115,7 @@ def test_until_confident_spends_model_calls_only_on_the_case_that_needs_them(wea
     report = json.loads(done.stdout)
     cases = {case["eval_id"]: case for case in report["cases"]}
     assert "until confident: 1 inconclusive case(s): at most 30 more runs" in done.stderr, done.stderr
+    assert "none is set here" not in done.stderr  # its test_config.json sets the minimum
     assert cases["paris"]["status"] == "passed" and cases["oslo"]["status"] == "failed"
     assert model.calls["Paris"] == 20 and model.calls["Oslo"] == 20  # settled at the first look: ten runs each
     rome = cases["rome"]["pass_rate"]

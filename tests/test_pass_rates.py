@@ -98,7 +98,7 @@ def test_pass_hat_k_and_each_metrics_spread_are_reported_where_asked():
     spread = rate.metrics[0]
     reference = stats.t.interval(0.95, 3, loc=sum(scores) / 4, scale=stats.sem(scores))
     assert spread.name == "response_match_score" and spread.mean == pytest.approx(0.775)
-    assert (spread.low, spread.high) == pytest.approx(reference)
+    assert (spread.low, spread.high) == pytest.approx((max(0, reference[0]), min(1, reference[1])))  # on [0, 1], as the scores are
 
 
 def test_the_most_specific_rule_holds_a_case():
@@ -252,4 +252,19 @@ def test_a_judges_samples_get_their_mean_and_interval_too():
     flat = [v for s in samples for v in s]
     reference = stats.t.interval(0.95, 5, loc=sum(flat) / 6, scale=stats.sem(flat))
     judged = spreads["final_response_match_v2 · samples"]
-    assert judged.runs == 6 and (judged.low, judged.high) == pytest.approx(reference)
+    assert judged.runs == 6 and (judged.low, judged.high) == pytest.approx((reference[0], 1.0))  # a score's interval stays on [0, 1]
+
+
+def test_the_pass_rate_flags_reach_the_workbench_of_every_command_that_runs_cases():
+    from agentdiff.tui.cli import build_parser
+    from agentdiff.tui.cli.options import pass_rules
+    from agentdiff.tui.cli.serve import watch_command
+    from agentdiff.core.project.config import ProjectConfig
+
+    args = build_parser().parse_args(["serve", "--min-pass-rate", "0.8", "--confidence", "0.9", "--pass-hat-k", "3"])
+    assert "--min-pass-rate 0.8 --confidence 0.9 --pass-hat-k 3" in watch_command(args)  # each browser tab's TUI
+    watch = build_parser().parse_args(["watch", "--min-pass-rate", "0.8"])
+    rules = pass_rules(watch, ProjectConfig(Path("."), min_pass_rate=0.5, pass_hat_k=(2,)))
+    assert rules.rule("a::b", suite_min=0.7) == PassRule(0.8, 0.95, (2,))
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--min-pass-rate", "1.5"])

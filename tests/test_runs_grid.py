@@ -120,3 +120,35 @@ def test_the_grid_snapshot(snap_compare, tmp_path, size):
         await pilot.pause(0.3)
 
     assert snap_compare(_app(tmp_path, ScriptedRuns(), RunOptions(num_runs=5)), terminal_size=size, run_before=run_before)
+
+
+async def test_a_majority_that_says_what_the_baseline_says_is_not_offered(tmp_path):
+    from agentdiff.core.run.grid import majority_to_accept
+
+    class MostlyRight(EchoPool):
+        async def run(self, job, timeout=None):
+            out = await super().run(job, timeout)
+            if job.repeat == 2:
+                out.events[1]["content"] = {"role": "model", "parts": [{"text": "bye"}]}
+            return out
+
+    echo_project(tmp_path, {"echo": ["hello"]})
+    wb = Workbench(tmp_path, [tmp_path / "agents"], MostlyRight(), RunOptions(num_runs=3))
+    wb.run(list(wb.cases), "first run")
+    await wb.wait()
+    run = wb.cases[ECHO_0].run
+    assert run.result.disagreeing and run_grid(run).majority == 0
+    assert majority_to_accept(run) is None  # runs 1 and 2 said "hello", as the baseline does: nothing to accept
+
+
+def test_many_runs_are_counted_in_the_header_not_listed():
+    from types import SimpleNamespace
+
+    from agentdiff.core.scoring.results import RunRecord
+    from agentdiff.tui.glyphs import runs_line
+
+    records = tuple(RunRecord((), None, status=CaseStatus.PASSED if i % 3 else CaseStatus.FAILED) for i in range(100))
+    line = str(runs_line(SimpleNamespace(result=SimpleNamespace(runs=records), shown=3)))
+    assert line == "\nruns ✗34 ✓66 of 100 · showing run 4 ✗ · o: next"
+    few = str(runs_line(SimpleNamespace(result=SimpleNamespace(runs=records[:3]), shown=1)))
+    assert few == "\nruns ✗1 ✓2 ✓3 · showing run 2 · o: next"

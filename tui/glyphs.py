@@ -51,11 +51,28 @@ def sparkline(values: list[Optional[float]]) -> str:
     return "".join(out)
 
 
+#: More runs than this are counted in the detail's header, not listed one by one.
+MANY_RUNS = 20
+
+
 def runs_line(run) -> Text:
     """A case run more than once (`repeats`): each run's verdict, and which one the detail shows
     (`o` / `O` step through them): `runs ✓1 ✗2 ✓3 · showing run 2 · o: next`."""
     line = Text("\nruns ")
-    for index, record in enumerate(run.result.runs):
+    records = run.result.runs
+    if len(records) > MANY_RUNS:  # too many to list: how many passed and failed, and the one shown
+        counts: dict = {}
+        for record in records:
+            counts[record.status] = counts.get(record.status, 0) + 1
+        for status, count in counts.items():
+            mark, style = glyph(status)
+            line.append(f"{mark}{count} ", style=style)
+        mark, style = glyph(records[run.shown].status) if run.shown < len(records) else ("", "")
+        line.append(f"of {len(records)} · showing run {run.shown + 1} ", style="dim")
+        line.append(mark, style=f"{style} reverse")
+        line.append(" · o: next", style="dim")
+        return line
+    for index, record in enumerate(records):
         mark, style = glyph(record.status)
         line.append(f"{mark}{index + 1}", style=f"{style} reverse" if index == run.shown else style)
         line.append(" ")

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from agentdiff.core.diff.variants import Grid, grid
 from agentdiff.core.project.family import family_of
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.traces.from_run import trace_from_output
 
 
@@ -18,3 +19,14 @@ def run_grid(run: Any) -> Optional[Grid]:
     traces = [run.trace if index == run.shown and run.trace is not None else trace_from_output(out, family.messages_of(run.ref, out))
               for index, out in enumerate(run.outputs)]
     return grid(traces, run.baseline.trace if run.baseline is not None else None)
+
+
+def majority_to_accept(run: Any) -> Optional[Grid]:
+    """The grid of a case whose runs disagree, when its majority run is one to accept (it did not pass: a
+    passing majority already says what the baseline says); None otherwise."""
+    if not run.result.disagreeing:
+        return None
+    made = run_grid(run)
+    if made is None or made.majority >= len(run.result.runs) or run.result.runs[made.majority].status is CaseStatus.PASSED:
+        return None
+    return made

@@ -115,5 +115,7 @@ def _spreads(result: CaseResult, confidence: float) -> tuple[MetricSpread, ...]:
     for name, values in scores.items():
         if len(values) > 1:
             mean, low, high = mean_interval(values, confidence)
+            if all(0 <= value <= 1 for value in values):  # a score on [0, 1]: so is its interval
+                low, high = max(0.0, low), min(1.0, high)
             spreads.append(MetricSpread(name, mean, low, high, len(values)))
     return tuple(spreads)

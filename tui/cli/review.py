@@ -73,9 +73,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         print(f"\n[{index + 1}/{len(runs)}] {run.ref.id}: {run.result.status.value}", file=out)
         repeat = None
         if run.result.disagreeing:
-            from agentdiff.core.run.grid import run_grid
+            from agentdiff.core.run.grid import majority_to_accept
 
-            made = run_grid(run)
+            made = majority_to_accept(run)
             print("its runs disagree: which one is the new baseline?\n  " + "\n  ".join(run_summaries(run, answers=True)), file=out)
             if made is not None:
                 print(f"  m: the majority run (run {made.majority + 1}, as {len(made.majority_runs)} of {made.runs} runs did)", file=out)

@@ -271,7 +271,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"error: no case matches {quoted(query)}", file=err)
     if args.shard is not None:
         found.cases = sharded(found.cases, args, err)
-    options = confident_options(args, run_options(args, config), err)
+    options = confident_options(args, run_options(args, config), err, found.cases)
     if options is None:
         return EXIT_USAGE
     if options.mode == "live" and len(found.cases) > config.confirm_live_above and not confirmed(found.cases, args, config, err):

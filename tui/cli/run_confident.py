@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Callable, Optional, TextIO
+from typing import Callable, Optional, Sequence, TextIO
+
+from agentdiff.core.project.family import family_of
 
 from agentdiff.core.scoring.confidence import MAX_RUNS
 
@@ -21,8 +23,9 @@ def add_confident_options(parser: argparse.ArgumentParser) -> None:
                         help=f"with --until-confident: the most runs a case gets (default {MAX_RUNS})")
 
 
-def confident_options(args: argparse.Namespace, options, err: TextIO):
-    """`options` as `--until-confident` runs them (each look at its stricter level); None on a usage error."""
+def confident_options(args: argparse.Namespace, options, err: TextIO, refs: Sequence = ()):
+    """`options` as `--until-confident` runs them (each look at its stricter level); None on a usage error.
+    `refs`: the cases to run, whose own suites may set a minimum (`test_config.json`)."""
     from agentdiff.core.run.until_confident import with_looks
 
     most = args.max_runs or MAX_RUNS
@@ -34,7 +37,7 @@ def confident_options(args: argparse.Namespace, options, err: TextIO):
     if most < options.num_runs:
         print(f"error: --max-runs {most} is fewer than the {options.num_runs} runs each case makes (--num-runs)", file=err)
         return None
-    if not options.pass_rules.any_minimum:
+    if not options.pass_rules.any_minimum and not any(family_of(ref).suite_pass_rule(ref)[0] is not None for ref in refs):
         print("note: --until-confident settles cases held to a minimum pass rate; none is set here (min_pass_rate in "
               "[tool.agentdiff] or a test_config.json, or --min-pass-rate)", file=err)
     return with_looks(options, most)

@@ -50,9 +50,12 @@ def watch_command(args: argparse.Namespace) -> str:
     """The `agentdiff watch` command line each tab runs: the same paths and run options."""
     argv = [sys.executable, "-m", "agentdiff.tui.cli", "watch", *map(str, args.paths)]
     for flag, value in (("--mode", getattr(args, "mode", None)), ("--num-runs", args.num_runs), ("--jobs", args.jobs),
-                        ("--timeout", args.timeout), ("--python", args.python), ("--streaming-mode", args.streaming_mode)):
+                        ("--timeout", args.timeout), ("--python", args.python), ("--streaming-mode", args.streaming_mode),
+                        ("--min-pass-rate", args.min_pass_rate), ("--confidence", args.confidence)):
         if value is not None:
             argv += [flag, str(value)]
+    for k in args.pass_hat_k:
+        argv += ["--pass-hat-k", str(k)]
     for agents in args.agents:
         argv += ["--agents", str(agents)]
     if args.run_tools:

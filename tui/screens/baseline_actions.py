@@ -8,7 +8,7 @@ import asyncio
 from typing import Callable, Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan
-from agentdiff.core.run.grid import run_grid
+from agentdiff.core.run.grid import majority_to_accept
 from textual import work
 
 from ..widgets.case_detail import ACCEPTED_LAYERS
@@ -64,7 +64,7 @@ class BaselineActions:
         run = self.workbench.cases[case_id].run
         majority = None
         if run is not None and run.result.disagreeing and run.restage is not None:
-            made = await asyncio.to_thread(run_grid, run)
+            made = await asyncio.to_thread(majority_to_accept, run)
             chosen = repeat if repeat is not None else run.shown
             if made is not None and chosen not in made.majority_runs:
                 majority = made

@@ -10,7 +10,7 @@ import asyncio
 from typing import Optional
 
 from agentdiff.core.baselines.accept import AcceptPlan, run_summaries
-from agentdiff.core.run.grid import run_grid
+from agentdiff.core.run.grid import majority_to_accept
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -72,7 +72,7 @@ class ReviewScreen(Dialog[str]):
         title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {case_id}", style="bold")))
         state = self.workbench.cases[case_id]
         if self.repeat is None and state.run is not None and state.run.result.disagreeing:
-            made = await asyncio.to_thread(run_grid, state.run)
+            made = await asyncio.to_thread(majority_to_accept, state.run)
             self.majority = made.majority if made is not None else None
             lead = "its runs disagree: which one is the new baseline? press its number"
             if made is not None:

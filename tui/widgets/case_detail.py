@@ -258,13 +258,13 @@ class CaseDetail(Vertical):
                     header.append_text(runs_line(state.run))
                 if result.pass_rate is not None and not short and (not result.error or result.status is CaseStatus.FLAKY):  # the rate beside the verdict
                     header.append(f"\n{result.pass_rate.line()}", style="dim")
-                if result.status is CaseStatus.INCONCLUSIVE:
-                    header.append("\nu: more runs until it settles · g: the runs side by side", style="yellow")
                 if result.error:
                     error = result.located_error  # led by the place in the project's code (`e` opens it)
                     header.append(f"\n{error.splitlines()[0] if short else error}", style="red")
                     if result.error_trace and not short:
                         header.append("\n" + result.error_trace, style="dim")
+                if result.status is CaseStatus.INCONCLUSIVE:
+                    header.append("\nu: more runs until it settles · g: the runs side by side", style="yellow")
                 for metric in result.metrics if not short else ():  # the judge's verdict and reasons for the turn shown
                     for line in judge_lines(result, metric, only_failing=False, turn_only=self.turn):
                         header.append(f"\njudge · {metric.name} " if not line.startswith(" ") else "\n    ", style="magenta")
