@@ -38,6 +38,19 @@ def test_camel_case_keys_are_read_and_unknown_keys_refused_except_on_a_case(tmp_
     assert [(e.path, e.line) for e in errors][:1] == [("eval_cases[0].reference.role", 13)]  # a bare Content: refused, as the SDK does
 
 
+def test_a_datasets_own_top_level_keys_are_ignored_as_agents_cli_generate_ignores_them(tmp_path):
+    """akoita/mcp-tripwire's layout: `eval_set_id` and `description` beside `eval_cases`; agents-cli 1.11 runs all three."""
+    path = tmp_path / "tool_poisoning.json"
+    cases = [{"eval_case_id": f"c{i}", "prompt": {"role": "user", "parts": [{"text": f"try {i}"}]}} for i in range(3)]
+    path.write_text(json.dumps({"eval_set_id": "tool_poisoning", "description": "poisoned tool descriptions", "eval_cases": cases}))
+    loaded, errors = load_dataset(path)
+    assert errors == [] and loaded.keys == ("c0", "c1", "c2")
+    cases[1]["prompt"]["parts"][0]["colour"] = "red"  # inside a case, what agents-cli refuses is still refused
+    path.write_text(json.dumps({"eval_set_id": "x", "eval_cases": cases}))
+    _, errors = load_dataset(path)
+    assert errors and "colour" in errors[0].message + str(errors[0].path)
+
+
 def test_cases_agents_cli_would_not_run_are_located_errors(tmp_path):
     user = {"author": "user", "content": {"role": "user", "parts": [{"text": "and tomorrow?"}]}}
     agent = {"author": "app", "content": {"role": "model", "parts": [{"text": "sunny"}]}}

@@ -31,6 +31,9 @@ async def test_a_new_agents_cli_case_is_accepted_from_the_tui_and_undone(tmp_pat
         assert state.run.trace.turns[0].final_response == "It is 01:00 in Tokyo."
         screen = app.export_screenshot().replace("&#160;", " ")
         assert "new" in screen and "01:00" in screen and "Tokyo" in screen  # what the run did is shown
+        header = str(app.main.detail.query_one("#detail-header").render())
+        graded = [m for m in state.run.result.metrics if m.threshold is None and m.score is not None]
+        assert graded and all(f"{m.name} {m.score:.2f}" in header for m in graded)  # agents-cli's scores, which have no threshold
         await pilot.press("a")
         await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal")
         assert "+++ b/sample_agents/weather_desk/tests/eval/baselines/basic-dataset.json" in app.screen.preview

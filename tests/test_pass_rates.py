@@ -268,3 +268,12 @@ def test_the_pass_rate_flags_reach_the_workbench_of_every_command_that_runs_case
     assert rules.rule("a::b", suite_min=0.7) == PassRule(0.8, 0.95, (2,))
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--min-pass-rate", "1.5"])
+
+
+def test_exit_codes_of_inconclusive_and_new_cases_and_the_settings_that_let_them_pass():
+    from agentdiff.tui.cli.errors import exit_code
+
+    passed, new, unsure, failed = (result(3, 3, status) for status in (CaseStatus.PASSED, CaseStatus.NEW, CaseStatus.INCONCLUSIVE, CaseStatus.FAILED))
+    assert exit_code([passed, unsure], []) == 3 and exit_code([passed, unsure], [], inconclusive_passes=True) == 0
+    assert exit_code([passed, new], []) == 1 and exit_code([passed, new], [], new_passes=True) == 0  # a new snapshot in CI fails
+    assert exit_code([new, unsure], [], new_passes=True) == 3 and exit_code([failed, unsure], [], inconclusive_passes=True) == 1

@@ -128,3 +128,24 @@ def test_a_kept_report_that_is_not_a_report_is_set_aside_and_every_command_goes_
     assert not runs[0].exists() and len(list((tmp_path / SET_ASIDE_DIR).iterdir())) == 1
     code, _, err = run("compare", str(tmp_path / SET_ASIDE_DIR / next((tmp_path / SET_ASIDE_DIR).iterdir()).name))
     assert code == 2 and "error: " in err and "Traceback" not in err  # named by the user: an error, one line
+
+
+def test_the_state_folder_agentdiff_makes_ignores_itself_and_one_a_team_made_is_left_as_it_is(tmp_path):
+    """As pytest, ruff and mypy do with their caches: `git add -A` after a first run stages nothing of it."""
+    import subprocess
+    import sys
+
+    from workbench_support import echo_project
+
+    for project in ("fresh", "kept"):
+        echo_project(tmp_path / project, {"echo": ["hello"]})
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path / project, check=True)
+    (tmp_path / "kept" / ".agentdiff").mkdir()
+    (tmp_path / "kept" / ".agentdiff" / "notes.txt").write_text("ours")
+    for project in ("fresh", "kept"):
+        done = subprocess.run([sys.executable, "-m", "agentdiff.tui.cli", "run"], cwd=tmp_path / project, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "fresh" / ".agentdiff" / "runs").is_dir()  # a kept run, and the history, are there …
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path / "fresh", capture_output=True, text=True)
+    assert ".agentdiff" not in status.stdout and "agents/echo" in status.stdout  # … and git does not see them
+    assert not (tmp_path / "kept" / ".agentdiff" / ".gitignore").exists()  # a folder the team made (and may commit) is theirs

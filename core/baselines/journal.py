@@ -59,7 +59,7 @@ from agentdiff.core.baselines.journal_entries import (
 )
 from agentdiff.core.baselines.lock import LOCK_FILE, BaselineWriteError, project_lock
 from agentdiff.core.baselines.merge import take_back
-from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, set_aside
+from agentdiff.core.formats.set_aside import SET_ASIDE_DIR, add_notice, made_state_dir, set_aside
 from agentdiff.core.formats.source_file import resolved
 
 #: Names other modules take from here (the journal's parts live in `file_writes` and `journal_entries`).
@@ -216,6 +216,7 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str, author:
         folder = entry_folder(root, entry)
         staged: list[tuple[str, Path]] = []
         try:
+            made_state_dir(folder)
             folder.mkdir(parents=True, exist_ok=False)
             files = []
             for index, write in enumerate(writes):

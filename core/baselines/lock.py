@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 from agentdiff.core.baselines.file_writes import shown_in
-from agentdiff.core.formats.set_aside import linked_state
+from agentdiff.core.formats.set_aside import linked_state, made_state_dir
 
 LOCK_FILE = Path(".agentdiff") / "lock"
 LOCK_WAIT = 5.0
@@ -31,6 +31,7 @@ def project_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
         raise BaselineWriteError(f"nothing was written: {shown_in(path.parent, root)} is a file, not a folder; agentdiff keeps its "
                                  "journal, runs and history in that folder: move the file away")
     try:
+        made_state_dir(path.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
         handle = os.fdopen(fd, "a+", encoding="utf-8")

@@ -27,6 +27,7 @@ from agentdiff.core.run.expected import Baseline, dataset_baseline
 class AgentsCliFamily(EvalSetFamily):
     name = "agents_cli"
     accepted_whole = "an agents-cli baseline holds the whole run"
+    scores_without_threshold = True
 
     def suite_pass_rule(self, ref: DatasetCaseRef) -> tuple[Optional[float], Optional[float]]:
         return None, None  # `eval_config.yaml` is agents-cli's: `[tool.agentdiff]` sets a dataset's rule

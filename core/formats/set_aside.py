@@ -27,6 +27,27 @@ def linked_state(root: Path, *parts: str) -> Optional[str]:
             return f"{shown} is a symlink; agentdiff keeps its own state in folders of its own and never follows it: remove the link"
     return None
 
+#: Written into `.agentdiff/` when agentdiff makes it, as pytest, ruff and mypy do with their caches, so
+#: `git add -A` never stages agentdiff's history, caches or kept runs. A team that wants to commit a file
+#: of it un-ignores that file there (`!name`); a `.agentdiff/` that already exists is left as it is.
+GITIGNORE = "# agentdiff's own state (history, caches, kept runs, the journal): made by agentdiff, not committed\n*\n"
+
+
+def made_state_dir(path: Path) -> None:
+    """Before writing `path` (under a project's `.agentdiff/`): make the `.agentdiff/` folder when it is not
+    there yet, with its `.gitignore`. Nothing when `path` is not under one, or the folder already exists."""
+    path = Path(path)
+    for folder in (path, *path.parents):
+        if folder.name == STATE_DIR.name:
+            if not folder.exists() and folder.parent.is_dir():
+                try:
+                    folder.mkdir(exist_ok=True)
+                    (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+                except OSError:
+                    pass  # the writer's own mkdir says why, as before
+            return
+
+
 _notices: list[str] = []
 _lock = threading.Lock()
 
@@ -46,6 +67,7 @@ def set_aside(path: Path, root: Path, why: str, then: str = ", and started anew"
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     target = root / SET_ASIDE_DIR / f"{stamp}-{secrets.token_hex(2)}-{shown.replace('/', '__')}"
     try:
+        made_state_dir(target.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, target)
     except OSError as exc:

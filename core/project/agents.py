@@ -52,9 +52,29 @@ class AgentResolution:
 
     @property
     def error(self) -> Optional[str]:
+        """One line: what was tried and the fix (`details` has the fix as the lines to paste)."""
         if self.agent is not None:
             return None
-        return "no agent found for this case; tried " + "; ".join(self.tried) + (f"\nto choose it, {self.fix}" if self.fix else "")
+        return self.failure + (f"; to choose it, {_fix_in_words(self.fix)}" if self.fix else "")
+
+    @property
+    def failure(self) -> str:
+        return "no agent found for this case; tried " + "; ".join(self.tried)
+
+    @property
+    def details(self) -> Optional[str]:
+        """The error with its fix as the lines to paste (`list --agents`)."""
+        if self.agent is not None:
+            return None
+        return self.failure + (f"\nto choose it, {self.fix}" if self.fix else "")
+
+
+def _fix_in_words(fix: str) -> str:
+    """A fix of several lines (`_fix`'s TOML) said on one."""
+    head, sep, rest = fix.partition(":\n[tool.agentdiff.agent_for]\n")
+    if sep and head == "add to pyproject.toml":
+        return f"add `{rest.strip()}` under [tool.agentdiff.agent_for] in pyproject.toml"
+    return " ".join(fix.split())
 
 
 def is_agent_dir(path: Path) -> bool:

@@ -62,6 +62,7 @@ class ProjectConfig:
     pass_hat_k: tuple[int, ...] = ()
     min_pass_rate_for: dict[str, float] = field(default_factory=dict)  # case id glob → its minimum
     inconclusive_passes: bool = False  # an inconclusive case does not fail `run` (exit 0, not 3)
+    new_passes: bool = False  # a case with no baseline yet (`new`) does not fail `run`
 
 
 #: Repeats of one case: more is a mistake (each repeat is a run of the agent, held in memory until scored).
@@ -69,7 +70,7 @@ MAX_NUM_RUNS = 1000
 
 _KNOWN = {"agents", "paths", "mode", "num_runs", "jobs", "timeout", "memory_mb", "python", "agent_for", "prices", "editor", "stacked_below", "keep_runs", "gate", "confirm_live_above",
           "strict_node_order", "min_pass_rate", "confidence", "pass_hat_k", "min_pass_rate_for",
-          "inconclusive_passes"}
+          "inconclusive_passes", "new_passes"}
 
 #: The gate's rules that are limits: the most a run may show (see `agentdiff gate`).
 GATE_NUMBERS = ("max_pass_rate_drop", "max_p95_seconds", "max_total_tokens", "max_case_tokens", "max_total_cost",
@@ -186,6 +187,7 @@ def _parse(root: Path, path: Path, data: dict[str, Any]) -> tuple[ProjectConfig,
         pass_hat_k=_pass_hat_k(data, path, errors),
         min_pass_rate_for=_rates_for(data, path, errors),
         inconclusive_passes=_flag(data, "inconclusive_passes", path, errors),
+        new_passes=_flag(data, "new_passes", path, errors),
     )
     return config, errors
 

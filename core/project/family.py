@@ -67,6 +67,9 @@ class CaseFamily:
     accepted_whole: ClassVar[Optional[str]] = None
     #: Where its agent is named or placed (`named_agent`, `placed_agent`), as resolution reasons say it.
     agent_named_in: ClassVar[str] = ""
+    #: Its metrics with no threshold are scores to show (agents-cli grades without thresholds), not ADK's
+    #: informational counts.
+    scores_without_threshold: ClassVar[bool] = False
 
     # --- discover and load -------------------------------------------------------------------------
     def unit(self, ref: Any) -> Path:

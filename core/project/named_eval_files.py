@@ -110,6 +110,6 @@ def unread_eval_sets(searched: Sequence[Path], root: Path, limit: int = 5) -> li
     paths = ", ".join(f'"{shown}"' for shown, _ in found)
     notes = [f"{shown}: an eval set ({count} case{'' if count == 1 else 's'}) not read: its name does not end in .test.json or .evalset.json, and no "
              "test_config.json beside it, test or `adk eval` command names it" for shown, count in found]
-    notes.append(f"to include {'it' if len(found) == 1 else 'them'}, add to pyproject.toml:\n[tool.agentdiff]\npaths = [{paths}]"
-                 "\n(or name the files *.evalset.json, or pass them: agentdiff run PATH)")
+    notes.append(f"to include {'it' if len(found) == 1 else 'them'}, add `paths = [{paths}]` under [tool.agentdiff] in pyproject.toml "
+                 "(or name the files *.evalset.json, or pass them: agentdiff run PATH)")
     return notes

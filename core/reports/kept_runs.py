@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence
 
 from agentdiff.core.baselines.journal import atomic_write
 from agentdiff.core.formats.agents_cli.grade_results import is_grade_results, load_grade_results
-from agentdiff.core.formats.set_aside import linked_state, set_aside
+from agentdiff.core.formats.set_aside import linked_state, made_state_dir, set_aside
 from agentdiff.core.formats.source_file import display_path, read_text_regular
 from agentdiff.core.reports.agents_cli_runs import report_from_grade_results
 from agentdiff.core.reports.json_report import write_json
@@ -186,6 +186,7 @@ class RunKeeper:
             stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.started))  # UTC: names sort as time goes
             millis = int(self.started * 1000) % 1000  # two runs in one second still sort by when they started
             self.folder = self.root / RUNS_DIR / f"{stamp}-{millis:03d}{secrets.token_hex(2)}"
+            made_state_dir(self.folder)
             self.folder.mkdir(parents=True)
             self._traces = gzip.open(self.folder / TRACES, "wt", encoding="utf-8")
         except OSError as exc:

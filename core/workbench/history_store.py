@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from agentdiff.core.formats.set_aside import linked_state, set_aside
+from agentdiff.core.formats.set_aside import linked_state, made_state_dir, set_aside
 from agentdiff.core.formats.source_file import read_text_regular
 
 KEEP = 20
@@ -236,6 +236,7 @@ class Store:
         if not self.writable or not self.usable:
             raise PermissionError("the history is not written here")
         if self._writer is None:
+            made_state_dir(self.path.parent)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = self._connect(create=True)
         with self._writer:

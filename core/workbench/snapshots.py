@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from agentdiff.core.formats.set_aside import linked_state
+from agentdiff.core.formats.set_aside import linked_state, made_state_dir
 from agentdiff.core.formats.source_file import display_path
 
 BLOBS = Path(".agentdiff") / "blobs"
@@ -64,6 +64,7 @@ class Snapshots:
                     digest = hashlib.sha256(data).hexdigest() if data or stat.st_size == 0 else f"large:{stat.st_size}:{stat.st_mtime_ns}"
                     if not self._used(digest):
                         blob = self.dir / digest[:2] / digest
+                        made_state_dir(blob.parent)
                         blob.parent.mkdir(parents=True, exist_ok=True)
                         temporary = blob.with_name(f".{blob.name}.{os.getpid()}.tmp")
                         temporary.write_bytes(data)  # bytes as read: line endings kept

@@ -10,6 +10,8 @@ import os
 import time
 from pathlib import Path
 
+from agentdiff.core.formats.set_aside import made_state_dir
+
 ACTIVITY_FILE = Path(".agentdiff") / "activity.jsonl"
 KEEP_BYTES = 256_000
 
@@ -23,6 +25,7 @@ class Activity:
     def add(self, who: str, what: str) -> None:
         line = json.dumps({"time": time.time(), "who": who[:80], "what": what[:300]}, ensure_ascii=False) + "\n"
         try:
+            made_state_dir(self.path.parent)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
             try:

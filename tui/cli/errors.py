@@ -50,14 +50,15 @@ def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
                   "(`agentdiff list --json` lists every one)", file=out)
 
 
-def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError], inconclusive_passes: bool = False) -> int:
-    """2 when anything failed to load, else 0 when every case passed, 3 when the others are inconclusive
-    (0 with `inconclusive_passes`), else 1."""
+def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError], inconclusive_passes: bool = False, new_passes: bool = False) -> int:
+    """2 when anything failed to load, else 0 when every case passed (or is new, with `new_passes`), 3 when
+    the others are inconclusive (0 with `inconclusive_passes`), else 1."""
     if errors:
         return EXIT_USAGE
     summary = summarize(cases)
-    if summary.all_passed:
+    passed = summary.passed + (summary.new if new_passes else 0)
+    if passed == summary.total:
         return EXIT_OK
-    if summary.passed + summary.inconclusive == summary.total:
+    if passed + summary.inconclusive == summary.total:
         return EXIT_OK if inconclusive_passes else EXIT_INCONCLUSIVE
     return EXIT_FAILED

@@ -59,7 +59,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if resolution.error:
                     item["agent_error"] = resolution.error
             items.append(item)
-        json.dump({"cases": items, "errors": [e.model_dump() for e in found.errors], "notes": found.notes}, out, indent=2)
+        errors = [e.model_dump() for e in found.errors]  # `load_errors`, as every report names them; `errors` is its old name
+        json.dump({"cases": items, "load_errors": errors, "errors": errors, "notes": found.notes}, out, indent=2)
         out.write("\n")
     elif args.agents:
         _print_agents(found, resolutions, wants_color(args.color, out), out)
@@ -116,7 +117,7 @@ def _print_agents(found, resolutions: dict, color: bool, out: TextIO) -> None:
     for ref in found.cases:
         groups.setdefault(family_of(ref).group(ref), []).append(ref)
     for path, refs in groups.items():
-        outcomes = [(_agent_name(r), r.reason, r.error) for r in (resolutions[id(ref)] for ref in refs)]
+        outcomes = [(_agent_name(r), r.reason, r.details) for r in (resolutions[id(ref)] for ref in refs)]
         if len(set(outcomes)) == 1:
             lines = [(path, outcomes[0])]
         else:

@@ -49,4 +49,4 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     out.write(render_json(cases, prices=config.prices, load_errors=load_errors) if args.json
               else render_case_table(cases, color=wants_color(args.color, out), prices=config.prices))
-    return EXIT_USAGE if load_errors else exit_code(cases, [], config.inconclusive_passes)
+    return EXIT_USAGE if load_errors else exit_code(cases, [], config.inconclusive_passes, config.new_passes)

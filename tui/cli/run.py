@@ -393,4 +393,4 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for note in found.notes:
                 print(f"note: {note}", file=err)
         return EXIT_USAGE
-    return exit_code(cases, [], config.inconclusive_passes)
+    return exit_code(cases, [], config.inconclusive_passes, config.new_passes)

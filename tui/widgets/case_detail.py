@@ -249,9 +249,12 @@ class CaseDetail(Vertical):
             if result is not None:
                 header.append(" · " if short else "\n")
                 header.append(f"{result.status.value} · {result.mode}", style=style)
+                graded = family_of(state.ref).scores_without_threshold  # agents-cli's metrics: a score, no threshold
                 for metric in result.metrics:
                     if metric.threshold is not None and metric.score is not None and (not short or metric.status is MetricStatus.FAILED):
                         header.append(f" · {metric.name} {metric.score:.2f}/{metric.threshold:g}")
+                    elif metric.threshold is None and metric.score is not None and graded and not short:
+                        header.append(f" · {metric.name} {metric.score:.2f}")
                 if not short:
                     header.append_text(self._spent(state))
                 if len(result.runs) > 1 and state.run.restage is not None:  # repeats: each one's verdict, the one shown

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
 from agentdiff.core.formats.genai_types import Content
@@ -94,3 +94,13 @@ class EvaluationDataset(SdkModel):
     gcs_source: Any = None
     eval_dataset_df: Any = None
     candidate_name: Optional[str] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _top_level_keys_of_a_dataset(cls, data: Any) -> Any:
+        """A dataset's own top-level keys beyond the SDK's (`eval_set_id`, `description`) are ignored, as
+        `agents-cli eval generate` ignores them; inside its cases, unknown keys are still refused."""
+        if isinstance(data, dict) and isinstance(data.get("eval_cases", data.get("evalCases")), list):
+            known = {name for field, info in cls.model_fields.items() for name in (field, info.alias) if name}
+            return {key: value for key, value in data.items() if key in known}
+        return data
