@@ -54,6 +54,27 @@ def test_credentials_are_named_never_shown(tmp_path):
     assert fine.ok is None
 
 
+def test_a_scaffolds_placeholder_values_are_not_credentials_and_the_enterprise_switch_counts(tmp_path):
+    """agents-cli's scaffold ships `.env` with `GOOGLE_CLOUD_PROJECT=your-gcp-project-id` and `GOOGLE_GENAI_USE_ENTERPRISE`."""
+    agent = tmp_path / "proj" / "app"
+    agent.mkdir(parents=True)
+    dotenv = tmp_path / "proj" / ".env"
+    dotenv.write_text("GOOGLE_GENAI_USE_ENTERPRISE=True\nGOOGLE_CLOUD_PROJECT=your-gcp-project-id  # set me\nGOOGLE_CLOUD_LOCATION=global\n")
+    checks = credential_checks({agent: Imported(models=("gemini-2.5-flash",))}, environ={})
+    said = {c.text: c.ok for c in checks}
+    assert said[f"GOOGLE_CLOUD_PROJECT in {dotenv} is a placeholder, not a value: calls with it fail"] is False
+    switched = f"GOOGLE_GENAI_USE_ENTERPRISE is on ({dotenv}): Gemini calls go to Vertex AI, which needs GOOGLE_CLOUD_PROJECT"
+    assert any(text.startswith(switched) for text in said) and "your-gcp-project-id" not in repr(checks)
+    checks = credential_checks({agent: Imported(models=("gemini-2.5-flash",))}, environ={"GOOGLE_API_KEY": "k"})
+    assert any(c.text.startswith(switched) and c.ok is False for c in checks)  # the key the advice led to is not used
+    dotenv.write_text("GOOGLE_GENAI_USE_ENTERPRISE=False\n")
+    (problem,) = credential_checks({agent: Imported(models=("gemini-2.5-flash",))}, environ={})[1:]
+    assert "GOOGLE_GENAI_USE_ENTERPRISE=TRUE" in problem.fix
+    dotenv.write_text("GOOGLE_GENAI_USE_ENTERPRISE=True\nGOOGLE_CLOUD_PROJECT=acme-prod-42\nGOOGLE_CLOUD_LOCATION=global\n")
+    checks = credential_checks({agent: Imported(models=("gemini-2.5-flash",))}, environ={})
+    assert all(c.ok for c in checks) and len(checks) == 3  # Vertex by its newer switch: ready
+
+
 def test_doctor_on_a_project_whose_agents_import(tmp_path, monkeypatch):
     echo_project(tmp_path, {"echo": ["hi"]})
     monkeypatch.chdir(tmp_path)

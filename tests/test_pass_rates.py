@@ -221,6 +221,10 @@ def test_compare_calls_a_drop_a_regression_only_when_it_is_significant():
     assert f"slips: flaky → flaky (9/10 → 8/10 runs passed, p={reference:.2g})" in lines
     one_each = compare(kept("base", once=(1, 1)), kept("head", once=(0, 1)))
     assert one_each.cases[0].category == "regressed"  # one run a side: the verdicts, as ever
+    assert compare(kept("base", all=(3, 3)), kept("head", all=(0, 3))).cases[0].category == "regressed"  # p = 0.05
+    older = kept("base", slips=(9, 10))
+    older.cases["slips"].pop("pass_rate")  # a run kept before pass rates: compared by its verdicts
+    assert compare(older, kept("head", slips=(10, 10))).cases[0].category == "fixed"
 
 
 def test_the_gate_holds_pass_rates_inconclusive_cases_and_the_paired_drop():
@@ -277,3 +281,14 @@ def test_exit_codes_of_inconclusive_and_new_cases_and_the_settings_that_let_them
     assert exit_code([passed, unsure], []) == 3 and exit_code([passed, unsure], [], inconclusive_passes=True) == 0
     assert exit_code([passed, new], []) == 1 and exit_code([passed, new], [], new_passes=True) == 0  # a new snapshot in CI fails
     assert exit_code([new, unsure], [], new_passes=True) == 3 and exit_code([failed, unsure], [], inconclusive_passes=True) == 1
+
+
+def test_the_table_says_a_repeated_cases_rate_and_still_its_divergence():
+    from agentdiff.core.scoring.results import LayerSummary
+    from agentdiff.tui.cli.table import render_case_table
+    import dataclasses
+
+    failed = dataclasses.replace(with_pass_rate(result(0, 3), PassRule()),
+                                 layers=(LayerSummary("response", "changed", "turn 1 · response · \"a\" → \"b\"", True),))
+    text = render_case_table([failed])
+    assert "    0/3 runs passed: 0% (95% interval 0–56%)" in text and '    turn 1 · response · "a" → "b"' in text

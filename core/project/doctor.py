@@ -34,6 +34,10 @@ from agentdiff.core.formats.source_file import read_text_regular
 #: Names ADK's model clients read; any one of the groups is enough for Gemini.
 GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 VERTEX_KEYS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
+#: The switch to Vertex AI (Gemini Enterprise), by its newer name (google-genai, ADK 2.13) and its older one.
+ENTERPRISE_SWITCHES = ("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI")
+#: A value a scaffold's `.env` ships for you to replace (`your-gcp-project-id`, `<YOUR_API_KEY>`, `changeme`).
+PLACEHOLDER = re.compile(r"^(?:<.*>|\{\{.*\}\}|your[-_ ].*|.*[-_]here|changeme|change[-_]me|todo|xxx+|replace[-_ ]?me|\.\.\.)$", re.IGNORECASE)
 OTHER_KEYS = ("GOOGLE_APPLICATION_CREDENTIALS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 IMPORT_TIMEOUT = 60.0
 _IMPORT = """
@@ -174,18 +178,32 @@ def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str
     agent); missing Gemini credentials are a problem when an agent may call Gemini."""
     agent_dirs = sorted(imported)
     environ = dict(os.environ if environ is None else environ)
-    where: dict[str, str] = {name: "the environment" for name in (*GEMINI_KEYS, *VERTEX_KEYS, *OTHER_KEYS) if environ.get(name)}
+    known = (*GEMINI_KEYS, *VERTEX_KEYS, *ENTERPRISE_SWITCHES, *OTHER_KEYS)
+    where: dict[str, str] = {name: "the environment" for name in known if environ.get(name)}
+    placeholders: dict[str, str] = {name: "the environment" for name in known if environ.get(name) and PLACEHOLDER.match(environ[name].strip())}
+    values = {name: environ[name].strip() for name in ENTERPRISE_SWITCHES if environ.get(name)}
     for folder in agent_dirs:
         dotenv = nearest_dotenv(folder)
         if dotenv is None:
             continue
-        for name in dotenv_names(dotenv):
-            if name in (*GEMINI_KEYS, *VERTEX_KEYS, *OTHER_KEYS):
-                where.setdefault(name, str(dotenv))
-    checks = [Check("credentials", True, f"{name} is set ({source})") for name, source in where.items()]
-    gemini = any(name in where for name in GEMINI_KEYS)
-    vertex = all(name in where for name in VERTEX_KEYS)
+        for name, value in dotenv_values(dotenv).items():
+            if name in known and name not in where:
+                where[name] = str(dotenv)
+                values.setdefault(name, value) if name in ENTERPRISE_SWITCHES else None
+                if PLACEHOLDER.match(value):
+                    placeholders[name] = str(dotenv)
+    checks = [Check("credentials", False, f"{name} in {source} is a placeholder, not a value: calls with it fail", f"put your own {name} there")
+              if name in placeholders else Check("credentials", True, f"{name} is set ({source})") for name, source in where.items()]
+    real = {name for name in where if name not in placeholders}
+    gemini = any(name in real for name in GEMINI_KEYS)
+    vertex = any(name in real for name in ENTERPRISE_SWITCHES) and {"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"} <= real
     needing = [folder.name for folder, result in sorted(imported.items()) if result.needs_gemini]
+    switched = next((name for name in ENTERPRISE_SWITCHES if values.get(name, "").lower() in ("1", "true", "yes", "on")), None)
+    if switched and not vertex and needing:  # google-genai sends every call to Vertex AI: an API key is not used
+        checks.append(Check("credentials", False, f"{switched} is on ({where[switched]}): Gemini calls go to Vertex AI, which needs "
+                            "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (a GOOGLE_API_KEY is not used)",
+                            f"set those two, or set {switched}=False to call Gemini with the API key"))
+        return checks
     if not gemini and not vertex and not imported:  # no agent imported: whether one needs them is unknown
         checks.append(Check("credentials", None, "no Gemini credentials; no agent could be imported to tell whether one "
                             "needs them (live runs of a Gemini agent will)"))
@@ -194,8 +212,8 @@ def credential_checks(imported: dict[Path, Imported], environ: Optional[dict[str
     elif not gemini and not vertex:
         checks.append(Check("credentials", False, f"no Gemini credentials: live runs of {', '.join(needing)} will fail "
                             "(replayed cases — conformance cases, `adk test` fixtures — need none)",
-                            "set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with GOOGLE_CLOUD_PROJECT and "
-                            "GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent"))
+                            "set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_ENTERPRISE=TRUE (GOOGLE_GENAI_USE_VERTEXAI before ADK 2.13) with "
+                            "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent"))
     return checks
 
 
@@ -247,17 +265,23 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)
 
 
 def dotenv_names(path: Path) -> list[str]:
-    """The names a `.env` file sets to a non-empty value (values are never kept)."""
+    """The names a `.env` file sets to a non-empty value."""
+    return list(dotenv_values(path))
+
+
+def dotenv_values(path: Path) -> dict[str, str]:
+    """What a `.env` file sets to a non-empty value (read to tell a placeholder; never printed or kept)."""
     try:
         text = read_text_regular(path, "replace")
     except OSError:
-        return []
-    names = []
+        return {}
+    values: dict[str, str] = {}
     for line in text.splitlines():
         match = _ASSIGNMENT.match(line)
-        if match and match.group(2).strip().strip("'\"") and not line.lstrip().startswith("#"):
-            names.append(match.group(1))
-    return names
+        value = match.group(2).split(" #", 1)[0].strip().strip("'\"") if match else ""
+        if match and value and not line.lstrip().startswith("#"):
+            values[match.group(1)] = value
+    return values
 
 
 # --- the ADK version the project asks for ------------------------------------------------------

@@ -2,10 +2,11 @@
 or erroring, were added or removed; each metric's score delta; seconds, tokens, cost and tool calls
 per case and in total, with p50 and p95.
 
-A case that ran more than once on either side is compared by its pass counts: it regressed only when
-the drop in its pass rate is significant (Fisher's exact test, one-sided, p < `ALPHA`) and at least
-`MIN_EFFECT`; a smaller or less certain move is "not significant", with its p-value. One run on each
-side is compared by its verdicts, as ever: there is nothing to test."""
+A case whose pass rates both runs report (it ran live more than once on a side) is compared by its pass
+counts: it regressed only when the drop in its pass rate is significant (Fisher's exact test, one-sided,
+p ≤ `ALPHA`) and at least `MIN_EFFECT`; a smaller or less certain move is "not significant", with its
+p-value. Any other case (one run, a replay, a report from before pass rates) is compared by its verdicts,
+as ever."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from agentdiff.core.reports.values import single_line
 from agentdiff.core.scoring.confidence import drop_p_value
 
 CATEGORIES = ("regressed", "newly erroring", "newly flaky", "not significant", "fixed", "added", "removed", "unchanged")
-#: A drop in a repeated case's pass rate is a regression when Fisher's one-sided p is below this …
+#: A drop in a repeated case's pass rate is a regression when Fisher's one-sided p is at most this …
 ALPHA = 0.05
 #: … and the rate fell by at least this much (a tiny, certain drop over thousands of runs is no regression).
 MIN_EFFECT = 0.1
@@ -86,14 +87,15 @@ def pass_counts(case: Optional[dict[str, Any]]) -> Optional[tuple[int, int]]:
 def judged(base: Optional[dict[str, Any]], head: Optional[dict[str, Any]]) -> tuple[str, Optional[float]]:
     """A case's category, and for a repeated case's move its p-value."""
     plain = category(base and base.get("status"), head and head.get("status"))
+    rated = all(isinstance((case or {}).get("pass_rate"), dict) for case in (base, head))  # both ran live, repeated, with rates
     before, now = pass_counts(base), pass_counts(head)
-    if plain in ("added", "removed", "newly erroring") or before is None or now is None or max(before[1], now[1]) < 2:
+    if plain in ("added", "removed", "newly erroring") or not rated or before is None or now is None or max(before[1], now[1]) < 2:
         return plain, None
     drop = before[0] / before[1] - now[0] / now[1]
     if drop == 0:
         return ("unchanged" if plain in ("regressed", "fixed", "newly flaky") else plain), None
     p = drop_p_value(*before, *now) if drop > 0 else drop_p_value(*now, *before)
-    if p < ALPHA and abs(drop) >= MIN_EFFECT:
+    if p <= ALPHA and abs(drop) >= MIN_EFFECT:
         return ("regressed" if drop > 0 else "fixed"), p
     return "not significant", p
 

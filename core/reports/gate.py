@@ -58,13 +58,21 @@ def _pass_rate_rules(cmp: Comparison, rules: Mapping[str, Any], confidence: floa
     (at most so many cases the run's repeats did not settle) and `max_paired_drop` (the mean drop of the
     cases' own pass rates, when it is significant: a paired t interval above zero)."""
     checked: list[Rule] = []
-    heads = [(c.id, c.counts[1]) for c in cmp.cases if c.head_status and c.counts[1] is not None]
     inconclusive = [c.id for c in cmp.cases if c.head_status == "inconclusive"]
     if "min_pass_rate" in rules:
         minimum = min(1.0, rules["min_pass_rate"])
         below, unsettled = [], []
-        for case_id, (passes, runs) in heads:
-            verdict = settled(passes, runs, minimum, confidence) if minimum < 1 else ("passed" if passes == runs else "failed")
+        for case in cmp.cases:
+            rated = isinstance((cmp.head.cases.get(case.id) or {}).get("pass_rate"), dict)
+            if not case.head_status or case.counts[1] is None:
+                continue
+            case_id, (passes, runs) = case.id, case.counts[1]
+            if not rated:  # it ran once, or replayed: its plain verdict (a replay is no sample to hold to a rate)
+                verdict = "failed" if case.head_status == "failed" else "passed"
+            elif minimum < 1:
+                verdict = settled(passes, runs, minimum, confidence)
+            else:
+                verdict = "passed" if passes == runs else "failed"
             if verdict == "failed":
                 below.append(f"{case_id} ({passes}/{runs})")
             elif verdict == "inconclusive" and case_id not in inconclusive:

@@ -16,10 +16,15 @@ def rule_of(run: CaseRun, options: RunOptions) -> PassRule:
     return options.pass_rules.rule(run.ref.id, suite_min, suite_confidence)
 
 
-def held_to_rule(run: CaseRun, options: RunOptions, rule: "PassRule | None" = None) -> CaseRun:
+def held_to_rule(run: CaseRun, options: RunOptions, rule: "PassRule | None" = None, before: "CaseRun | None" = None) -> CaseRun:
     """`run` with its pass rate and, under a minimum, its verdict over its runs (`rule`: this one instead
-    of the case's own: a stricter confidence for a run-until-confident's looks)."""
+    of the case's own). `before`: the run it re-scores; a verdict a run-until-confident reached at its
+    stricter level keeps that level (judged again at the plain one, a re-score would undo the looks' split)."""
     if run.result.mode != "live":
         return run
-    result = with_pass_rate(run.result, rule or rule_of(run, options))
+    rule = rule or rule_of(run, options)
+    prior = before.result.pass_rate if before is not None else None
+    if prior is not None and prior.min_pass_rate is not None and prior.confidence > rule.confidence:
+        rule = dataclasses.replace(rule, confidence=prior.confidence)
+    result = with_pass_rate(run.result, rule)
     return run if result is run.result else dataclasses.replace(run, result=result)

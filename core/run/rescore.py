@@ -20,7 +20,7 @@ from agentdiff.core.run.pass_rule import held_to_rule
 def rescore_case(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:
     """`judged`: an EvalSet case's judged metrics for each cached run (`judge_again`). Its journey
     checks are applied again too."""
-    return summarised(held_to_rule(apply_checks(_rescored(ref, previous, options, judged)), options))
+    return summarised(held_to_rule(apply_checks(_rescored(ref, previous, options, judged)), options, before=previous))
 
 
 def _rescored(ref: CaseRef, previous: CaseRun, options: RunOptions, judged: Sequence[Judged] = ()) -> CaseRun:

@@ -1,4 +1,4 @@
-"""Running inconclusive cases again until their verdict settles (`run --until-confident`, the TUI's `C`).
+"""Running inconclusive cases again until their verdict settles (`run --until-confident`, the TUI's `u`).
 
 The rule is group-sequential with a Bonferroni split: a case starting with n runs is looked at after
 n, 2n, 4n, … runs (each look doubles them) up to `most`; with L looks in all, each look's interval is
@@ -19,6 +19,7 @@ from typing import Awaitable, Callable, Mapping, Optional, Sequence
 
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.run.case_run import CaseRun, summarised
+from agentdiff.core.run.journey import apply_checks
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.run.pass_rule import held_to_rule
 from agentdiff.core.run.usage import estimated_cost, merge, total_tokens
@@ -105,7 +106,10 @@ async def settle(run: CaseRun, pool, options: RunOptions, root: Path, most: int,
         more = await run_case(run.ref, pool, dataclasses.replace(options, num_runs=extra, first_repeat=have), root, agents)
         if not more.result.runs:  # it could not run (its agent gone, say): that is its verdict now
             return more
-        run = summarised(held_to_rule(merged(run, more), options))
+        run = merged(run, more)
+        if run.ref.checks:  # its journey checks over every run (user code: off the loop, as the runner runs them)
+            run = await asyncio.to_thread(apply_checks, run)
+        run = summarised(held_to_rule(run, options))
         looked(run)
     return run
 

@@ -93,11 +93,12 @@ class PassRate:
 def percent(value: float, sign: bool = True) -> str:
     """A rate as a whole percentage, never rounded onto 0 or 100 unless it is one (`99.6%` is not `100%`)."""
     shown = round(value * 100)
+    text = str(shown)
     if shown in (0, 100) and 0 < value < 1:
-        text = f"{value * 100:.1f}"
-        text = text if float(text) not in (0.0, 100.0) else f"{value * 100:.2g}"
-    else:
-        text = str(shown)
+        for places in range(1, 12):  # as many decimals as it takes to be neither 0 nor 100
+            text = f"{value * 100:.{places}f}"
+            if float(text) not in (0.0, 100.0):
+                break
     return text + ("%" if sign else "")
 
 

@@ -66,7 +66,7 @@ class ReviewScreen(Dialog[str]):
         if case_id is None:
             self.dismiss(self.summary())
             return
-        self.plan = None
+        self.plan, self.majority = None, None
         title = self.query_one("#review-title", Static)
         body = self.query_one("#review-body", Static)
         title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {case_id}", style="bold")))

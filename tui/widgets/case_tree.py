@@ -322,7 +322,7 @@ def score_text(result) -> str:
     """The score a case row shows: a flaky case's pass fraction (`1/3 runs`); else the score of the
     metric that failed it (the first failing, which decides the verdict as in ADK); else the worst
     gating score; "" when none was scored (a replay, an error)."""
-    if result.pass_rate is not None and (result.pass_rate.min_pass_rate is not None or result.pass_rate.passes < result.pass_rate.runs):
+    if result.pass_rate is not None and (result.pass_rate.min_pass_rate is not None or result.status is CaseStatus.FLAKY):
         return f"{result.pass_rate.passes}/{result.pass_rate.runs} runs"
     if result.status is CaseStatus.FLAKY and result.runs:
         passed = sum(run.status is CaseStatus.PASSED for run in result.runs)
