@@ -279,4 +279,21 @@ async def judge(request: dict[str, Any]) -> dict[str, Any]:
             "prompt_tokens": sum(c["prompt_tokens"] for c in mine), "output_tokens": sum(c["output_tokens"] for c in mine),
             "usage": _usage_by_model(mine),
         }
+        if outcome.overall_score is None and not any(c.get("text") for c in mine) and not _credentials():
+            results[metric.metric_name]["reason"] = NO_CREDENTIALS
     return results
+
+
+#: Why a judge gave no score when its model could not be reached for want of credentials.
+NO_CREDENTIALS = ("the judge could not call its model: no Gemini credentials are set (GOOGLE_API_KEY, or "
+                  "GOOGLE_GENAI_USE_ENTERPRISE=TRUE with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or "
+                  "the agent's .env); answers kept in .agentdiff/judge-cache/ need none")
+
+
+def _credentials() -> bool:
+    """Whether the judge's model client has credentials to call Gemini with (as google-genai looks for them)."""
+    env = os.environ
+    if env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY"):
+        return True
+    switched = any((env.get(name) or "").strip().lower() in ("1", "true", "yes") for name in ("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI"))
+    return switched and bool(env.get("GOOGLE_CLOUD_PROJECT") or env.get("GOOGLE_APPLICATION_CREDENTIALS"))

@@ -1,0 +1,53 @@
+"""Layouts and messages public ADK and agents-cli projects met (round four), rebuilt offline: each case runs
+or ends with one line that says what is missing and how to fix it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from workbench_support import echo_project
+
+
+def agentdiff(root: Path, *args: str, env: "dict | None" = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentdiff.tui.cli", *args], cwd=root, capture_output=True, text=True, timeout=180,
+                          env={**(env if env is not None else os.environ), "AGENTDIFF_NO_COLOR": "1"})
+
+
+def test_a_judge_without_credentials_says_which_to_set(tmp_path):
+    echo_project(tmp_path, {"echo": ["hello"]})
+    judge = {"judge_model": "gemini-2.5-flash", "num_samples": 1}
+    (tmp_path / "agents" / "echo" / "test_config.json").write_text(json.dumps({"criteria": {"final_response_match_v2": {
+        "threshold": 0.5, "judge_model_options": judge}}}))
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
+                                                            "GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GEMINI_BASE_URL")}
+    done = agentdiff(tmp_path, "run", "--no-judge-cache", env=env)
+    assert "final_response_match_v2: the judge could not call its model: no Gemini credentials are set (GOOGLE_API_KEY" in done.stdout, done.stdout
+
+
+def test_no_agent_found_is_one_line_with_its_fix_and_list_agents_gives_the_lines_to_paste(tmp_path):
+    (tmp_path / "loose").mkdir()
+    case = {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                              "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}
+    (tmp_path / "loose" / "x.evalset.json").write_text(json.dumps({"eval_set_id": "x", "eval_cases": [case]}))
+    done = agentdiff(tmp_path, "run")
+    said = [line for line in done.stdout.splitlines() if "no agent found" in line]
+    assert len(said) == 1 and said[0].strip().endswith(
+        'to choose it, add `"loose/x.evalset.json" = "<your_agent_package>"` under [tool.agentdiff.agent_for] in pyproject.toml')
+    assert "\\n" not in done.stdout
+    listed = agentdiff(tmp_path, "list", "--agents").stdout
+    assert '    [tool.agentdiff.agent_for]\n    "loose/x.evalset.json" = "<your_agent_package>"' in listed
+
+
+def test_a_note_about_eval_sets_not_read_is_one_line(tmp_path):
+    (tmp_path / "evals").mkdir()
+    case = {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+                                              "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}
+    (tmp_path / "evals" / "smoke.json").write_text(json.dumps({"eval_set_id": "x", "eval_cases": [case]}))
+    done = agentdiff(tmp_path, "list")
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note:")]
+    assert notes and all("\\n" not in line for line in notes), done.stderr
+    assert any('add `paths = ["evals/smoke.json"]` under [tool.agentdiff] in pyproject.toml' in line for line in notes)
