@@ -104,6 +104,11 @@ def _as_data(value: Any) -> Any:
 
 
 def _refs(loaded, config: LoadedConfig, initial_state: Optional[dict]) -> list[EvalCaseRef]:
+    from agentdiff.core.formats.eval_set_files import legacy_criteria_errors
+
+    refused = legacy_criteria_errors(loaded, config)
+    if refused:  # as AgentEvaluator's `_validate_input` refuses a legacy file scored with other criteria
+        raise ValueError(refused[0].message)
     refs = []
     if initial_state is not None:  # the cases without a session of their own start from it
         from agentdiff.core.formats.eval_set import SessionInput

@@ -51,3 +51,15 @@ def test_a_note_about_eval_sets_not_read_is_one_line(tmp_path):
     notes = [line for line in done.stderr.splitlines() if line.startswith("note:")]
     assert notes and all("\\n" not in line for line in notes), done.stderr
     assert any('add `paths = ["evals/smoke.json"]` under [tool.agentdiff] in pyproject.toml' in line for line in notes)
+
+
+def test_a_legacy_row_file_with_a_criterion_agentevaluator_refuses_is_a_located_error_and_none_of_its_cases_runs(tmp_path):
+    echo_project(tmp_path, {"echo": []})
+    folder = tmp_path / "agents" / "echo"
+    (folder / "echo.evalset.json").unlink()
+    (folder / "old.test.json").write_text(json.dumps([{"query": "hi", "expected_tool_use": [], "reference": "hi"}]))
+    (folder / "test_config.json").write_text('{\n  "criteria": {\n    "response_match_score": 0.8,\n    "final_response_match_v2": 0.5\n  }\n}\n')
+    done = agentdiff(tmp_path, "run")
+    assert done.returncode == 2
+    assert "error: agents/echo/test_config.json:4: Invalid criteria key: final_response_match_v2: AgentEvaluator refuses it" in done.stderr
+    assert "its eval config did not load" in done.stdout  # its case is an error, not a run with that metric not evaluated

@@ -288,3 +288,31 @@ def load_config_file(path: Path, project_root: Optional[Path] = None) -> tuple[L
         )
     return LoadedConfig(config=config, file=display, path=path), []
 
+
+
+#: The criteria AgentEvaluator takes for a test file in the legacy row-list shape (`_validate_input`): any
+#: other key makes it refuse the file ("Invalid criteria key").
+LEGACY_CRITERIA = ("tool_trajectory_avg_score", "response_evaluation_score", "response_match_score", "safety_v1")
+
+
+def legacy_criteria_errors(loaded: LoadedEvalSet, config: LoadedConfig) -> list[LoadError]:
+    """A legacy row-list file scored with criteria AgentEvaluator refuses for one: an error at each such key
+    of its config file, as ADK refuses the whole file (no case of it runs)."""
+    if loaded.legacy is None or config.file is None:
+        return []
+    refused = [key for key in config.config.criteria if key not in LEGACY_CRITERIA]
+    if not refused:
+        return []
+    try:
+        lines = config.path.read_text(encoding="utf-8", errors="replace").splitlines() if config.path else []
+    except OSError:
+        lines = []
+    errors = []
+    for key in refused:
+        line = next((n for n, text in enumerate(lines, 1) if f'"{key}"' in text), None)
+        errors.append(LoadError(
+            file=config.file, line=line, path=f"criteria.{key}",
+            message=f"Invalid criteria key: {key}: AgentEvaluator refuses it for {loaded.source.display}, a test file in the legacy "
+                    f"row-list shape (it takes only {', '.join(LEGACY_CRITERIA)}); convert the file to an EvalSet "
+                    "(AgentEvaluator.migrate_eval_data_to_new_schema) to score it with this metric"))
+    return errors

@@ -32,6 +32,7 @@ from agentdiff.core.formats.eval_set_files import (
     CONFIG_FILE_NAME,
     LoadedConfig,
     LoadedEvalSet,
+    legacy_criteria_errors,
     load_eval_config,
     load_eval_set,
 )
@@ -236,8 +237,10 @@ def _load_eval_sets(found: Discovery, files: list[Path], optional: set[Path], ro
             configs[file.parent] = load_eval_config(file, root)
             found.errors.extend(configs[file.parent][1])
         config, config_errors = configs[file.parent]
+        refused = legacy_criteria_errors(loaded, config)  # as AgentEvaluator refuses such a file whole
+        found.errors.extend(refused)
         checks_file = checks.near(file.parent)
-        shared_errors = tuple(config_errors)
+        shared_errors = tuple(config_errors) + tuple(refused)
         for position, (eval_id, key) in enumerate(zip(loaded.cases.eval_ids, case_keys(loaded))):
             ref = EvalCaseRef(loaded, config, shared_errors, key, position=position)
             if checks_file is not None:
