@@ -63,3 +63,26 @@ def test_a_legacy_row_file_with_a_criterion_agentevaluator_refuses_is_a_located_
     assert done.returncode == 2
     assert "error: agents/echo/test_config.json:4: Invalid criteria key: final_response_match_v2: AgentEvaluator refuses it" in done.stderr
     assert "its eval config did not load" in done.stdout  # its case is an error, not a run with that metric not evaluated
+
+
+def test_a_tool_pydantic_cannot_declare_is_named_with_its_parameter_file_and_line_in_one_line(tmp_path):
+    from fake_gemini import FakeGemini, Reply
+
+    (tmp_path / "bad_tool").mkdir()
+    (tmp_path / "bad_tool" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "bad_tool" / "agent.py").write_text(
+        "from typing import Dict\n\nfrom google.adk.agents import Agent\n\n\n"
+        "def get_capital(country: str, context: Dict[str, any] = None) -> dict:\n    \"\"\"The capital.\"\"\"\n    return {}\n\n\n"
+        "root_agent = Agent(name='bad_tool', model='gemini-2.5-flash', instruction='Answer.', tools=[get_capital])\n")
+    case = {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "capital?"}]},
+                                              "final_response": {"role": "model", "parts": [{"text": "Paris"}]}}]}
+    (tmp_path / "bad_tool" / "b.test.json").write_text(json.dumps({"eval_set_id": "b", "eval_cases": [case]}))
+    server = FakeGemini(lambda call: Reply(text="Paris")).start()
+    try:
+        done = agentdiff(tmp_path, "run", "--json", env={**os.environ, **server.env})
+    finally:
+        server.close()
+    result = json.loads(done.stdout)["cases"][0]
+    assert result["status"] == "error" and result["error_location"] == "bad_tool/agent.py:6"
+    assert result["error"] == ("turn 1: PydanticSchemaGenerationError: tool get_capital: its parameter `context: Dict[str, any]` cannot be "
+                               "declared to the model (no schema for <built-in function any>): give it types pydantic knows (typing.Any, not any)")

@@ -27,6 +27,13 @@ def said(exc: BaseException) -> str:
     """An exception as its one-line error: `Type: message`, LiteLLM's no-provider error cut to its point
     (it runs on over lines with a providers link)."""
     text = str(exc)
+    tool = tool_of(exc)
+    if tool is not None:  # a tool whose signature cannot be declared to the model: pydantic's page, said as the tool
+        func, parameter = tool
+        what = f"its parameter `{parameter}`" if parameter else "its signature"
+        why = (text.splitlines()[0] if text else "no schema").split(". ")[0].replace("Unable to generate pydantic-core schema", "no schema")
+        return (f"{type(exc).__name__}: tool {func.__name__}: {what} cannot be declared to the model ({why}): give it "
+                "types pydantic knows (typing.Any, not any)")
     if _NO_PROVIDER in text:
         model = _PASSED_MODEL.search(text)
         text = f"{_NO_PROVIDER}. You passed model={model.group(1)}" if model else _NO_PROVIDER
@@ -34,6 +41,41 @@ def said(exc: BaseException) -> str:
         text = f"{getattr(exc, 'title', '')}: " + "; ".join(f"{'.'.join(map(str, e.get('loc', ()))) or '(root)'}: {e.get('msg', '')}"
                                                           for e in _pydantic_errors(exc)[:5])
     return f"{type(exc).__name__}: {text}"
+
+
+def tool_of(exc: BaseException) -> Optional[tuple[Any, str]]:
+    """For a pydantic schema error raised while ADK declares a tool: the tool's function, and the parameter
+    pydantic cannot take (`context: Dict[str, any]`, "" when none alone is); else None."""
+    if "schema" not in type(exc).__name__.lower() and "Unable to generate pydantic-core schema" not in str(exc):
+        return None
+    tb = exc.__traceback__
+    func = None
+    while tb is not None:
+        local = tb.tb_frame.f_locals
+        for candidate in (local.get("func"), getattr(local.get("self"), "func", None)):
+            if callable(candidate) and hasattr(candidate, "__code__"):
+                func = candidate
+        tb = tb.tb_next
+    if func is None:
+        return None
+    import inspect
+
+    from pydantic import TypeAdapter
+
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return func, ""
+    for parameter in parameters:
+        if parameter.annotation is inspect.Parameter.empty:
+            continue
+        try:
+            TypeAdapter(parameter.annotation)
+        except Exception:  # noqa: BLE001 - the one pydantic cannot take
+            annotation = getattr(parameter.annotation, "__name__", None) if isinstance(parameter.annotation, type) else None
+            shown = re.sub(r"<(?:built-in function|class) '?([\w.]+)'?>", r"\1", str(parameter.annotation)).replace("typing.", "")
+            return func, f"{parameter.name}: {annotation or shown}"
+    return func, ""
 
 
 def _pydantic_errors(exc: BaseException) -> list:
@@ -167,6 +209,9 @@ def project_origin(exc: BaseException, agents_dir: str, limit: int = 12) -> tupl
     where: tuple[Optional[str], Optional[int]] = (frames[-1].filename, frames[-1].lineno) if frames else (None, None)
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and _is_project_file(exc.filename, roots):
         where = (exc.filename, exc.lineno)
+    tool = tool_of(exc) if where[0] is None else None
+    if tool is not None and _is_project_file(tool[0].__code__.co_filename, roots):  # a tool ADK could not declare: the tool
+        where = (tool[0].__code__.co_filename, tool[0].__code__.co_firstlineno)
     if where[0] is None:
         return None, None, None
     said = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
