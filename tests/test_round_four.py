@@ -86,3 +86,45 @@ def test_a_tool_pydantic_cannot_declare_is_named_with_its_parameter_file_and_lin
     assert result["status"] == "error" and result["error_location"] == "bad_tool/agent.py:6"
     assert result["error"] == ("turn 1: PydanticSchemaGenerationError: tool get_capital: its parameter `context: Dict[str, any]` cannot be "
                                "declared to the model (no schema for <built-in function any>): give it types pydantic knows (typing.Any, not any)")
+
+
+def _echo_with_unnamed_set(root: Path, where: str) -> None:
+    """An echo agent at agents/echo whose eval set is at `where`, a name no rule finds by itself."""
+    echo_project(root, {"echo": ["hello"]})
+    (root / "agents" / "echo" / "echo.evalset.json").rename(root / "set.tmp")
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    (root / "set.tmp").rename(root / where)
+
+
+def _listed(root: Path) -> dict:
+    done = agentdiff(root, "list", "--agents", "--json")
+    return {case["id"]: case for case in json.loads(done.stdout)["cases"]}
+
+
+def test_adk_eval_in_a_script_in_a_subfolder_with_shell_variables_is_read(tmp_path):
+    _echo_with_unnamed_set(tmp_path, "evaluation/golden/echo/evalset.json")
+    (tmp_path / "evaluation" / "run_evals.sh").write_text(
+        '#!/bin/sh\nset -e\nEVAL_DIR=evaluation\nAGENT="${AGENT:-agents/echo}"\nadk eval "$AGENT" "$EVAL_DIR/golden/echo/evalset.json" "$1"\n')
+    listed = _listed(tmp_path)
+    assert list(listed) == ["evaluation/golden/echo/evalset.json::case_0"], listed
+    assert listed["evaluation/golden/echo/evalset.json::case_0"]["agent"] == "echo"
+
+
+def test_a_makefiles_adk_variable_and_its_config_file_path_are_honoured(tmp_path):
+    _echo_with_unnamed_set(tmp_path, "tests/evals/basic.json")
+    (tmp_path / "tests" / "evals" / "test_config.json").unlink(missing_ok=True)
+    (tmp_path / "tests" / "evals" / "strict.json").write_text(json.dumps({"criteria": {"response_match_score": 0.95}}))
+    (tmp_path / "Makefile").write_text("ADK := .venv/bin/adk\n\neval:\n\t$(ADK) eval agents/echo tests/evals/basic.json "
+                                       "--config_file_path tests/evals/strict.json\n")
+    done = agentdiff(tmp_path, "run", "--json")
+    case = json.loads(done.stdout)["cases"][0]
+    assert case["id"] == "tests/evals/basic.json::case_0" and case["status"] == "passed", done.stderr
+    assert [(m["name"], m["threshold"]) for m in case["metrics"] if m["threshold"] is not None] == [("response_match_score", 0.95)]
+
+
+def test_agent_starter_packs_escaped_default_and_a_path_to_adk_are_read(tmp_path):
+    _echo_with_unnamed_set(tmp_path, "tests/eval/evalsets/basic.json")
+    (tmp_path / "Makefile").write_text("eval:\n\tuv run adk eval agents/echo $${EVALSET:-tests/eval/evalsets/basic.json}\n")
+    assert list(_listed(tmp_path)) == ["tests/eval/evalsets/basic.json::case_0"]
+    (tmp_path / "Makefile").write_text("eval:\n\t.venv/bin/adk eval agents/echo tests/eval/evalsets/basic.json\n")
+    assert list(_listed(tmp_path)) == ["tests/eval/evalsets/basic.json::case_0"]

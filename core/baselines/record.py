@@ -112,7 +112,7 @@ async def record_case(ref: CaseRef, pool, options: RunOptions, root: Path) -> Re
     """Run the case live and make what it did the baseline (journaled; `undo_last` reverts it)."""
     resolution = resolve_agent(ref, root, options.agents_dirs, options.mapping)
     if resolution.agent is None:
-        return RecordOutcome(ref, error=resolution.error)
+        return RecordOutcome(ref, error=resolution.said)
     agent = resolution.agent
     try:
         out, entry = await family_of(ref).record(ref, agent, pool, options, root)

@@ -52,21 +52,21 @@ class AgentResolution:
 
     @property
     def error(self) -> Optional[str]:
-        """One line: what was tried and the fix (`details` has the fix as the lines to paste)."""
+        """What was tried, then the fix as the lines to paste (`list --agents`, `--json`)."""
         if self.agent is not None:
             return None
-        return self.failure + (f"; to choose it, {_fix_in_words(self.fix)}" if self.fix else "")
+        return self.failure + (f"\nto choose it, {self.fix}" if self.fix else "")
 
     @property
     def failure(self) -> str:
         return "no agent found for this case; tried " + "; ".join(self.tried)
 
     @property
-    def details(self) -> Optional[str]:
-        """The error with its fix as the lines to paste (`list --agents`)."""
+    def said(self) -> Optional[str]:
+        """The error on one line, the fix in words (a case's error: the table, the TUI, reports)."""
         if self.agent is not None:
             return None
-        return self.failure + (f"\nto choose it, {self.fix}" if self.fix else "")
+        return self.failure + (f"; to choose it, {_fix_in_words(self.fix)}" if self.fix else "")
 
 
 def _fix_in_words(fix: str) -> str:

@@ -33,6 +33,7 @@ from agentdiff.core.formats.eval_set_files import (
     LoadedConfig,
     LoadedEvalSet,
     legacy_criteria_errors,
+    load_config_file,
     load_eval_config,
     load_eval_set,
 )
@@ -46,6 +47,7 @@ from agentdiff.core.project.checks_near import (  # noqa: F401 - discovery's wor
     with_checks,
 )
 from agentdiff.core.project.collector import held_off
+from agentdiff.core.project.eval_commands import commanded_config, commanded_configs
 from agentdiff.core.project.conformance_dirs import not_a_case
 from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_set_file and the suffixes are discovery's words
     EVAL_SET_SUFFIXES,
@@ -221,6 +223,7 @@ def _load_eval_sets(found: Discovery, files: list[Path], optional: set[Path], ro
                     ahead: ReadAhead) -> None:
     """Each eval set file's cases into `found`, its errors too (a file in `optional` only when it reads as one)."""
     configs: dict[Path, tuple[LoadedConfig, list[LoadError]]] = {}
+    commanded = commanded_configs(root) if files else ()  # `adk eval … --config_file_path X` the project runs
     for file in files:
         if not _utf8_name(file):  # ids, reports and the workers' messages are UTF-8: a name that is not cannot be a case's
             found.errors.append(LoadError(file=_bytes_shown(display_path(file, root)), message="its name is not valid UTF-8: rename the file"))
@@ -233,10 +236,12 @@ def _load_eval_sets(found: Discovery, files: list[Path], optional: set[Path], ro
         if loaded is None:
             continue
         found.eval_sets.append(loaded)
-        if file.parent not in configs:
-            configs[file.parent] = load_eval_config(file, root)
-            found.errors.extend(configs[file.parent][1])
-        config, config_errors = configs[file.parent]
+        given = commanded_config(file, commanded) if commanded else None
+        key = given or file.parent
+        if key not in configs:
+            configs[key] = load_config_file(given, root) if given else load_eval_config(file, root)
+            found.errors.extend(configs[key][1])
+        config, config_errors = configs[key]
         refused = legacy_criteria_errors(loaded, config)  # as AgentEvaluator refuses such a file whole
         found.errors.extend(refused)
         checks_file = checks.near(file.parent)

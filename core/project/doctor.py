@@ -125,7 +125,7 @@ def agent_checks(
         resolution = memo.resolve(ref, agents_dirs, mapping)
         where = family_of(ref).group(ref)
         if resolution.agent is None:
-            first, _, fix = (resolution.details or "").partition("\nto choose it, ")
+            first, _, fix = (resolution.error or "").partition("\nto choose it, ")
             if not any(c.text.startswith(where + ":") for c in checks):
                 checks.append(Check("agents", False, f"{where}: {first}", fix.replace("\n", " ")))
             continue

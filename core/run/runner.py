@@ -32,7 +32,7 @@ async def run_case(ref: CaseRef, pool, options: RunOptions, root: Path, agents: 
     resolution = (agents or AgentMemo(root)).resolve(ref, options.agents_dirs, options.mapping)
     mode = default_mode(ref, options)
     if resolution.agent is None:
-        return unrun(ref, None, mode, CaseStatus.ERROR, resolution.error)
+        return unrun(ref, None, mode, CaseStatus.ERROR, resolution.said)
     agent = resolution.agent
     run = await family_of(ref).run(ref, agent, pool, options, mode)
     _keep_project_files(run, root, agent)

@@ -117,7 +117,7 @@ def _print_agents(found, resolutions: dict, color: bool, out: TextIO) -> None:
     for ref in found.cases:
         groups.setdefault(family_of(ref).group(ref), []).append(ref)
     for path, refs in groups.items():
-        outcomes = [(_agent_name(r), r.reason, r.details) for r in (resolutions[id(ref)] for ref in refs)]
+        outcomes = [(_agent_name(r), r.reason, r.error) for r in (resolutions[id(ref)] for ref in refs)]
         if len(set(outcomes)) == 1:
             lines = [(path, outcomes[0])]
         else:
