@@ -128,3 +128,20 @@ def test_agent_starter_packs_escaped_default_and_a_path_to_adk_are_read(tmp_path
     assert list(_listed(tmp_path)) == ["tests/eval/evalsets/basic.json::case_0"]
     (tmp_path / "Makefile").write_text("eval:\n\t.venv/bin/adk eval agents/echo tests/eval/evalsets/basic.json\n")
     assert list(_listed(tmp_path)) == ["tests/eval/evalsets/basic.json::case_0"]
+
+
+def test_an_agent_picked_as_the_only_one_at_the_root_names_the_agents_further_down(tmp_path):
+    from workbench_support import ECHO_AGENT
+
+    for folder in ("agent_examples", "architectures/01_reflection", "architectures/02_tool_use"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "agent.py").write_text(ECHO_AGENT)
+    (tmp_path / "tests" / "behavior").mkdir(parents=True)
+    case = {"eval_id": "hello", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hello"}]},
+                                                  "final_response": {"role": "model", "parts": [{"text": "hello"}]}}]}
+    (tmp_path / "tests" / "behavior" / "hello.test.json").write_text(json.dumps({"eval_set_id": "hello", "eval_cases": [case]}))
+    (tmp_path / "tests" / "run_all.sh").write_text('adk eval "$1" tests/behavior/hello.test.json\n')
+    listed = _listed(tmp_path)["tests/behavior/hello.test.json::hello"]
+    assert listed["agent"] == "agent_examples"
+    assert listed["agent_reason"].endswith("(agents further down could run it too: architectures/01_reflection, architectures/02_tool_use; "
+                                           "`agent_for` chooses one)")

@@ -109,10 +109,42 @@ def project_candidates_why(root: Path) -> tuple[list[AgentRef], list[str], list[
     packages = [p for folder in dirs for p in agent_packages(folder)]
     if len(packages) == 1:
         found.setdefault(packages[0], AgentRef(agents_dir=str(packages[0].parent), name=packages[0].name))
-        why_found.setdefault(packages[0], "the only agent package at the root or under src/")
+        deeper = deeper_agents(root, packages[0])  # a rule that had competitors says so: never a silent guess
+        why_found.setdefault(packages[0], "the only agent package at the root or under src/" + (
+            f" (agents further down could run it too: {', '.join(deeper[:5])}{' …' if len(deeper) > 5 else ''}; `agent_for` chooses one)"
+            if deeper else ""))
     how.append("the only agent package at the root or under src/" if len(packages) < 2
                else "the agent packages at the root or under src/ (" + ", ".join(p.name for p in packages) + ")")
     return list(found.values()), how, [why_found[path] for path in found]
+
+
+#: Folders never looked through for agents further down.
+_NOT_AGENTS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages", ".agentdiff", ".adk", "tests", "test",
+               "docs", "dist", "build"}
+
+
+def deeper_agents(root: Path, chosen: Path, depth: int = 3, limit: int = 400) -> list[str]:
+    """Agent packages below the root's own folders (`architectures/01_reflection`), other than `chosen` and
+    what is inside it: the competitors of a rule that looked only at the root; at most `limit` folders read."""
+    found: list[str] = []
+    level, seen = [root], 0
+    for down in range(depth):
+        below = []
+        for folder in level:
+            try:
+                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in _NOT_AGENTS)
+            except OSError:
+                continue
+            for child in children:
+                seen += 1
+                if seen > limit or child == chosen:
+                    continue
+                if down and is_agent_package(child):
+                    found.append(child.relative_to(root).as_posix())
+                elif not (child / "__init__.py").is_file() or down == 0:
+                    below.append(child)
+        level = below
+    return found
 
 
 def all_project_packages(root: Path) -> list[str]:
