@@ -123,7 +123,8 @@ async def test_e_in_a_browser_session_never_starts_the_configured_editor_and_say
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot, timeout=60)
         app.main.tree.select_case("agents/lookup/lookup.evalset.json::c")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "(e: agents/lookup/agent.py:5)" in str(app.screen.query_one("#detail-header").render()),
+                    timeout=30, what="the case's detail, with where e goes")  # on a busy machine the detail follows later
         monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
         await pilot.press("e")
         await pilot.pause(0.2)
