@@ -145,3 +145,23 @@ def test_an_agent_picked_as_the_only_one_at_the_root_names_the_agents_further_do
     assert listed["agent"] == "agent_examples"
     assert listed["agent_reason"].endswith("(agents further down could run it too: architectures/01_reflection, architectures/02_tool_use; "
                                            "`agent_for` chooses one)")
+
+
+def test_a_namespace_packages_missing_part_names_the_distribution_the_project_declares(tmp_path):
+    from workbench_support import ECHO_AGENT
+
+    echo_project(tmp_path, {"echo": ["hello"]})
+    agent = tmp_path / "agents" / "echo" / "agent.py"
+    agent.write_text("from google.cloud import tracequux_v1  # noqa\n" + ECHO_AGENT)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\ndependencies = ["google-cloud-tracequux>=1.2"]\n')
+    done = agentdiff(tmp_path, "run", "--json")
+    error = json.loads(done.stdout)["cases"][0]["error"]
+    assert "google.cloud.tracequux_v1 comes from google-cloud-tracequux, which the project declares in pyproject.toml" in error, error
+    assert "pip install google-cloud-tracequux" in error and "missing from the checkout" not in error
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    (tmp_path / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "google-cloud-tracequux"\nversion = "1.2.0"\n')
+    error = json.loads(agentdiff(tmp_path, "run", "--json").stdout)["cases"][0]["error"]
+    assert "which the project declares in uv.lock" in error, error
+    (tmp_path / "uv.lock").unlink()
+    error = json.loads(agentdiff(tmp_path, "run", "--json").stdout)["cases"][0]["error"]
+    assert "google.cloud is a namespace package" in error and "missing from the checkout" not in error, error

@@ -112,6 +112,77 @@ def _adk_version() -> str:
         return "unknown"
 
 
+_CANNOT_IMPORT = re.compile(r"cannot import name '([A-Za-z_][A-Za-z0-9_]*)'")
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_LOCK_NAME = re.compile(r'^name\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_distributions(root: str) -> dict[str, str]:
+    """The distributions a project declares (normalised name → the file that declares it): pyproject.toml's
+    dependencies (PEP 621, its optional groups, Poetry's), requirements*.txt, uv.lock and poetry.lock."""
+    found: dict[str, str] = {}
+    try:
+        import tomllib
+
+        with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
+            data = tomllib.load(handle)
+        project = data.get("project") or {}
+        poetry = (data.get("tool") or {}).get("poetry") or {}
+        lines = [*(project.get("dependencies") or []), *[d for group in (project.get("optional-dependencies") or {}).values() for d in group],
+                 *[d for group in (data.get("dependency-groups") or {}).values() for d in group if isinstance(d, str)],
+                 *(poetry.get("dependencies") or {}).keys()]
+        for line in lines:
+            if isinstance(line, str) and (match := _REQUIREMENT_NAME.match(line)):
+                found.setdefault(_normal(match.group(1)), "pyproject.toml")
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            if name.startswith("requirements") and name.endswith(".txt"):
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    for line in handle:
+                        if not line.lstrip().startswith(("#", "-")) and (match := _REQUIREMENT_NAME.match(line)):
+                            found.setdefault(_normal(match.group(1)), name)
+            elif name in ("uv.lock", "poetry.lock"):
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    for match in _LOCK_NAME.finditer(handle.read(4_000_000)):
+                        found.setdefault(_normal(match.group(1)), name)
+        except OSError:
+            continue
+    return found
+
+
+def _declared_distribution(module: str) -> Optional[tuple[str, str]]:
+    """The distribution the project declares that provides `module` (`google.cloud.trace_v1` →
+    `google-cloud-trace`, named after its import path as Google's and most namespace packages are), with
+    the file declaring it; None when none is declared."""
+    declared = declared_distributions(os.getcwd())
+    if not declared:
+        return None
+    parts = module.split(".")
+    for end in range(len(parts), 1, -1):
+        words = [re.sub(r"_v\d+(?:(?:alpha|beta)\d*)?$", "", part) for part in parts[:end]]
+        for name in dict.fromkeys((_normal("-".join(words)), _normal("-".join(parts[:end])))):
+            if name in declared:
+                return name, declared[name]
+    return None
+
+
+def _install_hint(module: str, distribution: str, where: str) -> str:
+    return (f" ({module} comes from {distribution}, which the project declares in {where} and is not installed for {sys.executable}: "
+            f"install it (`pip install {distribution}`, or the project's dependencies: `uv sync`, `pip install -r …`), or choose the "
+            "project's own Python with --python)")
+
+
 def how_to_fix(exc: BaseException) -> str:
     """What to do about the usual reasons an agent cannot run here, as a clause to add to its error."""
     if isinstance(exc, ModuleNotFoundError) and exc.name:
@@ -122,6 +193,9 @@ def how_to_fix(exc: BaseException) -> str:
             return (f" ({top} is installed for {sys.executable}, but a version without {exc.name}: the project needs another "
                     "version; install the project's dependencies into that Python, or choose the project's own with --python)")
         missing = "google-adk is" if exc.name in ("google", "google.adk") else "it is"
+        declared = _declared_distribution(exc.name)
+        if declared is not None and missing == "it is":
+            return _install_hint(exc.name, *declared)
         return (f" ({missing} not installed for {sys.executable}: install the project's dependencies into that Python, "
                 "or choose the project's own with --python)")
     if isinstance(exc, ImportError) and not isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("google.adk"):
@@ -132,6 +206,14 @@ def how_to_fix(exc: BaseException) -> str:
         names = ", ".join(name.upper() for name in missing[:5])
         return f" (the agent's settings need {names}: set {'it' if len(missing) == 1 else 'them'} in the environment or in a .env beside the agent)"
     if isinstance(exc, ImportError) and "(unknown location)" in str(exc):
+        wanted = _CANNOT_IMPORT.search(str(exc))
+        module = f"{exc.name}.{wanted.group(1)}" if exc.name and wanted else None
+        declared = _declared_distribution(module) if module else None
+        if declared is not None:  # `from google.cloud import trace_v1`: a namespace package's part another distribution brings
+            return _install_hint(module, *declared)
+        if module and not _is_projects_own(exc.name or ""):
+            return (f" ({module} is not installed for {sys.executable}: {exc.name} is a namespace package, each of its parts comes "
+                    "from a distribution of its own; install the one that provides it, or the project's dependencies)")
         return f" ({exc.name or 'that package'} has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     text = str(exc)
     if ("Cannot connect to host" in text or type(exc).__name__ in _NETWORK_ERRORS) and "Ollama" in text:
