@@ -165,3 +165,18 @@ def test_a_namespace_packages_missing_part_names_the_distribution_the_project_de
     (tmp_path / "uv.lock").unlink()
     error = json.loads(agentdiff(tmp_path, "run", "--json").stdout)["cases"][0]["error"]
     assert "google.cloud is a namespace package" in error and "missing from the checkout" not in error, error
+
+
+def test_an_agents_cli_project_works_from_any_folder_under_it_as_agents_cli_does(tmp_path):
+    import shutil
+
+    from conftest import ROOT
+
+    project = tmp_path / "demo"
+    shutil.copytree(ROOT / "sample_agents" / "weather_desk", project, ignore=shutil.ignore_patterns(".agentdiff", "__pycache__"))
+    for folder in ("tests/eval", "app", "tests/eval/datasets"):
+        done = agentdiff(project / folder, "list", "--agents", "--json")
+        cases = json.loads(done.stdout)["cases"]
+        assert len(cases) == 4 and {case["agent"] for case in cases} == {"app"}, (folder, done.stderr)
+        assert "note: working in the agents-cli project at" in done.stderr
+    assert json.loads(agentdiff(project / "app", "list", "--json", "../tests").stdout)["cases"]  # a path given keeps its meaning
