@@ -30,14 +30,13 @@ from agentdiff.core.worker.cloud_metrics import credentials_file
 from agentdiff.core.worker.jobs import AgentRef
 from agentdiff.core.worker.pool import WORKER_PACKAGE, copy_worker_package
 from agentdiff.core.formats.source_file import read_text_regular
+from agentdiff.core.project.dotenv_files import PLACEHOLDER, dotenv_names, dotenv_values, nearest_dotenv  # noqa: F401 - doctor's words
 
 #: Names ADK's model clients read; any one of the groups is enough for Gemini.
 GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 VERTEX_KEYS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
 #: The switch to Vertex AI (Gemini Enterprise), by its newer name (google-genai, ADK 2.13) and its older one.
 ENTERPRISE_SWITCHES = ("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI")
-#: A value a scaffold's `.env` ships for you to replace (`your-gcp-project-id`, `<YOUR_API_KEY>`, `changeme`).
-PLACEHOLDER = re.compile(r"^(?:<.*>|\{\{.*\}\}|your[-_ ].*|.*[-_]here|changeme|change[-_]me|todo|xxx+|replace[-_ ]?me|\.\.\.)$", re.IGNORECASE)
 OTHER_KEYS = ("GOOGLE_APPLICATION_CREDENTIALS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 IMPORT_TIMEOUT = 60.0
 _IMPORT = """
@@ -251,37 +250,6 @@ def metric_checks(cases: Sequence[object], environ: Optional[dict[str, str]] = N
                                     "set GOOGLE_CLOUD_PROJECT and credentials (`gcloud auth application-default login`), with "
                                     "google-cloud-aiplatform[evaluation] in the project's environment"))
     return checks
-
-
-def nearest_dotenv(folder: Path) -> Optional[Path]:
-    """The `.env` ADK loads for an agent: the first found walking up from its folder."""
-    for parent in [folder.resolve(), *folder.resolve().parents]:
-        if (parent / ".env").is_file():
-            return parent / ".env"
-    return None
-
-
-_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
-
-
-def dotenv_names(path: Path) -> list[str]:
-    """The names a `.env` file sets to a non-empty value."""
-    return list(dotenv_values(path))
-
-
-def dotenv_values(path: Path) -> dict[str, str]:
-    """What a `.env` file sets to a non-empty value (read to tell a placeholder; never printed or kept)."""
-    try:
-        text = read_text_regular(path, "replace")
-    except OSError:
-        return {}
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        match = _ASSIGNMENT.match(line)
-        value = match.group(2).split(" #", 1)[0].strip().strip("'\"") if match else ""
-        if match and value and not line.lstrip().startswith("#"):
-            values[match.group(1)] = value
-    return values
 
 
 # --- the ADK version the project asks for ------------------------------------------------------

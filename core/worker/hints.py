@@ -211,7 +211,7 @@ def how_to_fix(exc: BaseException) -> str:
         declared = _declared_distribution(module) if module else None
         if declared is not None:  # `from google.cloud import trace_v1`: a namespace package's part another distribution brings
             return _install_hint(module, *declared)
-        if module and not _is_projects_own(exc.name or ""):
+        if module and _installed(exc.name or ""):  # an installed namespace (google.cloud), not a folder of the project's
             return (f" ({module} is not installed for {sys.executable}: {exc.name} is a namespace package, each of its parts comes "
                     "from a distribution of its own; install the one that provides it, or the project's dependencies)")
         return f" ({exc.name or 'that package'} has no __init__.py and no such module in its folder: a file missing from the checkout?)"
