@@ -180,3 +180,12 @@ def test_an_agents_cli_project_works_from_any_folder_under_it_as_agents_cli_does
         assert len(cases) == 4 and {case["agent"] for case in cases} == {"app"}, (folder, done.stderr)
         assert "note: working in the agents-cli project at" in done.stderr
     assert json.loads(agentdiff(project / "app", "list", "--json", "../tests").stdout)["cases"]  # a path given keeps its meaning
+
+
+def test_list_json_names_the_files_that_did_not_load_as_run_json_does(tmp_path):
+    echo_project(tmp_path, {"echo": ["hello"]})
+    (tmp_path / "agents" / "echo" / "broken.evalset.json").write_text("{")
+    listed = json.loads(agentdiff(tmp_path, "list", "--json").stdout)
+    ran = json.loads(agentdiff(tmp_path, "run", "--json").stdout)
+    assert [e["file"] for e in listed["load_errors"]] == [e["file"] for e in ran["load_errors"]] == ["agents/echo/broken.evalset.json"]
+    assert listed["errors"] == listed["load_errors"]  # the old name, kept for the scripts that read it
