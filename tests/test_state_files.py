@@ -135,17 +135,17 @@ def test_the_state_folder_agentdiff_makes_ignores_itself_and_one_a_team_made_is_
     import subprocess
     import sys
 
+    from agentdiff.core.formats.set_aside import made_state_dir
     from workbench_support import echo_project
 
-    for project in ("fresh", "kept"):
-        echo_project(tmp_path / project, {"echo": ["hello"]})
-        subprocess.run(["git", "init", "-q"], cwd=tmp_path / project, check=True)
-    (tmp_path / "kept" / ".agentdiff").mkdir()
-    (tmp_path / "kept" / ".agentdiff" / "notes.txt").write_text("ours")
-    for project in ("fresh", "kept"):
-        done = subprocess.run([sys.executable, "-m", "agentdiff.tui.cli", "run"], cwd=tmp_path / project, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-    assert (tmp_path / "fresh" / ".agentdiff" / "runs").is_dir()  # a kept run, and the history, are there …
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path / "fresh", capture_output=True, text=True)
+    echo_project(tmp_path, {"echo": ["hello"]})
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run([sys.executable, "-m", "agentdiff.tui.cli", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".agentdiff" / "runs").is_dir()  # a kept run, and the history, are there …
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path, capture_output=True, text=True)
     assert ".agentdiff" not in status.stdout and "agents/echo" in status.stdout  # … and git does not see them
-    assert not (tmp_path / "kept" / ".agentdiff" / ".gitignore").exists()  # a folder the team made (and may commit) is theirs
+    kept = tmp_path / "kept" / ".agentdiff"
+    kept.mkdir(parents=True)
+    made_state_dir(kept / "runs" / "x")
+    assert not (kept / ".gitignore").exists()  # a folder the team made (and may commit) is theirs
