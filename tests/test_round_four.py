@@ -176,13 +176,15 @@ def test_an_agents_cli_project_works_from_any_folder_under_it_as_agents_cli_does
 
     project = tmp_path / "demo"
     shutil.copytree(ROOT / "sample_agents" / "weather_desk", project, ignore=shutil.ignore_patterns(".agentdiff", "__pycache__"))
-    for folder in ("tests/eval", "app", "tests/eval/datasets"):
+    for folder, prefix in (("tests/eval", "datasets/"), ("tests/eval/datasets", "")):
         done = agentdiff(project / folder, "list", "--agents", "--json")
         cases = json.loads(done.stdout)["cases"]
         assert len(cases) == 4 and {case["agent"] for case in cases} == {"app"}, (folder, done.stderr)
-        assert "note: working in the agents-cli project at" in done.stderr
-    assert json.loads(agentdiff(project / "app", "list", "--json", "../tests").stdout)["cases"]  # a path given keeps its meaning
-
+        assert cases[0]["id"] == f"{prefix}basic-dataset.json::greeting"  # ids from the folder it runs in, as paths are
+    done = agentdiff(project / "app", "list")
+    assert "0 cases" in done.stdout and ("note: this folder is inside the agents-cli project at .. (its agents-cli-manifest.yaml), "
+                                         "whose cases are under its tests/eval/datasets/: run agentdiff there (cd ..)") in done.stderr
+    assert len(json.loads(agentdiff(project / "app", "list", "--json", "../tests/eval").stdout)["cases"]) == 4
 
 def test_list_json_names_the_files_that_did_not_load_as_run_json_does(tmp_path):
     (tmp_path / "evals").mkdir()

@@ -19,6 +19,8 @@ agent packages. Whether an agent is ADK or native is decided when the worker imp
 
 from __future__ import annotations
 
+import os
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -282,5 +284,8 @@ def _fix(source: str, names: Sequence[str]) -> str:
 def _show(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix() or "."
-    except ValueError:
-        return path.as_posix()
+    except ValueError:  # above the root (agentdiff run in a folder of the project): from the root, as `..` goes
+        try:
+            return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+        except ValueError:  # another drive
+            return path.as_posix()

@@ -100,8 +100,9 @@ def _is_eval_dir(eval_dir: Path, root: Path) -> bool:
 
 
 def _eval_dir(path: Path) -> Optional[Path]:
-    """The folder holding the `datasets/` folder `path` lies in, if it lies in one."""
-    for folder in path.parents:
+    """The folder holding the `datasets/` folder `path` lies in, if it lies in one (looked for above the
+    folder agentdiff runs in too: `agentdiff` in `tests/eval/datasets/`)."""
+    for folder in path.absolute().parents:
         if folder.name == DATASETS_DIR:
             return folder.parent
     return None
@@ -109,9 +110,9 @@ def _eval_dir(path: Path) -> Optional[Path]:
 
 def baseline_file(dataset: Path) -> Path:
     """Where a dataset's accepted runs live: `<eval>/baselines/<its path under datasets/>`."""
-    for folder in dataset.parents:
+    for folder in dataset.absolute().parents:
         if folder.name == DATASETS_DIR:
-            return folder.parent / BASELINES_DIR / dataset.relative_to(folder)
+            return folder.parent / BASELINES_DIR / dataset.absolute().relative_to(folder)
     return dataset.parent / BASELINES_DIR / dataset.name
 
 
@@ -150,7 +151,7 @@ def find_dataset_cases(files: Sequence[Path], root: Path) -> tuple[list[DatasetC
             continue
         eval_dir = _eval_dir(file) or file.parent
         if eval_dir not in manifests:
-            manifest, manifest_errors = find_manifest(eval_dir)
+            manifest, manifest_errors = find_manifest(eval_dir.absolute())  # above the folder agentdiff runs in too
             errors.extend(manifest_errors)
             manifests[eval_dir] = manifest
         manifest = manifests[eval_dir]

@@ -127,6 +127,7 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
             where = display_path(Path(exc.filename), root) if exc.filename else display_path(path, root)
             errors.append(LoadError(file=where[:300], message=f"cannot read folder: {exc.strerror or exc}"))
 
+    above = datasets is not None and DATASETS_DIR not in path.parts and _in_datasets_folder(path)  # `agentdiff` in `…/datasets/`
     for folder, dirs, files in os.walk(path, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
         here = Path(folder)
@@ -146,7 +147,7 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
         if beside is not None and CONFIG_FILE_NAME in files and DATASETS_DIR not in here.parts:
             beside.extend(here / name for name in sorted(files) if name.endswith(".json") and not is_eval_set_file(name)
                           and name != CONFIG_FILE_NAME and not name.endswith(RESULT_SUFFIX))
-        if DATASETS_DIR in here.parts and datasets is not None:
+        if datasets is not None and (DATASETS_DIR in here.parts or above):
             datasets.extend(here / name for name in sorted(files) if name.endswith(".json") and not is_eval_set_file(name))
     return eval_files, case_dirs
 
@@ -216,7 +217,21 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     if not found.cases and not found.errors and searched:  # eval sets named otherwise: say how to include them
         found.notes += unread_eval_sets(searched, root)
+    if not found.cases and not found.errors:  # a folder of an agents-cli project with none of its cases below it
+        found.notes += _project_above(root)
     return found
+
+
+def _project_above(root: Path) -> list[str]:
+    from agentdiff.core.formats.agents_cli.manifest import find_manifest
+
+    here = root.absolute()
+    manifest, _ = find_manifest(here.parent) if here.parent != here else (None, [])
+    if manifest is None or (here / "agents-cli-manifest.yaml").exists():
+        return []
+    where = os.path.relpath(manifest.root, here)
+    return [f"this folder is inside the agents-cli project at {where} (its agents-cli-manifest.yaml), whose cases are under its "
+            f"tests/eval/datasets/: run agentdiff there (cd {where}), or name them (agentdiff run {where}/tests/eval)"]
 
 
 def _load_eval_sets(found: Discovery, files: list[Path], optional: set[Path], root: Path, checks: ChecksFinder,
@@ -252,6 +267,14 @@ def _load_eval_sets(found: Discovery, files: list[Path], optional: set[Path], ro
                 specs = checks_file.for_case((file.name, loaded.eval_set_id), (eval_id, ref.name, ref.id))
                 ref = dataclasses.replace(ref, checks=specs)
             found.cases.append(ref)
+
+
+def _in_datasets_folder(path: Path) -> bool:
+    """Whether `path` lies in an agents-cli eval folder's `datasets/` (looked for above it: the folder
+    agentdiff runs in may be that one)."""
+    from agentdiff.core.project.dataset_cases import is_dataset_file
+
+    return is_dataset_file(path.absolute() / "x.json", path)
 
 
 def _is_dataset(path: Path, root: Path) -> bool:

@@ -69,11 +69,6 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
     if args.command is None:
         parser.print_help(out)
         return EXIT_USAGE
-    rooted = project_above(Path.cwd()) if args.command in ROOTED_COMMANDS else None
-    if rooted is not None:  # in a subfolder of an agents-cli project: work in its root, as agents-cli does
-        args.paths = [Path(os.path.abspath(p)) for p in getattr(args, "paths", None) or []]
-        print(f"note: working in the agents-cli project at {rooted} (its agents-cli-manifest.yaml), as agents-cli does", file=err)
-        os.chdir(rooted)
     try:
         if args.command != completion.NAME:
             from agentdiff.core.baselines.journal import recover_at_start
@@ -89,27 +84,6 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout, err: Te
 
         for notice in take_notices():  # agentdiff's own state files that could not be read, set aside
             print(f"warning: {notice}", file=err)
-
-
-#: The commands that work on a project's cases by paths alone: run from a subfolder of an agents-cli project,
-#: they work in its root (the paths given are kept as they were meant).
-ROOTED_COMMANDS = ("run", "list", "watch", "doctor", "review", "record", "mcp", "serve")
-#: What makes a folder a project of its own: a subfolder holding one is not re-rooted.
-_PROJECT_MARKERS = ("pyproject.toml", "agentdiff.toml", "agents-cli-manifest.yaml", ".git")
-
-
-def project_above(folder: Path) -> Optional[Path]:
-    """The agents-cli project `folder` is inside (a folder above holding `agents-cli-manifest.yaml`), when
-    `folder` and the folders between are no project of their own; else None."""
-    for parent in folder.resolve().parents:
-        if (parent / "agents-cli-manifest.yaml").is_file():
-            between = [folder.resolve(), *[p for p in folder.resolve().parents if parent in p.parents]]
-            if any((p / marker).exists() for p in between for marker in _PROJECT_MARKERS):
-                return None
-            return parent
-        if (parent / ".git").exists() or (parent / "pyproject.toml").is_file() or (parent / "agentdiff.toml").is_file():
-            return None
-    return None
 
 
 def _quiet_asyncio() -> None:
