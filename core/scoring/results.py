@@ -86,7 +86,7 @@ class PassRate:
         if self.min_pass_rate is not None:
             said += f", minimum {percent(self.min_pass_rate)}"
         said += "".join(f" · pass^{k} {value:.2f}" for k, value in self.pass_hat_k)
-        said += "".join(f" · {m.name} {m.mean:.2f} [{m.low:.2f}, {m.high:.2f}]" for m in self.metrics)
+        said += "".join(f" · {m.name} {m.mean:.2f} [{m.low:.2f}, {m.high:.2f}]" for m in self.metrics if m.high > m.low)  # runs that differ
         return said
 
 
