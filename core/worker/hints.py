@@ -234,8 +234,8 @@ def how_to_fix(exc: BaseException) -> str:
     if key is not None:
         return f" (set {key.group(0)} in the environment or in a .env beside the agent; `agentdiff doctor` shows which are set)"
     if any(message in text for message in _CREDENTIAL_MESSAGES):
-        return (" (no model credentials: set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=TRUE with "
-                "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent; "
+        return (" (no model credentials: set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_ENTERPRISE=TRUE (GOOGLE_GENAI_USE_VERTEXAI before "
+                "ADK 2.13) with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent; "
                 "`agentdiff doctor` shows which are set)")
     return ""
 
