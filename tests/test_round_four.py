@@ -17,6 +17,12 @@ def agentdiff(root: Path, *args: str, env: "dict | None" = None) -> subprocess.C
                           env={**(env if env is not None else os.environ), "AGENTDIFF_NO_COLOR": "1"})
 
 
+def one_turn(eval_id: str, said: str, answer: str) -> dict:
+    """An eval case of one turn: the user says `said`, the agent is expected to answer `answer`."""
+    return {"eval_id": eval_id, "conversation": [{"user_content": {"role": "user", "parts": [{"text": said}]},
+                                                  "final_response": {"role": "model", "parts": [{"text": answer}]}}]}
+
+
 def test_a_judge_without_credentials_says_which_to_set(tmp_path):
     echo_project(tmp_path, {"echo": ["hello"]})
     judge = {"judge_model": "gemini-2.5-flash", "num_samples": 1}
@@ -30,8 +36,7 @@ def test_a_judge_without_credentials_says_which_to_set(tmp_path):
 
 def test_no_agent_found_is_one_line_with_its_fix_and_list_agents_gives_the_lines_to_paste(tmp_path):
     (tmp_path / "loose").mkdir()
-    case = {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
-                                              "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}
+    case = one_turn("a", "hi", "hi")
     (tmp_path / "loose" / "x.evalset.json").write_text(json.dumps({"eval_set_id": "x", "eval_cases": [case]}))
     done = agentdiff(tmp_path, "run")
     said = [line for line in done.stdout.splitlines() if "no agent found" in line]
@@ -44,8 +49,7 @@ def test_no_agent_found_is_one_line_with_its_fix_and_list_agents_gives_the_lines
 
 def test_a_note_about_eval_sets_not_read_is_one_line(tmp_path):
     (tmp_path / "evals").mkdir()
-    case = {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]},
-                                              "final_response": {"role": "model", "parts": [{"text": "hi"}]}}]}
+    case = one_turn("a", "hi", "hi")
     (tmp_path / "evals" / "smoke.json").write_text(json.dumps({"eval_set_id": "x", "eval_cases": [case]}))
     done = agentdiff(tmp_path, "list")
     notes = [line for line in done.stderr.splitlines() if line.startswith("note:")]
@@ -74,8 +78,7 @@ def test_a_tool_pydantic_cannot_declare_is_named_with_its_parameter_file_and_lin
         "from typing import Dict\n\nfrom google.adk.agents import Agent\n\n\n"
         "def get_capital(country: str, context: Dict[str, any] = None) -> dict:\n    \"\"\"The capital.\"\"\"\n    return {}\n\n\n"
         "root_agent = Agent(name='bad_tool', model='gemini-2.5-flash', instruction='Answer.', tools=[get_capital])\n")
-    case = {"eval_id": "a", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "capital?"}]},
-                                              "final_response": {"role": "model", "parts": [{"text": "Paris"}]}}]}
+    case = one_turn("a", "capital?", "Paris")
     (tmp_path / "bad_tool" / "b.test.json").write_text(json.dumps({"eval_set_id": "b", "eval_cases": [case]}))
     server = FakeGemini(lambda call: Reply(text="Paris")).start()
     try:
@@ -137,8 +140,7 @@ def test_an_agent_picked_as_the_only_one_at_the_root_names_the_agents_further_do
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "agent.py").write_text(ECHO_AGENT)
     (tmp_path / "tests" / "behavior").mkdir(parents=True)
-    case = {"eval_id": "hello", "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hello"}]},
-                                                  "final_response": {"role": "model", "parts": [{"text": "hello"}]}}]}
+    case = one_turn("hello", "hello", "hello")
     (tmp_path / "tests" / "behavior" / "hello.test.json").write_text(json.dumps({"eval_set_id": "hello", "eval_cases": [case]}))
     (tmp_path / "tests" / "run_all.sh").write_text('adk eval "$1" tests/behavior/hello.test.json\n')
     listed = _listed(tmp_path)["tests/behavior/hello.test.json::hello"]

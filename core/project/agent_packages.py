@@ -123,6 +123,14 @@ _NOT_AGENTS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", "s
                "docs", "dist", "build"}
 
 
+def _subfolders(folder: Path, skipped: set[str]) -> list[Path]:
+    """A folder's folders, sorted, without hidden ones and those in `skipped` ([] when it cannot be listed)."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in skipped)
+    except OSError:
+        return []
+
+
 def deeper_agents(root: Path, chosen: Path, depth: int = 3, limit: int = 400) -> list[str]:
     """Agent packages below the root's own folders (`architectures/01_reflection`), other than `chosen` and
     what is inside it: the competitors of a rule that looked only at the root; at most `limit` folders read."""
@@ -131,11 +139,7 @@ def deeper_agents(root: Path, chosen: Path, depth: int = 3, limit: int = 400) ->
     for down in range(depth):
         below = []
         for folder in level:
-            try:
-                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in _NOT_AGENTS)
-            except OSError:
-                continue
-            for child in children:
+            for child in _subfolders(folder, _NOT_AGENTS):
                 seen += 1
                 if seen > limit or child == chosen:
                     continue
@@ -166,11 +170,7 @@ def sub_projects(root: Path, limit: int = 50) -> list[Path]:
     for _ in range(SUB_PROJECT_DEPTH):
         below: list[Path] = []
         for folder in level:
-            try:
-                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in _NOT_PROJECTS)
-            except OSError:
-                continue
-            for child in children:
+            for child in _subfolders(folder, _NOT_PROJECTS):
                 if any((child / marker).is_file() for marker in ("pyproject.toml", "requirements.txt", "setup.py")) and all_project_packages(child):
                     found.append(child)
                 else:

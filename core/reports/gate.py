@@ -62,8 +62,9 @@ def _pass_rate_rules(cmp: Comparison, rules: Mapping[str, Any], confidence: floa
     if "min_pass_rate" in rules:
         minimum = min(1.0, rules["min_pass_rate"])
         below, unsettled = [], []
+        head_cases = cmp.head.cases  # made on each read: once here, not once a case
         for case in cmp.cases:
-            rated = isinstance((cmp.head.cases.get(case.id) or {}).get("pass_rate"), dict)
+            rated = isinstance((head_cases.get(case.id) or {}).get("pass_rate"), dict)
             if not case.head_status or case.counts[1] is None:
                 continue
             case_id, (passes, runs) = case.id, case.counts[1]

@@ -139,8 +139,7 @@ def _report(cases: Sequence[CaseResult], agents_python: Optional[dict[str, Any]]
             "new": summary.new,
             "flaky": summary.flaky,
             # held to a minimum pass rate: the cases whose runs did not settle it (the key only then)
-            **({"inconclusive": summary.inconclusive}
-               if summary.inconclusive or any(c.pass_rate is not None and c.pass_rate.min_pass_rate is not None for c in cases) else {}),
+            **({"inconclusive": summary.inconclusive} if summary.inconclusive or summary.held else {}),
             "total": summary.total,
             "usage": usage,
             **({"cost": estimated_cost(usage, prices)} if prices else {}),

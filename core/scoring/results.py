@@ -182,6 +182,7 @@ class Summary:
     flaky: int = 0
     new: int = 0
     inconclusive: int = 0
+    held: int = 0  # cases held to a minimum pass rate (of any status; not part of the total)
 
     @property
     def total(self) -> int:
@@ -194,6 +195,8 @@ class Summary:
 
 def summarize(cases: Sequence[CaseResult]) -> Summary:
     counts = {status.value: 0 for status in CaseStatus}
+    held = 0
     for case in cases:
         counts[case.status.value] += 1
-    return Summary(**counts)
+        held += case.pass_rate is not None and case.pass_rate.min_pass_rate is not None
+    return Summary(**counts, held=held)

@@ -44,6 +44,7 @@ class ReviewScreen(Dialog[str]):
         self.decisions: list[tuple[str, str]] = []  # (case id, accepted | rejected | skipped)
         self.plan: Optional[AcceptPlan] = None
         self.repeat: Optional[int] = None
+        self.majority: Optional[int] = None  # a case whose runs disagree: the run most of them did as
         self.busy = False
 
     def compose(self) -> ComposeResult:
@@ -94,7 +95,7 @@ class ReviewScreen(Dialog[str]):
             self.show_case()
 
     def action_majority(self) -> None:
-        if self.repeat is None and getattr(self, "majority", None) is not None:
+        if self.repeat is None and self.majority is not None:
             self.repeat = self.majority
             self.show_case()
 

@@ -28,15 +28,13 @@ from textual.reactive import var
 from textual.widgets import Static, Tab, Tabs
 
 from ..diff_render import LayerView, layer_views
-from ..glyphs import GLYPH, STYLE, glyph, runs_line, sparkline
+from ..glyphs import glyph, runs_line
 from ..safe_text import shown
 from ..versus import Versus
 from . import steady
 from .plots import CasePlots
-from .variants_grid import RunsGrid, triage_line
-
-STATUS_GLYPH = {status.value: mark for status, mark in GLYPH.items()}
-STATUS_STYLE = {status.value: style for status, style in STYLE.items()}
+from .detail_lines import history_line, triage_line
+from .variants_grid import RunsGrid
 
 
 class LayerSection(Vertical):
@@ -372,19 +370,3 @@ class CaseDetail(Vertical):
         else:
             self.query_one("#layers", VerticalScroll).scroll_home(animate=False)
             section.scroll_visible(animate=False)
-
-
-def history_line(entries: list[dict]) -> Text:
-    """The case's recent runs: one glyph per run, oldest first, each the run's verdict (its score's
-    height when it had one), then the last five verdicts in words."""
-    if not entries:
-        return Text()
-    line = Text("\nhistory: ", style="dim")
-    for entry in entries:
-        status = entry.get("status", "")
-        score = entry.get("score")
-        mark = sparkline([score]) if isinstance(score, (int, float)) else STATUS_GLYPH.get(status, "·")
-        line.append(mark, style=STATUS_STYLE.get(status, "dim"))
-    words = [entry.get("status", "") for entry in entries[-5:]]
-    line.append(f"  (last {len(words)}: {', '.join(words)})" if len(entries) > len(words) else f"  ({', '.join(words)})", style="dim")
-    return line

@@ -1,6 +1,5 @@
 """`g`: a repeated case's runs side by side, per turn and layer: each distinct thing its runs did, how
-many runs did it (a bar and the run numbers), the baseline's marked; the majority run named. And the
-detail's triage line."""
+many runs did it (a bar and the run numbers), the baseline's marked; the majority run named."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from typing import Optional
 from agentdiff.core.diff.variants import Grid
 from agentdiff.core.run.grid import run_grid
 from agentdiff.core.scoring.results import PassRate
-from agentdiff.core.workbench.triage import Triage
 from rich.cells import cell_len
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -96,25 +94,3 @@ class RunsGrid:
                 detail.query_one(hidden).display = False
             rate = state.run.result.pass_rate if state.run else None
             detail.query_one("#grid-text", Static).update(grid_text(self.of(state.run), detail.size.width - 2, rate))
-
-
-def triage_line(triage: Triage, case_id: str) -> Text:
-    """`label: double refund at turn 2 · tool_calls · call 3 [block] — refunds one order twice · note: …`."""
-    label, note = triage.label_of(case_id), triage.note_of(case_id)
-    if not (label or note):
-        return Text()
-    case, entry = triage.cases.get(case_id, {}), triage.entry(label or "")
-    line = f"\nlabel: {label or '-'}"
-    if case.get("element"):
-        line += f" at {case['element']}"
-    if entry.get("blocking"):
-        line += f" [{entry['blocking']}]"
-    if entry.get("description"):
-        line += f" — {entry['description']}"
-    if note:
-        line += f" · note: {note}"
-    text = Text(line, style="magenta")
-    retired = triage.retired_binding(case_id)
-    if retired:
-        text.append(f" · {retired}", style="dim")
-    return text
