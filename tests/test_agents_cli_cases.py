@@ -439,3 +439,54 @@ custom_metrics:
         assert metrics["broken"]["status"] == "not_evaluated" and "not transient" in metrics["broken"]["reason"]
         assert "retried" not in (metrics["broken"]["details"] or {})
         assert (metrics["sdk_result"]["score"], metrics["sdk_result"]["details"]["explanation"]) == (0.5, "as the SDK's type")
+
+
+JUDGE = """\
+from google import genai
+
+
+def evaluate(instance):
+    asked = f"Rate 1-5. Prompt: {instance.get('prompt')} Answer: {instance.get('response')} "
+    asked += f"Expected: {instance.get('reference')} Trace: {instance.get('agent_data')}"
+    client = genai.Client()
+    answer = client.models.generate_content(model="gemini-2.5-flash", contents=asked)
+    return {"score": int(answer.text), "explanation": "judged"}
+"""
+
+
+def test_replay_grades_a_local_judge_with_the_answers_accept_recorded_and_calls_no_model(project, monkeypatch):
+    from fake_gemini import Reply, fake_gemini
+
+    (project / "tests/eval/eval_config.yaml").write_text(
+        "metrics_to_run: [response_quality]\ncustom_metrics:\n  - name: response_quality\n"
+        "    custom_function_file: judge.py\n    threshold: 3\n")
+    (project / "tests/eval/judge.py").write_text(JUDGE)
+    with fake_gemini(lambda call: Reply(text="4"), monkeypatch) as judge:
+        def judged(*args: str) -> dict:
+            code, out, err = run("run", "tokyo_time", "--json", *args)
+            return _cases(out)["tokyo_time"]
+
+        first = judged()
+        assert first["status"] == "new" and len(judge.calls) == 1, [m.get("reason") for m in first["metrics"]]
+        assert run("accept", "tokyo_time", "--yes")[0] == 0
+        entry = json.loads((project / "tests/eval/baselines/basic-dataset.json").read_text())["eval_cases"][0]
+        assert list(entry["agentdiff_judge_answers"]) == ["response_quality"]
+        # the first accept set the case's reference, which this judge reads: the answer recorded was to another question
+        replayed = judged("--mode", "replay")
+        metric = {m["name"]: m for m in replayed["metrics"]}["response_quality"]
+        assert metric["status"] == "not_evaluated" and "the baseline holds no answer to" in metric["reason"]
+        assert len(judge.calls) == 1  # replay asked no model
+
+        again = judged()  # run live once more (a new run with the same trace asks again: its times are no part of the key)
+        assert again["status"] == "passed" and len(judge.calls) == 2
+        assert run("accept", "tokyo_time", "--yes")[0] == 0  # the same run, with the answers replay needs
+        replayed = judged("--mode", "replay")
+        metric = {m["name"]: m for m in replayed["metrics"]}["response_quality"]
+        assert replayed["status"] == "passed" and (metric["score"], metric["status"]) == (4.0, "passed")
+        assert len(judge.calls) == 2
+        assert judged()["status"] == "passed" and len(judge.calls) == 2  # live: the judge cache answers the same question
+
+        (project / "tests/eval/judge.py").write_text(JUDGE.replace("Rate 1-5", "Grade 1-5"))
+        metric = {m["name"]: m for m in judged("--mode", "replay")["metrics"]}["response_quality"]
+        assert metric["status"] == "not_evaluated" and "judge.py:8: its judge was asked something" in metric["reason"]
+        assert len(judge.calls) == 2

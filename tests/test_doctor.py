@@ -126,8 +126,12 @@ def test_what_to_do_about_an_import_that_failed(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     missing_file = ModuleNotFoundError("No module named 'own_pkg.tools'", name="own_pkg.tools")
     assert how_to_fix(missing_file) == " (the project's own module own_pkg.tools is not there: a file missing from the checkout?)"
-    not_installed = ModuleNotFoundError("No module named 'mcp'", name="mcp")
+    monkeypatch.chdir(tmp_path)  # a project that declares no dependencies
+    not_installed = ModuleNotFoundError("No module named 'supabase'", name="supabase")
     assert how_to_fix(not_installed).startswith(f" (it is not installed for {sys.executable}: install the project's dependencies into that Python")
+    (tmp_path / "requirements.txt").write_text("google-adk>=1.19\nsupabase==2.10.0\n")
+    assert how_to_fix(not_installed).startswith(" (supabase comes from supabase, which the project declares in requirements.txt and is not "
+                                                f"installed for {sys.executable}: install it (`pip install supabase`")
     namespace = ImportError("cannot import name 'prompt' from 'oprina' (unknown location)", name="oprina")
     assert how_to_fix(namespace) == " (oprina has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     assert how_to_fix(ValueError("No API key was provided. Please pass a valid API key.")).startswith(" (no model credentials: set GOOGLE_API_KEY")

@@ -165,7 +165,7 @@ def test_a_dotted_agent_module_is_resolved_whole_through_the_conftests_path(tmp_
     monkeypatch.chdir(tmp_path)
     code, out, err = run("run", "--json")
     case = json.loads(out)["cases"][0]
-    assert code == 0 and case["status"] == "passed" and case["agent"] == "billing_eval_agent", case
+    assert code == 0 and case["status"] == "passed" and case["agent"] == "shop.eval_agents.billing_eval_agent", case
 
 
 def test_a_named_agent_module_that_is_not_there_is_an_error_naming_it(tmp_path, monkeypatch):

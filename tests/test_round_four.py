@@ -195,3 +195,24 @@ def test_list_json_names_the_files_that_did_not_load_as_run_json_does(tmp_path):
     ran = json.loads(agentdiff(tmp_path, "run", "--json").stdout)  # nothing to run: no worker, the report all the same
     assert [e["file"] for e in listed["load_errors"]] == [e["file"] for e in ran["load_errors"]] == ["evals/broken.evalset.json"]
     assert listed["errors"] == listed["load_errors"]  # the old name, kept for the scripts that read it
+
+
+def test_an_agent_module_file_inside_a_package_is_named_in_full_as_it_is_imported(tmp_path):
+    """`agent_module="city_agent.eval_agents.data_analyst_eval_agent"`, a module file of a package: shown
+    and reported by the dotted name ADK imports, not from its package down."""
+    package = tmp_path / "city_agent" / "eval_agents"
+    package.mkdir(parents=True)
+    (tmp_path / "city_agent" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from . import data_analyst_eval_agent\n")
+    (package / "data_analyst_eval_agent.py").write_text("NOT_AN_AGENT = 1\n")
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / "analyst.evalset.json").write_text(json.dumps({"eval_set_id": "a", "eval_cases": [one_turn("c", "hi", "hi")]}))
+    (tmp_path / "tests" / "test_analyst.py").write_text(
+        "from google.adk.evaluation.agent_evaluator import AgentEvaluator\n\n\nasync def test_it():\n"
+        "    await AgentEvaluator.evaluate(agent_module='city_agent.eval_agents.data_analyst_eval_agent',\n"
+        "                                  eval_dataset_file_path_or_dir='tests/data/analyst.evalset.json')\n")
+    listed = agentdiff(tmp_path, "list", "--agents")
+    assert "tests/data/analyst.evalset.json  → city_agent.eval_agents.data_analyst_eval_agent  (AgentEvaluator.evaluate" in listed.stdout
+    case = json.loads(agentdiff(tmp_path, "run", "--json").stdout)["cases"][0]
+    assert case["agent"] == "city_agent.eval_agents.data_analyst_eval_agent"
+    assert case["error"].startswith("LookupError: city_agent.eval_agents.data_analyst_eval_agent: no `app`, `root_agent`"), case["error"]

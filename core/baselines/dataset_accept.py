@@ -3,8 +3,9 @@
 * Its baseline file (`dataset_cases.baseline_file`) gets the case as `agents-cli eval generate` would
   have written it after this run — the dataset's case with the run's `responses` and `agent_data`
   (agents, turns, events) — plus the run's LLM requests and responses under `agentdiff_llm_requests`
-  (an extra key, which agents-cli keeps as it is). A case accepted again replaces its entry; the file
-  is agents-cli's trace format, so `agents-cli eval grade --traces` grades it.
+  (an extra key, which agents-cli keeps as it is), and the answers its local metrics' judge gave under
+  `agentdiff_judge_answers`, which a replay grades with. A case accepted again replaces its entry; the
+  file is agents-cli's trace format, so `agents-cli eval grade --traces` grades it.
 * Its dataset gets the run's answer as the case's `reference` (`{"response": Content}`), which
   agents-cli's metrics read.
 
@@ -27,9 +28,9 @@ from agentdiff.core.formats.agents_cli.dataset import good_key
 from agentdiff.core.formats.agents_cli.traces import dump_traces, normalized
 from agentdiff.core.formats.json_edit import edit_json
 from agentdiff.core.formats.load_error import child_key
-from agentdiff.core.project.dataset_cases import KEY_EXTRA, REQUESTS_KEY, DatasetCaseRef
+from agentdiff.core.project.dataset_cases import JUDGE_KEY, KEY_EXTRA, REQUESTS_KEY, DatasetCaseRef
 from agentdiff.core.project.family import AcceptBatch
-from agentdiff.core.run.dataset_case import traced
+from agentdiff.core.run.dataset_case import judge_answers, traced
 from agentdiff.core.worker.jobs import RunOutput
 
 
@@ -78,6 +79,9 @@ def accept_dataset_case(ref: DatasetCaseRef, out: RunOutput, files: dict[Path, D
     if response is not None:  # the baseline holds the reference the dataset will hold
         case = normalized({**case, "reference": {"response": response.get("response")}})
     case[REQUESTS_KEY] = [exchange.model_dump(mode="json", exclude_defaults=True) for exchange in out.exchanges]
+    answers = judge_answers(out.judged)
+    if answers:  # a replay grades with them, calling no model
+        case[JUDGE_KEY] = answers
     if ref.name != ref.written.eval_case_id:  # no usable eval_case_id: the entry names the case it is of
         case[KEY_EXTRA] = ref.name
     changed = _into_baselines(files, ref, case)

@@ -45,6 +45,9 @@ RECORD_SUFFIX = ".agentdiff-record.json"  # agentdiff's registration beside a da
 #: The extra key of a baseline case that holds the accepted run's LLM requests (agentdiff's: agents-cli
 #: keeps an extra key as it is, and its metrics are given it in `instance`).
 REQUESTS_KEY = "agentdiff_llm_requests"
+#: Where a baseline entry keeps its local metrics' judge answers (metric → request key → google-genai's
+#: answer), which a replay grades with.
+JUDGE_KEY = "agentdiff_judge_answers"
 #: The extra key of a baseline entry naming its dataset case, for a case whose eval_case_id is missing
 #: or unusable in an id (its key is then `case_<n>`, its position in the dataset, not in the baseline file).
 KEY_EXTRA = "agentdiff_case_key"

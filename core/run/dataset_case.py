@@ -26,7 +26,7 @@ from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.explain import explain_scored
 from agentdiff.core.formats.agents_cli.traces import normalized, snake_case
 from agentdiff.core.formats.eval_config import EvalConfig, EvalMetric, default_eval_config, eval_metrics
-from agentdiff.core.project.dataset_cases import SCENARIO_TURNS, REQUESTS_KEY, DatasetCaseRef, history, is_scenario, sent_message
+from agentdiff.core.project.dataset_cases import SCENARIO_TURNS, JUDGE_KEY, REQUESTS_KEY, DatasetCaseRef, history, is_scenario, sent_message
 from agentdiff.core.run.case_run import CaseRun, case_result, layer_summaries, shown_index, unrun
 from agentdiff.core.run.conformance import replay_failed
 from agentdiff.core.run.expected import accepted_events, load_baseline
@@ -104,10 +104,26 @@ def grade_job(ref: DatasetCaseRef, agent: AgentRef, graded: dict[str, Any], opti
 
 
 def _grading(ref: DatasetCaseRef, options: RunOptions, cloud: bool = True) -> dict[str, Any]:
+    """What grading needs besides the run; in a replay, the judge answers the baseline recorded, which
+    alone answer the metrics' model calls."""
     assert ref.metrics is not None
+    replay = options.mode == "replay"
     return {"metrics": [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local],
             "cloud": [{"name": m.name, "entry": m.entry, "source": m.source} for m in ref.metrics.cloud] if cloud else [],
-            "cache_dir": str(options.judge_cache) if options.judge_cache else None}
+            "cache_dir": str(options.judge_cache) if options.judge_cache else None,
+            "replay": replay, "judge_answers": recorded_judge_answers(ref) if replay else {}}
+
+
+def recorded_judge_answers(ref: DatasetCaseRef) -> dict[str, Any]:
+    """metric → request key → answer, as the accepted run's grading got them."""
+    answers = (ref.baseline.model_extra or {}).get(JUDGE_KEY) if ref.baseline is not None else None
+    return answers if isinstance(answers, dict) else {}
+
+
+def judge_answers(graded: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """metric → request key → answer, of one run's grading (what accepting it records)."""
+    return {name: result["judge_answers"] for name, result in (graded or {}).items()
+            if isinstance(result, dict) and result.get("judge_answers")}
 
 
 def _metric_file(ref: DatasetCaseRef, relative: Optional[str]) -> Optional[str]:

@@ -115,11 +115,11 @@ async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
         loaded = await module.get_agent_async()
         agent, app = (loaded[0] if isinstance(loaded, tuple) else loaded), None
     else:
-        raise LookupError(f"{ref.name}: no `app`, `root_agent` or `get_agent_async()` in {module.__name__}")
+        raise LookupError(f"{ref.label}: no `app`, `root_agent` or `get_agent_async()` in {module.__name__}")
     if ref.sub_agent:
         found = agent.find_agent(ref.sub_agent)
         if found is None:
-            raise LookupError(f"Sub-Agent {ref.sub_agent!r} not found in {ref.name}")
+            raise LookupError(f"Sub-Agent {ref.sub_agent!r} not found in {ref.module}")
         agent, app = found, None
     return agent, app
 

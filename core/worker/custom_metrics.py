@@ -42,20 +42,29 @@ def _executor() -> ThreadPoolExecutor:
 
 async def grade(request: dict[str, Any]) -> dict[str, Any]:
     """name → {score, explanation, error_message} for each metric of the request (with how many
-    model calls it made through google-genai, and how many of them the judge cache answered); its
-    cloud metrics are sent to Google's eval service meanwhile (`cloud_metrics`)."""
+    model calls it made through google-genai, how many of them the judge cache answered, and their
+    answers); its cloud metrics are sent to Google's eval service meanwhile (`cloud_metrics`). The
+    request's `judge_answers` (metric → key → answer, from a baseline) answer first; in a `replay`
+    they alone do."""
     from .cloud_metrics import grade_cloud
-    from .genai_cache import cached_calls
+    from .genai_cache import NOT_RECORDED, cached_calls
 
     cloud = asyncio.get_running_loop().run_in_executor(_executor(), grade_cloud, request)  # beside the local ones
     results: dict[str, Any] = {}
+    recorded = request.get("judge_answers") or {}
     for metric in request.get("metrics") or []:
-        with cached_calls(request.get("cache_dir")) as calls:
+        with cached_calls(request.get("cache_dir"), recorded.get(metric["name"]), bool(request.get("replay"))) as calls:
             context = contextvars.copy_context()  # the cache's, as to_thread carries it
             results[metric["name"]] = await asyncio.get_running_loop().run_in_executor(
                 _executor(), context.run, _one, metric, copy.deepcopy(request.get("instance") or {}))  # each call its own, as the SDK
         if calls.calls:
             results[metric["name"]] |= {"judge_calls": len(calls.calls), "cache_hits": sum(c["cached"] for c in calls.calls)}
+        if calls.refused:  # even where the metric caught the refusal and scored anyway
+            result = results[metric["name"]]
+            results[metric["name"]] = {"score": None, "explanation": None, "error_message": NOT_RECORDED,
+                                       **({"where": result["where"]} if result.get("where") else {})}
+        if calls.answers:  # what accepting this run records for replay
+            results[metric["name"]]["judge_answers"] = calls.answers
     return results | await cloud
 
 

@@ -163,13 +163,13 @@ def declared_distributions(root: str) -> dict[str, str]:
 
 def _declared_distribution(module: str) -> Optional[tuple[str, str]]:
     """The distribution the project declares that provides `module` (`google.cloud.trace_v1` →
-    `google-cloud-trace`, named after its import path as Google's and most namespace packages are), with
-    the file declaring it; None when none is declared."""
+    `google-cloud-trace`, named after its import path as Google's and most namespace packages are;
+    `supabase` → `supabase`), with the file declaring it; None when none is declared."""
     declared = declared_distributions(os.getcwd())
     if not declared:
         return None
     parts = module.split(".")
-    for end in range(len(parts), 1, -1):
+    for end in range(len(parts), 0, -1):
         words = [re.sub(r"_v\d+(?:(?:alpha|beta)\d*)?$", "", part) for part in parts[:end]]
         for name in dict.fromkeys((_normal("-".join(words)), _normal("-".join(parts[:end])))):
             if name in declared:

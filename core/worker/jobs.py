@@ -30,8 +30,21 @@ class AgentRef(_Model):
     entry: Optional[str] = None
 
     @property
+    def module(self) -> str:
+        """The module's dotted name as it is imported (`shop.eval_agents.billing`)."""
+        dotted = self.name
+        if self.import_from:
+            from pathlib import PurePath
+
+            try:
+                dotted = ".".join((*PurePath(self.agents_dir).relative_to(self.import_from).parts, self.name))
+            except ValueError:  # not under it: the package alone
+                pass
+        return dotted + (f".{self.entry}" if self.entry else "")
+
+    @property
     def label(self) -> str:
-        return self.name + (f".{self.entry}" if self.entry else "") + (f"/{self.sub_agent}" if self.sub_agent else "")
+        return self.module + (f"/{self.sub_agent}" if self.sub_agent else "")
 
 
 class Message(_Model):
