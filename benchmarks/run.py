@@ -1008,6 +1008,27 @@ def workflow_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("keys")
+def keys_benchmark() -> list[tuple[str, str, str]]:
+    """Key -> repaint at 200x50 in the real app (the samples, every case run; 5,000 cases) against a bare
+    Textual app with the same widgets, in the same run (benchmarks/keys_bench.py)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from keys_bench import copy_samples, keys_rows
+
+    samples = copy_samples(Path(__file__).resolve().parent.parent / "sample_agents")
+    many = Path(tempfile.mkdtemp(prefix="agentdiff-keys-many-"))
+    _many_cases(many / "agents", 50, 100)
+    try:
+        return keys_rows(samples, many, [many / "agents"], _NeverPool())
+    finally:
+        shutil.rmtree(samples.parent, ignore_errors=True)
+        shutil.rmtree(many, ignore_errors=True)
+
+
 @benchmark("adk-test")
 def adk_test_benchmark() -> list[tuple[str, str, str]]:
     """A replay of N `adk test` fixtures by agentdiff against ADK's own `adk test` on them, each a whole

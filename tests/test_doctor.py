@@ -132,6 +132,10 @@ def test_what_to_do_about_an_import_that_failed(tmp_path, monkeypatch):
     (tmp_path / "requirements.txt").write_text("google-adk>=1.19\nsupabase==2.10.0\n")
     assert how_to_fix(not_installed).startswith(" (supabase comes from supabase, which the project declares in requirements.txt and is not "
                                                 f"installed for {sys.executable}: install it (`pip install supabase`")
+    (tmp_path / "requirements.txt").write_text("google-api-python-client>=2\na2a-sdk>=0.3\nasync-tinydb==1.7.3\n")
+    for module, distribution in (("googleapiclient", "google-api-python-client"), ("a2a", "a2a-sdk"), ("tinydb", "async-tinydb")):
+        assert how_to_fix(ModuleNotFoundError(f"No module named '{module}'", name=module)).startswith(
+            f" ({module} comes from {distribution}, which the project declares in requirements.txt"), module
     namespace = ImportError("cannot import name 'prompt' from 'oprina' (unknown location)", name="oprina")
     assert how_to_fix(namespace) == " (oprina has no __init__.py and no such module in its folder: a file missing from the checkout?)"
     assert how_to_fix(ValueError("No API key was provided. Please pass a valid API key.")).startswith(" (no model credentials: set GOOGLE_API_KEY")

@@ -216,3 +216,11 @@ def test_adk_migrated_legacy_file_loads_to_the_same_case(tmp_path):
         assert a.final_response == b.final_response
         assert a.tool_calls() == b.tool_calls()
     assert dumps_like(migrated.raw, new.read_text()) == new.read_text()
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_an_empty_file_says_it_is_empty(tmp_path, text):
+    path = tmp_path / "eval1.evalset.json"
+    path.write_text(text)
+    loaded, [error] = load_eval_set(path)
+    assert loaded is None and (error.line, error.message) == (1, "the file is empty, where JSON was expected")

@@ -125,6 +125,15 @@ def test_a_makefiles_adk_variable_and_its_config_file_path_are_honoured(tmp_path
     assert [(m["name"], m["threshold"]) for m in case["metrics"] if m["threshold"] is not None] == [("response_match_score", 0.95)]
 
 
+def test_a_glob_in_a_makefiles_adk_eval_names_the_files_the_shell_expands_it_to(tmp_path):
+    _echo_with_unnamed_set(tmp_path, "tests/eval/basic.json")
+    (tmp_path / "tests" / "strict.json").write_text(json.dumps({"criteria": {"response_match_score": 0.6}}))
+    (tmp_path / "Makefile").write_text("eval:\n\tuv run adk eval agents/echo tests/eval/* --config_file_path tests/strict.json\n")
+    listed = agentdiff(tmp_path, "list", "--json")
+    case = json.loads(listed.stdout)["cases"][0]
+    assert case["id"] == "tests/eval/basic.json::case_0" and case["config"] == "tests/strict.json", case
+
+
 def test_agent_starter_packs_escaped_default_and_a_path_to_adk_are_read(tmp_path):
     _echo_with_unnamed_set(tmp_path, "tests/eval/evalsets/basic.json")
     (tmp_path / "Makefile").write_text("eval:\n\tuv run adk eval agents/echo $${EVALSET:-tests/eval/evalsets/basic.json}\n")
@@ -216,3 +225,49 @@ def test_an_agent_module_file_inside_a_package_is_named_in_full_as_it_is_importe
     case = json.loads(agentdiff(tmp_path, "run", "--json").stdout)["cases"][0]
     assert case["agent"] == "city_agent.eval_agents.data_analyst_eval_agent"
     assert case["error"].startswith("LookupError: city_agent.eval_agents.data_analyst_eval_agent: no `app`, `root_agent`"), case["error"]
+
+
+def test_an_agent_with_an_output_schema_runs_and_is_recorded(tmp_path):
+    """`output_schema=` puts a model class in the request's config (`response_schema`), which pydantic
+    cannot write as JSON: the request is kept with the class's JSON schema instead of failing the run."""
+    from fake_gemini import FakeGemini, Reply
+
+    (tmp_path / "my_agent").mkdir()
+    (tmp_path / "my_agent" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "my_agent" / "agent.py").write_text(
+        "from google.adk.agents import LlmAgent\nfrom pydantic import BaseModel\n\n\nclass Out(BaseModel):\n    answer: str\n\n\n"
+        "root_agent = LlmAgent(name='my_agent', model='gemini-2.5-flash', instruction='Answer.', output_schema=Out)\n")
+    case = one_turn("c1", "hi", '{"answer": "hi"}')
+    (tmp_path / "my_agent" / "basic.test.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [case]}))
+    server = FakeGemini(lambda call: Reply(text='{"answer": "hi"}')).start()
+    try:
+        env = {**os.environ, **server.env}
+        live = json.loads(agentdiff(tmp_path, "run", "--json", "--mode", "live", env=env).stdout)["cases"][0]
+        assert live["status"] == "passed", live["error"]
+        assert "answer" in json.dumps(server.calls[0].body["generationConfig"])  # the schema was sent
+        recorded = agentdiff(tmp_path, "record", "my_agent/basic.test.json::c1", env=env)
+        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+        again = json.loads(agentdiff(tmp_path, "run", "--json", "--mode", "live", env=env).stdout)["cases"][0]
+        assert again["status"] == "passed", again["error"]
+    finally:
+        server.close()
+
+
+def test_an_agent_that_turns_vertex_off_when_a_key_is_set_is_told_to_set_the_key(tmp_path):
+    """The agent asks for Application Default Credentials unless GEMINI_API_KEY is set: the fix is the key."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "app" / "agent.py").write_text(
+        "import os\n\nfrom google.adk.agents import Agent\n\n"
+        "os.environ['GOOGLE_CLOUD_PROJECT'] = 'some-project'\nos.environ['GOOGLE_CLOUD_LOCATION'] = 'us-central1'\n"
+        "if 'GEMINI_API_KEY' in os.environ:\n    os.environ['GOOGLE_GENAI_USE_VERTEXAI'] = 'False'\nelse:\n"
+        "    os.environ['GOOGLE_GENAI_USE_VERTEXAI'] = 'True'\n\n"
+        "root_agent = Agent(name='app', model='gemini-2.5-flash', instruction='Answer.')\n")
+    case = {**one_turn("c", "hi", "hi"), "session_input": {"app_name": "app", "user_id": "u", "state": {}}}
+    (tmp_path / "tests" / "eval").mkdir(parents=True)
+    (tmp_path / "tests" / "eval" / "basic.evalset.json").write_text(json.dumps({"eval_set_id": "b", "eval_cases": [case]}))
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("GOOGLE_", "GEMINI_"))}
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = str(tmp_path / "no-such-key.json")  # no credentials found, wherever this runs
+    result = json.loads(agentdiff(tmp_path, "run", "--json", env=env).stdout)["cases"][0]
+    assert result["status"] == "error"
+    assert "the agent uses Vertex AI unless GEMINI_API_KEY is set (app/agent.py:7): set GEMINI_API_KEY" in result["error"], result["error"]

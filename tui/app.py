@@ -55,6 +55,7 @@ class AgentdiffApp(App):
     def __init__(self, workbench: Workbench, services: Services, project: str, triage: Triage, stacked_below: int = 100,
                  keep_runs: int = 0, confirm_live_above: int = 50) -> None:
         super().__init__(driver_class=_terminal_driver())
+        self.animation_level = "none"  # as lazygit: a key's effect is drawn at once, in one frame, not over 300 ms of frames
         self.keep_runs, self.started = keep_runs, time.time()
         self.workbench = workbench
         self.services = services

@@ -282,6 +282,8 @@ def _parse(source: SourceText, kind: Kind) -> Any:
         try:
             return json.loads(source.text)
         except json.JSONDecodeError as exc:
+            if not source.text.strip():  # 0 bytes, or only white space: say so, not "Expecting value"
+                raise SourceFileError(LoadError(file=source.display, line=1, message="the file is empty, where JSON was expected"))
             raise SourceFileError(
                 LoadError(file=source.display, line=exc.lineno, column=exc.colno, message=f"invalid JSON: {exc.msg}")
             )

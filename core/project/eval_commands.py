@@ -12,7 +12,8 @@ usage line). Read as text, never run. Each names eval files (whatever their name
 * `path:case1,case2` names the file `path`. Variables are put in: a Makefile's own `NAME = value` (or
   `:=`, `?=`) for `$(NAME)` / `${NAME}`, a script's `NAME=value` (or `export NAME=…`) for `$NAME` /
   `${NAME}`, and `${NAME:-default}` (`$${…}` in a Makefile) gives its default when the file does not set
-  it. A word still holding `$`, `*` or `<` (an argument, a glob, a placeholder) cannot be known and is skipped.
+  it. A word still holding `$` or `<` (an argument, a placeholder) cannot be known and is skipped; a
+  glob (`tests/eval/*`) names what the shell would expand it to.
 * Paths are taken from the project root, else from the file's folder.
 """
 
@@ -164,7 +165,7 @@ def commands_in(text: str, file: Path, root: Path) -> tuple[EvalCommand, ...]:
             if len(args) < 2 or any(ch in args[0] for ch in "$*<{"):
                 continue
             agent = _where(args[0], file, root)
-            evals = tuple(_where(_file_part(a), file, root) for a in args[1:] if not any(ch in a for ch in "$*<{"))
+            evals = tuple(path for a in args[1:] if not any(ch in a for ch in "$<{") for path in _paths(_file_part(a), file, root))
             evals = tuple(e for e in evals if e.suffix == ".json" or e.is_dir())
             known = config is not None and not any(ch in config for ch in "$*<{")
             if evals:
@@ -192,6 +193,23 @@ def _file_part(word: str) -> str:
     """`path:case1,case2` → `path` (split at the first `:` after a drive prefix, as ADK splits it)."""
     drive = word[:2] if re.match(r"^[A-Za-z]:[\\/]", word) else ""
     return drive + word[len(drive):].partition(":")[0]
+
+
+def _paths(word: str, file: Path, root: Path) -> list[Path]:
+    """The paths a word names: itself, or what the shell expands a glob to (`tests/eval/*`), from the
+    root, else from the file's folder."""
+    if not any(ch in word for ch in "*?["):
+        return [_where(word, file, root)]
+    if Path(word).is_absolute() or ".." in Path(word).parts:
+        return []
+    for base in (root, file.parent):
+        try:
+            found = sorted(base.glob(word))[:200]
+        except (ValueError, OSError):
+            return []
+        if found:
+            return [path.resolve() for path in found]
+    return []
 
 
 def _where(path: str, file: Path, root: Path) -> Path:

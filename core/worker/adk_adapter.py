@@ -32,10 +32,10 @@ from .hints import how_to_fix, project_origin, said
 from .jobs import AgentRef, Job, RunOutput
 from .model_calls import call_with_retries
 from .replay_guard import guard_model_calls
+from .request_json import dumped_request
 from .trace_plugins import trace_plugins
 from .user_turns import app_agents, note, seed_history, user_turns
 
-REQUEST_EXCLUDE = {"config": {"http_options"}}
 
 
 def load_module(ref: AgentRef) -> Any:
@@ -185,7 +185,7 @@ def _harness_llm_class() -> type:
             harness: Harness = CURRENT_HARNESS.get()
             labels = (llm_request.config.labels or {}) if llm_request.config else {}
             agent = labels.get("adk_agent_name") or self._agent
-            request = llm_request.model_dump(mode="json", exclude_none=True, exclude_defaults=True, exclude=REQUEST_EXCLUDE)
+            request = dumped_request(llm_request)
             exchange = harness.start_exchange(agent, request)
             if harness.replay:
                 for response in harness.recorded_responses(exchange):

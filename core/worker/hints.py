@@ -174,7 +174,25 @@ def _declared_distribution(module: str) -> Optional[tuple[str, str]]:
         for name in dict.fromkeys((_normal("-".join(words)), _normal("-".join(parts[:end])))):
             if name in declared:
                 return name, declared[name]
-    return None
+    top = parts[0]
+    known = _IMPORT_NAMES.get(top)
+    if known in declared:
+        return known, declared[known]
+    near = [name for name in declared if top not in ("google", "test", "tests") and _provides(name, _normal(top))]
+    return (near[0], declared[near[0]]) if len(near) == 1 else None
+
+
+#: Import names whose distribution is named otherwise, among those agents use most.
+_IMPORT_NAMES = {"googleapiclient": "google-api-python-client", "yaml": "pyyaml", "dotenv": "python-dotenv", "bs4": "beautifulsoup4",
+                 "PIL": "pillow", "sklearn": "scikit-learn", "cv2": "opencv-python", "jwt": "pyjwt", "dateutil": "python-dateutil",
+                 "docx": "python-docx", "pptx": "python-pptx", "fitz": "pymupdf", "magic": "python-magic", "Crypto": "pycryptodome",
+                 "OpenSSL": "pyopenssl", "git": "gitpython", "psycopg2": "psycopg2-binary", "serial": "pyserial", "attr": "attrs"}
+
+
+def _provides(distribution: str, module: str) -> bool:
+    """Whether a distribution's name says it brings `module` (`a2a` ← `a2a-sdk`, `tinydb` ← `async-tinydb`,
+    `pdf` ← `pypdf`)."""
+    return distribution.startswith(module + "-") or distribution.endswith("-" + module) or distribution in ("py" + module, "python-" + module)
 
 
 def _install_hint(module: str, distribution: str, where: str) -> str:
@@ -221,6 +239,10 @@ def how_to_fix(exc: BaseException) -> str:
     if "Cannot connect to host" in text or type(exc).__name__ in _NETWORK_ERRORS:
         return " (the model's API could not be reached from here: check the network connection, a proxy, or the API host)"
     if any(message in text for message in _ADC_MESSAGES) or type(exc).__name__ == "DefaultCredentialsError":
+        switch = _key_switch(os.getcwd())
+        if switch is not None:  # the project turns Vertex AI off itself when a key is set
+            return (f" (Google Application Default Credentials were not found: the agent uses Vertex AI unless {switch[0]} is set "
+                    f"({switch[1]}): set {switch[0]}, or run `gcloud auth application-default login`)")
         return (" (Google Application Default Credentials were not found — the code asks for them with google.auth.default(), "
                 "which an API key does not answer: run `gcloud auth application-default login`, or set "
                 "GOOGLE_APPLICATION_CREDENTIALS to a service account's key file)")
@@ -238,6 +260,39 @@ def how_to_fix(exc: BaseException) -> str:
                 "ADK 2.13) with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, in the environment or in a .env beside the agent; "
                 "`agentdiff doctor` shows which are set)")
     return ""
+
+
+_SWITCH = re.compile(r"GOOGLE_GENAI_USE_(?:VERTEXAI|ENTERPRISE)")
+_KEY_NAMES = re.compile(r"\b(GEMINI_API_KEY|GOOGLE_API_KEY)\b")
+_SKIPPED = {".venv", "venv", ".git", "node_modules", "__pycache__", ".agentdiff", "site-packages", ".tox"}
+
+
+def _key_switch(root: str, limit: int = 400) -> Optional[tuple[str, str]]:
+    """A project file that sets the Vertex AI switch and reads an API key's variable (`if "GEMINI_API_KEY"
+    in os.environ: os.environ["GOOGLE_GENAI_USE_VERTEXAI"] = "False"`): the key and where it is read
+    (`app/agent.py:38`). The project's own .py files, at most `limit` of them."""
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIPPED and not d.startswith(".")]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > limit:
+                return None
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    text = handle.read(200_000)
+            except (OSError, UnicodeDecodeError):
+                continue
+            if not _SWITCH.search(text):
+                continue
+            for number, line in enumerate(text.splitlines(), 1):
+                key = _KEY_NAMES.search(line)
+                if key is not None:
+                    return key.group(1), f"{os.path.relpath(path, root)}:{number}"
+    return None
 
 
 def _location(package: str) -> str:

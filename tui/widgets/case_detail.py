@@ -19,7 +19,6 @@ from agentdiff.core.workbench.events import CaseState
 from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.triage import Triage
 from rich.cells import cell_len
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -33,6 +32,7 @@ from ..safe_text import shown
 from ..versus import Versus
 from . import steady
 from .plots import CasePlots
+from .side_by_side import SideBySide
 from .detail_lines import history_line, triage_line
 from .variants_grid import RunsGrid
 
@@ -58,17 +58,12 @@ class LayerSection(Vertical):
         if folded:
             pass
         elif stacked:
-            steady.update(body, shown(stacked_rows(view.rows)))
+            steady.update(body, shown(stacked_rows(view.rows)), layout="height")
         else:
             rows = [(shown(left), shown(right)) for left, right in view.rows]
             key = ("side by side", tuple((steady.fingerprint(left), steady.fingerprint(right)) for left, right in rows))
             if not steady.shows(body, key):
-                table = Table.grid(expand=True, padding=(0, 1, 0, 0))
-                table.add_column(ratio=1, overflow="fold")
-                table.add_column(ratio=1, overflow="fold")
-                for left, right in rows:
-                    table.add_row(left, right)
-                steady.update(body, table, key)
+                steady.update(body, SideBySide(rows), key, layout="height")
         self.set_class(view.status == "changed", "changed")
         self.set_class(view.status == "absent", "absent")
 
