@@ -116,3 +116,16 @@ def test_record_refuses_a_file_that_changed_since_it_was_read(project, monkeypat
     assert code == 1
     assert "changed on disk since it was read; nothing was written" in out
     assert "Gadget" in evalset.read_text()
+
+
+def test_an_accepted_tool_call_has_its_keys_in_the_order_of_the_files_own(project):
+    """`no_second_refund` turn 2: the run makes a call the file does not expect; accepting the tool_calls
+    layer writes it as the calls beside it are written (`name`, then `args`)."""
+    evalset = project / "agents" / "customer_service" / "customer_service.evalset.json"
+    case_id = "agents/customer_service/customer_service.evalset.json::no_second_refund"
+    assert run("run", case_id)[0] == 1
+    code, out, err = run("accept", case_id, "--turn", "2", "--layer", "tool_calls", "--yes")
+    assert code == 0, out + err
+    case = next(c for c in json.loads(evalset.read_text())["eval_cases"] if c["eval_id"] == "no_second_refund")
+    uses = case["conversation"][1]["intermediate_data"]["tool_uses"]
+    assert len(uses) > 1 and all(list(use)[:2] == ["name", "args"] for use in uses), uses

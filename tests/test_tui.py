@@ -562,6 +562,9 @@ async def test_help_and_the_command_palette_hold_every_action(tmp_path):
         await until(pilot, lambda: "Switch the mode" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt))
         await pilot.press("enter")
         await until(pilot, lambda: app.workbench.options.mode == "live")
+        await pilot.press("ctrl+p", *"accept")  # the key named so comes first, not those whose help mentions it
+        await until(pilot, lambda: str(app.screen.query_one("CommandList").get_option_at_index(0).prompt).startswith("Accept the actual run"))
+        assert str(app.screen.query_one("CommandList").get_option_at_index(1).prompt).startswith("Accept all")
 
 
 async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp_path):

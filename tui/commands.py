@@ -11,20 +11,31 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 class KeyCommands(Provider):
     def _commands(self) -> Iterator[tuple[str, str, object]]:
+        for _, title, help, run in self._named():
+            yield title, help, run
+
+    def _named(self) -> Iterator[tuple[str, str, str, object]]:
+        """(the key's short name, its title, its help line, what it runs) for every key of the workbench."""
         screen = self.app.main  # type: ignore[attr-defined]
         for binding in screen.BINDINGS:
             if binding.action in ("tree_down", "tree_up"):
                 continue  # moving the cursor is no command
             title = binding.tooltip or binding.description
-            yield title, f"{binding.description} · key {binding.key_display or binding.key}", partial(screen.run_action, binding.action)
+            yield binding.description, title, f"{binding.description} · key {binding.key_display or binding.key}", partial(screen.run_action, binding.action)
 
     async def discover(self) -> Hits:
         for title, help, run in self._commands():
             yield DiscoveryHit(title, run, help=help)
 
     async def search(self, query: str) -> Hits:
+        """A key whose short name starts with the query first ("accept": Accept, Accept all), then the
+        best matches of the short names, then of the titles and help lines (which mention other keys'
+        words: "focus it for accept")."""
         matcher = self.matcher(query)
-        for title, help, run in self._commands():
-            score = max(matcher.match(title), 0.9 * matcher.match(help))
+        wanted = query.strip().lower()
+        for name, title, help, run in self._named():
+            score = max(matcher.match(name), 0.6 * matcher.match(title), 0.5 * matcher.match(help))
+            if wanted and name.lower().startswith(wanted):
+                score = 1.0 + score
             if score > 0:
                 yield Hit(score, matcher.highlight(title), run, text=title, help=help)

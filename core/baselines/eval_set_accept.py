@@ -93,4 +93,16 @@ def accept_into(request: Any, data: Any) -> None:
             updated = {k: v for k, v in static.items() if k == "tool_uses" or child_key(previous, k) is not None}
             if key not in expected and not any(updated.values()):
                 continue  # no calls, and the file says nothing of them: ADK reads that as none
-            expected[key] = {**kept, **{child_key(previous, k) or k: v for k, v in updated.items()}}
+            written = {child_key(previous, k) or k: v for k, v in updated.items()}
+            expected[key] = {**kept, **{k: _ordered_like(v, previous.get(k)) for k, v in written.items()}}
+
+
+def _ordered_like(new: Any, old: Any) -> Any:
+    """New entries (calls, responses) with their keys in the order the file's entries already have them
+    (`"name"` then `"args"`, say), as a hand would write them; keys the file does not use follow."""
+    if not isinstance(new, list) or not isinstance(old, list):
+        return new
+    order = next((list(entry) for entry in old if isinstance(entry, dict)), None)
+    if not order:
+        return new
+    return [{**{k: entry[k] for k in order if k in entry}, **entry} if isinstance(entry, dict) else entry for entry in new]
