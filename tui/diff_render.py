@@ -17,12 +17,13 @@ from agentdiff.core.diff.model import (
     short,
 )
 from agentdiff.core.diff.sequence import WordOp
+from agentdiff.core.diff.text_lines import is_multiline
 from agentdiff.core.diff.tree import Change
 from rich.table import Table
 from rich.text import Text
 
-DELETED = "bold red on #3b1d1d"
-INSERTED = "bold green on #1d3b22"
+from .text_rows import DELETED, INSERTED, hanging, text_rows
+
 CHANGED = "yellow"
 DIM = "dim"
 CURRENT = "reverse"
@@ -93,7 +94,8 @@ def _mark(text: Text, current: bool, counts: bool = False) -> Text:
         prefix.append("● ", style="red")
     else:
         prefix.append("  ")
-    return prefix + text
+    hang = getattr(text, "hang", 0)
+    return hanging(prefix, text, prefix.cell_len + hang) if hang else prefix + text
 
 
 def _call(row_call, style: str = "") -> Text:
@@ -103,6 +105,15 @@ def _call(row_call, style: str = "") -> Text:
     if getattr(row_call, "simulated", False):
         text.append(" simulated", style=DIM)  # answered without the tool running (ADK's Environment Simulator)
     return text
+
+
+def _change_rows(change: Change, indent: str = "    ") -> list[Row]:
+    """A change as rows: its path and values; a text of several lines line by line, aligned."""
+    where = display_path(change) or "(value)"
+    if change.words and is_multiline(change.expected, change.actual):
+        head = Text(f"{indent}{where}:", style=CHANGED)
+        return [(head, head.copy()), *text_rows(str(change.expected or ""), str(change.actual or ""), indent)]
+    return [_change_pair(change, indent)]
 
 
 def _change_pair(change: Change, indent: str = "    ") -> tuple[Text, Text]:
@@ -146,9 +157,9 @@ def tool_calls_view(turn: TurnDiff, status: LayerStatus, current: Optional[Diver
         left.append(_mark(e_text, is_current, row.counts))
         right.append(_mark(a_text, is_current, row.counts))
         for change in row.changes + row.response_changes:
-            l, rr = _change_pair(change)
-            left.append(l)
-            right.append(rr)
+            for l, rr in _change_rows(change):
+                left.append(l)
+                right.append(rr)
     if not turn.tool_calls:
         left.append(Text("(no tool calls)", style=DIM))
         right.append(Text("(no tool calls)", style=DIM))
@@ -165,8 +176,14 @@ def response_view(turn: TurnDiff, status: LayerStatus, current: Optional[Diverge
         if response.threshold is not None:
             title += f" {'≥' if response.passed else '<'} {response.threshold:g}"
     is_current = current is not None and current.layer == "response" and current.turn == turn.index
-    left = _words(response.words, "expected") if response.expected is not None else Text("(none)", style=DIM)
-    right = _words(response.words, "actual") if response.actual is not None else Text("(none)", style=DIM)
+    lines: list[Row] = []
+    if response.expected is not None and response.actual is not None and response.expected != response.actual \
+            and is_multiline(response.expected, response.actual):  # answers of several lines: line by line, aligned
+        lines = text_rows(response.expected, response.actual)
+        left, right = Text(""), Text("")
+    else:
+        left = _words(response.words, "expected") if response.expected is not None else Text("(none)", style=DIM)
+        right = _words(response.words, "actual") if response.actual is not None else Text("(none)", style=DIM)
     if response.expected_intermediate or response.actual_intermediate:
         left += Text("\n\nintermediate: " + " | ".join(r.text for r in response.expected_intermediate), style=DIM)
         right += Text("\n\nintermediate: " + " | ".join(r.text for r in response.actual_intermediate), style=DIM)
@@ -177,7 +194,13 @@ def response_view(turn: TurnDiff, status: LayerStatus, current: Optional[Diverge
                 left += line
             else:
                 right += line
-    return LayerView(title, [(_mark(left, is_current, bool(current and current.counts and is_current)), _mark(right, is_current))], status.status)
+    marked = bool(current and current.counts and is_current)
+    if lines:
+        rows = [(_mark(l, is_current and i == 0, marked and i == 0), _mark(r, is_current and i == 0)) for i, (l, r) in enumerate(lines)]
+        if left.plain or right.plain:  # intermediate texts, a workflow's output: after the answer
+            rows.append((_mark(left.copy(), False), _mark(right.copy(), False)))
+        return LayerView(title, rows, status.status)
+    return LayerView(title, [(_mark(left, is_current, marked), _mark(right, is_current))], status.status)
 
 
 def request_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence]) -> LayerView:
@@ -199,9 +222,9 @@ def request_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergen
             left.append(_mark(Text(label, style=CHANGED), is_current, True))
             right.append(_mark(Text(label, style=CHANGED), is_current, True))
             for change in row.changes:
-                l, rr = _change_pair(change)
-                left.append(l)
-                right.append(rr)
+                for l, rr in _change_rows(change):
+                    left.append(l)
+                    right.append(rr)
     if turn.requests:
         notes = sorted({note for row in turn.requests for note in row.notes}) if any(row.kind != "same" for row in turn.requests) else []
         if notes:
@@ -246,9 +269,9 @@ def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergen
     left: list[Text] = []
     right: list[Text] = []
     for change in session.changes:
-        l, rr = _change_pair(change, indent="")
-        left.append(l)
-        right.append(rr)
+        for l, rr in _change_rows(change, indent=""):
+            left.append(l)
+            right.append(rr)
     for r, row in enumerate(session.events):
         if row.kind == "same":
             continue
@@ -258,9 +281,9 @@ def session_view(diff: CaseDiff, status: LayerStatus, current: Optional[Divergen
         left.append(_mark(label, is_current, True))
         right.append(_mark(label.copy(), is_current, True))
         for change in row.changes[:6]:
-            l, rr = _change_pair(change)
-            left.append(l)
-            right.append(rr)
+            for l, rr in _change_rows(change):
+                left.append(l)
+                right.append(rr)
     if not left:
         left.append(Text("same state and events", style=DIM))
         right.append(Text("same state and events", style=DIM))
@@ -298,9 +321,9 @@ def nodes_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence
         right.append(_mark(a_text, is_current))
         for change in row.changes:
             if change.path != ("node",):
-                l, rr = _change_pair(change)
-                left.append(l)
-                right.append(rr)
+                for l, rr in _change_rows(change):
+                    left.append(l)
+                    right.append(rr)
     return LayerView(title, _rows(left, right), status.status)
 
 

@@ -10,6 +10,7 @@ from typing import Any, Literal, Optional
 
 from agentdiff.core.diff.request_normalize import NormalizedRequest, normalize_request
 from agentdiff.core.diff.sequence import WordOp
+from agentdiff.core.diff.text_lines import LineRow, first_changed_line, is_multiline
 from agentdiff.core.diff.tree import Change, render_path
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.traces.model import LlmExchange, NodeStep, TextResponse, ToolCall
@@ -278,6 +279,10 @@ def _describe(change: Change, prefix_len: int) -> str:
         return f"{where} extra {short(change.actual, 40)}"
     if change.kind == "removed":
         return f"{where} missing (expected {short(change.expected, 40)})"
+    if change.words and is_multiline(change.expected, change.actual):  # the first changed line, as it is
+        row = first_changed_line(str(change.expected or ""), str(change.actual or ""))
+        if row is not None:
+            return f"{where} {_line_said(row)}"
     if change.words:
         deleted = " ".join(op.text.strip() for op in change.words if op.op == "delete" and op.text.strip())
         inserted = " ".join(op.text.strip() for op in change.words if op.op == "insert" and op.text.strip())
@@ -289,3 +294,30 @@ def _describe(change: Change, prefix_len: int) -> str:
             return f"{where} − {short(deleted, 40)}"
         return f"{where} whitespace changed"
     return f"{where} {short(change.expected, 40)} → {short(change.actual, 40)}"
+
+
+def _line_said(row: LineRow, limit: int = 60) -> str:
+    """`line 12: "old" → "new"`, `line 12 + "added"`, `line 12 − "removed"`: a changed line quoted around
+    its first change where it is long."""
+    if row.kind == "inserted":
+        return f"line {row.actual_number} + {_quoted(row.actual or '', 0, limit)}"
+    if row.kind == "deleted":
+        return f"line {row.expected_number} − {_quoted(row.expected or '', 0, limit)}"
+    before = after = 0
+    for op in row.words:
+        if op.op != "equal":
+            break
+        before += len(op.text)
+    after = before
+    return (f"line {row.actual_number}: {_quoted(row.expected or '', before, limit // 2 + 10)} → "
+            f"{_quoted(row.actual or '', after, limit // 2 + 10)}")
+
+
+def _quoted(line: str, change_at: int, limit: int) -> str:
+    """The line as JSON, cut to about `limit` characters around `change_at`."""
+    line = line.strip() if len(line.strip()) <= limit else line
+    if len(line) <= limit:
+        return json.dumps(line, ensure_ascii=False)
+    start = max(0, min(change_at - 12, len(line) - limit))
+    text = line[start:start + limit]
+    return json.dumps(("…" if start else "") + text + ("…" if start + limit < len(line) else ""), ensure_ascii=False)

@@ -35,8 +35,7 @@ class SideBySide:
         left_width = max(1, (width - GAP) // 2)
         right_width = max(1, width - GAP - left_width)
         for left, right in self.rows:
-            lefts = left.wrap(console, left_width, overflow="fold") if left.plain else [Text()]
-            rights = right.wrap(console, right_width, overflow="fold") if right.plain else [Text()]
+            lefts, rights = _wrap(console, left, left_width), _wrap(console, right, right_width)
             for index in range(max(len(lefts), len(rights))):
                 line = lefts[index].copy() if index < len(lefts) else Text()
                 line.rstrip()
@@ -46,3 +45,16 @@ class SideBySide:
                 line.rstrip()
                 line.end = ""
                 yield list(line.render(console))
+
+
+def _wrap(console: Console, text: Text, width: int) -> list[Text]:
+    """`text` wrapped to `width`; a line that says how far its wrapped lines hang (`hang`: past a line
+    number) wraps its text alone and indents the lines after the first by as much."""
+    if not text.plain:
+        return [Text()]
+    hang = getattr(text, "hang", 0)
+    if not hang or width - hang < 12:
+        return list(text.wrap(console, width, overflow="fold"))
+    prefix, body = text[:hang], text[hang:]
+    lines = list(body.wrap(console, width - hang, overflow="fold")) or [Text()]
+    return [prefix + lines[0], *(Text(" " * hang) + line for line in lines[1:])]
