@@ -333,7 +333,7 @@ def test_a_rerecorded_baseline_is_listed_until_signed_and_the_gate_can_require_t
     assert code == 1, err
     kitchen, dim = out.split("sample_agents/home_automation/conformance/lights/kitchen_on_then_check  ")[1], out
     assert kitchen.startswith("(✗ not signed off)") and "agent: prompt of home_automation changed" in kitchen
-    assert 'request: turn 1 · request · home_automation call 1 config.system_instruction "invent" → "make up"' in kitchen
+    assert 'request: turn 1 · request · home_automation call 1 config.system_instruction line 3: "invent" → "make up"' in kitchen
     assert "home_automation.evalset.json::dim_living_room  (✗ not signed off)" in dim
     assert "tool_calls: turn 1 · tool_calls · set_device_state args.brightness missing" in dim
     assert "2 baseline change(s), 2 not signed off" in out

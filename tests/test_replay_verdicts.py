@@ -145,7 +145,7 @@ def test_an_edited_instruction_is_shown_where_it_changed(recorded_case, tmp_path
     run = asyncio.run(run_case(ref, worker_pool, RunOptions(agents_dirs=(agents,)), root))
     first = run.diff.first_divergence
     assert (first.layer, first.turn, first.path) == ("request", 0, "config.system_instruction")
-    assert first.summary == 'turn 1 · request · ref_agent call 1 config.system_instruction + "carefully"'
+    assert first.summary == 'turn 1 · request · ref_agent call 1 config.system_instruction line 1: + "carefully"'
     assert first.source.file.endswith("generated-recordings.yaml") and first.source.line
     # every model call of both turns shows it: the replay went on past the first difference
     assert {(d.turn, d.index) for d in run.diff.divergences if d.layer == "request"} == {(0, 0), (0, 1), (1, 0), (1, 1)}

@@ -39,12 +39,14 @@ def test_a_changed_line_keeps_its_word_diff_and_a_short_run_between_changes_is_n
 
 def test_the_summary_quotes_the_first_changed_line_as_it_is():
     inserted = PROMPT.replace("## Playbook\n", "## Playbook\n- Never guess a device.\n")
-    assert describe_change(_change(PROMPT, inserted)) == 'config.system_instruction line 3 + "- Never guess a device."'
+    assert describe_change(_change(PROMPT, inserted)) == 'config.system_instruction line 3 added: "- Never guess a device."'
     reworded = PROMPT.replace("- rule 4", 'reply "It is <time> in <city>."')
     said = describe_change(_change(PROMPT, reworded))
     assert said == 'config.system_instruction line 6: "- rule 4" → "reply \\"It is <time> in <city>.\\""', said
     removed = PROMPT.replace("- rule 12\n", "")
-    assert describe_change(_change(PROMPT, removed)) == 'config.system_instruction line 14 − "- rule 12"'
+    assert describe_change(_change(PROMPT, removed)) == 'config.system_instruction line 14 removed: "- rule 12"'
+    one_word = PROMPT.replace("Devices: lamp.", "Devices: lamp, heater.")
+    assert describe_change(_change(PROMPT, one_word)) == 'config.system_instruction line 15: + ", heater"'
     assert first_changed_line(PROMPT, PROMPT) is None
 
 

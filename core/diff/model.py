@@ -279,13 +279,15 @@ def _describe(change: Change, prefix_len: int) -> str:
         return f"{where} extra {short(change.actual, 40)}"
     if change.kind == "removed":
         return f"{where} missing (expected {short(change.expected, 40)})"
-    if change.words and is_multiline(change.expected, change.actual):  # the first changed line, as it is
-        row = first_changed_line(str(change.expected or ""), str(change.actual or ""))
+    if change.words and isinstance(change.expected, str) and isinstance(change.actual, str) and (
+            is_multiline(change.expected, change.actual) or _blocks(change.words) > 1):  # the first changed line, as it is
+        row = first_changed_line(change.expected, change.actual)
         if row is not None:
-            return f"{where} {_line_said(row)}"
+            said = _line_said(row)
+            return f"{where} {said if is_multiline(change.expected, change.actual) else said.split(': ', 1)[-1]}"
     if change.words:
-        deleted = " ".join(op.text.strip() for op in change.words if op.op == "delete" and op.text.strip())
-        inserted = " ".join(op.text.strip() for op in change.words if op.op == "insert" and op.text.strip())
+        deleted = "".join(op.text for op in change.words if op.op == "delete").strip()  # one place changed: its exact text
+        inserted = "".join(op.text for op in change.words if op.op == "insert").strip()
         if deleted and inserted:
             return f"{where} {short(deleted, 40)} → {short(inserted, 40)}"
         if inserted:
@@ -296,21 +298,38 @@ def _describe(change: Change, prefix_len: int) -> str:
     return f"{where} {short(change.expected, 40)} → {short(change.actual, 40)}"
 
 
+def _blocks(words: tuple[WordOp, ...]) -> int:
+    """How many separate places a word diff changes (a run of deletes and inserts is one)."""
+    count, inside = 0, False
+    for op in words:
+        if op.op != "equal" and not inside:
+            count += 1
+        inside = op.op != "equal"
+    return count
+
+
 def _line_said(row: LineRow, limit: int = 60) -> str:
-    """`line 12: "old" → "new"`, `line 12 + "added"`, `line 12 − "removed"`: a changed line quoted around
-    its first change where it is long."""
+    """`line 12 added: "…"`, `line 12 removed: "…"`; a line changed in one place, its exact words
+    (`line 3: "invent" → "make up"`, `line 1: + "carefully"`); in several, the line quoted around its
+    first change."""
     if row.kind == "inserted":
-        return f"line {row.actual_number} + {_quoted(row.actual or '', 0, limit)}"
+        return f"line {row.actual_number} added: {_quoted(row.actual or '', 0, limit)}"
     if row.kind == "deleted":
-        return f"line {row.expected_number} − {_quoted(row.expected or '', 0, limit)}"
-    before = after = 0
+        return f"line {row.expected_number} removed: {_quoted(row.expected or '', 0, limit)}"
+    if _blocks(row.words) == 1:
+        deleted = "".join(op.text for op in row.words if op.op == "delete").strip()
+        inserted = "".join(op.text for op in row.words if op.op == "insert").strip()
+        if deleted and inserted:
+            return f"line {row.actual_number}: {short(deleted, 40)} → {short(inserted, 40)}"
+        if inserted or deleted:
+            return f"line {row.actual_number}: {'+ ' + short(inserted, 40) if inserted else '− ' + short(deleted, 40)}"
+    before = 0
     for op in row.words:
         if op.op != "equal":
             break
         before += len(op.text)
-    after = before
     return (f"line {row.actual_number}: {_quoted(row.expected or '', before, limit // 2 + 10)} → "
-            f"{_quoted(row.actual or '', after, limit // 2 + 10)}")
+            f"{_quoted(row.actual or '', before, limit // 2 + 10)}")
 
 
 def _quoted(line: str, change_at: int, limit: int) -> str:
