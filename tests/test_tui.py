@@ -586,6 +586,35 @@ async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp
         assert app.workbench.cases[DIM].status is CaseStatus.FAILED
 
 
+async def test_a_save_that_breaks_a_file_keeps_its_cases_marked_and_fixing_it_runs_nothing_again(tmp_path):
+    samples = copy_samples(tmp_path)
+    changes = ScriptedChanges()
+    evalset = samples / "home_automation" / "home_automation.evalset.json"
+    good = evalset.read_text()
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool, changes)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        before = app.workbench.cases[DIM].run
+        pool.take_jobs()
+        evalset.write_text(good[:200])  # an editor's save caught half written
+        await changes.push(evalset)
+        await changes.handled()
+        await settle(app, pilot)
+        assert len(app.workbench.errors) == 1 and "home_automation.evalset.json" in str(app.workbench.errors[0])
+        held = app.workbench.cases[DIM]
+        assert held.run is before and held.stale and held.reason.startswith("its file has an error") and "home_automation.evalset.json:" in held.reason
+        app.main.tree.select_case(DIM)
+        await pilot.pause(0.1)
+        assert "its file has an error" in str(app.main.detail.query_one("#detail-header").render())
+        evalset.write_text(good)  # the same bytes back: nothing to run again
+        await changes.push(evalset)
+        await changes.handled()
+        await settle(app, pilot)
+        assert app.workbench.errors == [] and pool.take_jobs() == []
+        assert app.workbench.cases[DIM].run is before and not app.workbench.cases[DIM].stale
+
+
 async def test_rerecord_live_from_the_tui_after_a_confirmation(tmp_path):
     samples = copy_samples(tmp_path)
     edit_the_home_prompt(samples)

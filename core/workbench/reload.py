@@ -25,6 +25,11 @@ from agentdiff.core.project.dataset_cases import BASELINES_DIR, CONFIG_NAMES, DA
 from agentdiff.core.project.family import claimed
 from agentdiff.core.workbench.case_index import units_of
 from agentdiff.core.workbench.changes import CaseContent, case_content
+from agentdiff.core.workbench.events import CaseState
+
+
+#: The reason shown on a case kept as last loaded while its file has an error.
+HELD = "its file has an error: the case is kept as it last loaded, until the file loads again"
 
 
 @dataclass
@@ -36,6 +41,19 @@ class Reload:
     shown: frozenset[str] = frozenset()  # the files whose earlier load errors these replace
     before: dict[str, CaseContent] = field(default_factory=dict)
     after: dict[str, CaseContent] = field(default_factory=dict)
+    # cases kept as they were last loaded while their file does not load (a save caught half written, a
+    # typo): case id → the error, so nothing is dropped, nothing re-runs, and the fix re-runs only what changed
+    held: dict[str, LoadError] = field(default_factory=dict)
+
+    def mark_held(self, states: Sequence[CaseState]) -> None:
+        """Mark the cases kept while their file does not load (stale, with the error); unmark those whose
+        file loads again."""
+        for state in states:
+            error = self.held.get(state.ref.id)
+            if error is not None:
+                state.stale, state.reason = True, f"{HELD} ({error.file}{f':{error.line}' if error.line else ''}: {error.message})"
+            elif state.reason.startswith(HELD):
+                state.stale, state.reason = False, "its file loads again; unchanged since its last run"
 
     def merge_errors(self, errors: Sequence[LoadError]) -> list[LoadError]:
         kept = [e for e in errors if not self._covers(e.file)]
@@ -95,19 +113,32 @@ def dataset_units(path: Path, known: set[Path]) -> set[Path]:
     return set()
 
 
-def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path) -> Reload:
+def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path,
+               old_units: Mapping[str, Path] = {}) -> Reload:  # noqa: B006 - read only
     found = discover([u for u in sorted(units) if os.path.lexists(u)], root) if units else None
     unit = units_of(found.cases) if found else {}
     cases = [c for c in found.cases if unit[c.id] in units] if found else []
     shown = {display_path(u, root) for u in units}
     shown |= {display_path(u.parent / CONFIG_FILE_NAME, root) for u in units if is_eval_set_file(u.name)}
     shown |= {display_path(found_file, root) for u in units if (found_file := checks_file_for(u, root)) is not None}
+    errors = found.errors if found else []
+    held: dict[str, LoadError] = {}
+    for old_unit in sorted(units):  # a file that loaded before and now loads no case for an error of its own
+        failed = next((e for e in errors if e.file == display_path(old_unit, root)), None)
+        if failed is None or any(unit[c.id] == old_unit for c in cases):
+            continue
+        for case_id, ref in before.items():
+            if old_units.get(case_id) == old_unit:
+                cases.append(ref)
+                unit[case_id] = old_unit
+                held[case_id] = failed
     return Reload(
         units=units,
         cases=cases,
         unit=unit,
-        errors=found.errors if found else [],
+        errors=errors,
         shown=frozenset(shown),
         before={case_id: case_content(ref) for case_id, ref in before.items()},
         after={ref.id: case_content(ref) for ref in cases},
+        held=held,
     )

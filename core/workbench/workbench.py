@@ -134,6 +134,7 @@ class Workbench(Baselines):
         """Put what a reload loaded in place of what its files held; True when the list changed."""
         old_ids = [case_id for case_id in self.cases if self.units[case_id] in reload.units]
         errors = reload.merge_errors(self.errors)
+        reload.mark_held([self.cases[case_id] for case_id in old_ids])
         if old_ids == [ref.id for ref in reload.cases]:  # the same cases in the same order: new content only
             for ref in reload.cases:
                 self.cases[ref.id].ref = ref
@@ -366,7 +367,7 @@ class Workbench(Baselines):
         if not units:
             return []
         before = {case_id: self.cases[case_id].ref for case_id, unit in self.units.items() if unit in units}
-        reload = await asyncio.to_thread(load_units, units, before, self.root)
+        reload = await asyncio.to_thread(load_units, units, before, self.root, {i: self.units[i] for i in before})
         if self._apply(reload):
             self._emit(CasesReloaded())
         selections = after_reload(reload.before, reload.after, reason)
