@@ -15,13 +15,13 @@ class Gate:
     """Runs that start when fed and finish when the test lets them."""
 
     def __init__(self) -> None:
-        self.started: list[tuple[str, str, frozenset[str]]] = []
+        self.started: list[tuple[str, str]] = []
         self.finished: list[str] = []
         self.cancelled: list[str] = []
         self._open: dict[str, asyncio.Event] = {}
 
-    async def run(self, case_id: str, reason: str, after: frozenset[str]) -> None:
-        self.started.append((case_id, reason, after))
+    async def run(self, case_id: str, reason: str) -> None:
+        self.started.append((case_id, reason))
         event = self._open.setdefault(case_id, asyncio.Event())
         try:
             await event.wait()
@@ -35,7 +35,7 @@ class Gate:
             self._open.setdefault(case_id, asyncio.Event()).set()
 
     def ids(self) -> list[str]:
-        return [case_id for case_id, _, _ in self.started]
+        return [case_id for case_id, _ in self.started]
 
 
 async def settle() -> None:
@@ -65,10 +65,10 @@ async def test_a_case_put_again_goes_to_the_back_with_its_new_reason():
     queue = RunQueue(gate.run, window=1)
     for case_id in "abc":
         queue.put(case_id, "first")
-    queue.put("b", "again", frozenset({"a"}))
+    queue.put("b", "again")
     gate.release(*"abc")
     assert await queue.wait_for()
-    assert gate.started == [("a", "first", frozenset()), ("c", "first", frozenset()), ("b", "again", frozenset({"a"}))]
+    assert gate.started == [("a", "first"), ("c", "first"), ("b", "again")]
 
 
 async def test_putting_a_running_case_again_cancels_the_run_and_frees_its_slot():
@@ -80,7 +80,7 @@ async def test_putting_a_running_case_again_cancels_the_run_and_frees_its_slot()
     gate.release("a")
     assert await queue.wait_for(["a"])
     assert gate.cancelled == ["a"] and gate.finished == ["a"]
-    assert [reason for _, reason, _ in gate.started] == ["changed", "changed again"]
+    assert [reason for _, reason in gate.started] == ["changed", "changed again"]
 
 
 async def test_a_dropped_case_never_runs_and_its_waiters_return():

@@ -357,20 +357,22 @@ async def test_while_paused_changes_are_kept_and_shown_stale_then_applied_on_res
 # --- load errors ------------------------------------------------------------------------------
 
 
-async def test_a_broken_eval_set_is_a_load_error_with_file_and_line_and_hides_only_its_cases(root, sets, pool):
+async def test_a_broken_eval_set_is_a_load_error_with_file_and_line_and_keeps_its_cases_as_last_loaded(root, sets, pool):
     wb, _ = await start(root, pool)
-    other_run = wb.cases[OTHER_0].run
+    other_run, echo_run = wb.cases[OTHER_0].run, wb.cases[ECHO_0].run
     broken = set_path(root, "echo")
     broken.write_text('{\n "eval_set_id": "echo",\n "eval_cases": [,]\n}\n')
     await wb.on_changes([broken])
     await wb.wait()
     assert [(e.file, e.line) for e in wb.errors] == [(ECHO_SET, 3)]
-    assert list(wb.cases) == [OTHER_0]
-    assert wb.index.get(ECHO_0) is None and wb.index.get(ECHO_1) is None
-    assert pool.jobs == [] and wb.cases[OTHER_0].run is other_run
+    assert list(wb.cases) == [ECHO_0, ECHO_1, OTHER_0]  # kept, marked, not run
+    held = wb.cases[ECHO_0]
+    assert held.stale and held.run is echo_run and held.reason.startswith("its file has an error") and f"{ECHO_SET}:3:" in held.reason
+    assert wb.index.get(ECHO_0) is not None
+    assert pool.jobs == [] and wb.cases[OTHER_0].run is other_run and not wb.cases[OTHER_0].stale
 
 
-async def test_fixing_a_broken_eval_set_brings_its_cases_back_and_clears_the_error(root, sets, pool):
+async def test_fixing_a_broken_eval_set_clears_the_error_and_runs_only_what_changed(root, sets, pool):
     wb, _ = await start(root, pool)
     broken = set_path(root, "echo")
     broken.write_text('{\n "eval_set_id": "echo",\n "eval_cases": [,]\n}\n')
@@ -379,9 +381,14 @@ async def test_fixing_a_broken_eval_set_brings_its_cases_back_and_clears_the_err
     await wb.wait()
     assert wb.errors == []
     assert list(wb.cases) == [ECHO_0, ECHO_1, OTHER_0]
-    assert sorted(pool.ran()) == [ECHO_0, ECHO_1]
+    assert pool.ran() == [] and not any(state.stale for state in wb.cases.values())  # the same cases as before the break
     assert statuses(wb) == {ECHO_0: CaseStatus.PASSED, ECHO_1: CaseStatus.PASSED, OTHER_0: CaseStatus.PASSED}
     assert wb.index.affected_by(root / "agents" / "echo" / "agent.py") == {ECHO_0, ECHO_1}
+    broken.write_text('{\n "eval_set_id": "echo",\n "eval_cases": [,]\n}\n')
+    await wb.on_changes([broken])
+    await wb.on_changes([expect(sets, root, "echo", 0, "goodbye")])  # fixed with one case's expectation changed
+    await wb.wait()
+    assert pool.ran() == [] and statuses(wb)[ECHO_0] is CaseStatus.FAILED and statuses(wb)[ECHO_1] is CaseStatus.PASSED
 
 
 # --- accept and undo ----------------------------------------------------------------------------

@@ -13,15 +13,15 @@ import time
 from collections import OrderedDict
 from typing import Awaitable, Callable, Iterable, Mapping, Optional
 
-#: What the queue calls to run one case: (case id, why, the cases it waits for) → a coroutine.
-Start = Callable[[str, str, frozenset[str]], Awaitable[None]]
+#: What the queue calls to run one case: (case id, why) → a coroutine.
+Start = Callable[[str, str], Awaitable[None]]
 
 
 class RunQueue:
     def __init__(self, start: Start, window: int) -> None:
         self._start = start
         self._window = window
-        self._queue: OrderedDict[str, tuple[str, frozenset[str]]] = OrderedDict()  # case → (why, waits for)
+        self._queue: OrderedDict[str, str] = OrderedDict()  # case → why
         self._tasks: dict[str, asyncio.Task] = {}  # the runs in flight: at most `window`
         self._feeder: Optional[asyncio.Task] = None
         self._slots: Optional[asyncio.Semaphore] = None
@@ -33,13 +33,13 @@ class RunQueue:
     def queued(self) -> int:
         return len(self._queue)
 
-    def put(self, case_id: str, reason: str, after: frozenset[str] = frozenset()) -> None:
+    def put(self, case_id: str, reason: str) -> None:
         """Queue a case at the back; a run already queued or going for it is let go first."""
-        self.put_many([case_id], reason, after)
+        self.put_many([case_id], reason)
 
-    def put_many(self, case_ids: Iterable[str], reason: str, after: frozenset[str] = frozenset()) -> None:
+    def put_many(self, case_ids: Iterable[str], reason: str) -> None:
         """`put` for each case, in order, in one pass (50,000 cases queued at once)."""
-        queue, tasks, entry = self._queue, self._tasks, (reason, after)
+        queue, tasks, entry = self._queue, self._tasks, reason
         for case_id in case_ids:
             queue.pop(case_id, None)
             task = tasks.pop(case_id, None)
@@ -79,8 +79,8 @@ class RunQueue:
             if not self._queue:
                 self._slots.release()
                 return
-            case_id, (reason, after) = self._queue.popitem(last=False)
-            task = asyncio.get_running_loop().create_task(self._start(case_id, reason, after))
+            case_id, reason = self._queue.popitem(last=False)
+            task = asyncio.get_running_loop().create_task(self._start(case_id, reason))
             self._tasks[case_id] = task
             task.add_done_callback(functools.partial(self._forget, case_id))
 

@@ -173,24 +173,23 @@ class Workbench(Baselines):
         """Start (or restart) runs; a run already going or queued for a case is cancelled and queued
         again, at the back.
 
-        Replays go first: they are quick and need no model, so their verdicts show while the live
-        runs of the same change wait for them. The cases queue in a `RunQueue`, and `PREPARING` of
-        them at a time are tasks."""
+        The affected cases are scheduled together: replays are queued first (quick, no model: their
+        verdicts show first) and the live runs of the same change start beside them, never waiting for
+        them. The cases queue in a `RunQueue`, and `PREPARING` of them at a time are tasks."""
         ids = [case_id for case_id in case_ids if case_id in self.cases]
         replays = [i for i in ids if self.replays(i)]
         jobs = getattr(self.pool, "jobs", None)
         self.progress.jobs = jobs if isinstance(jobs, int) and jobs > 0 else 1
         self.progress.queued(ids, self.busy(), self.clock(), self.history.last_seconds(ids) if self.history is not None else None)
         first = frozenset(replays)
-        order = replays + [i for i in ids if i not in first] if replays else ids
+        order = replays + [i for i in ids if i not in first] if replays else ids  # replays start first
         bulk = len(order) >= BULK_EVENT
         for case_id in order:
             state = self.cases[case_id]
             state.stale, state.running, state.reason = True, False, reason  # queued (○) until its run starts (⟳)
             if not bulk:
                 self._emit(CaseUpdated(case_id))
-        self._runs.put_many(replays, reason)
-        self._runs.put_many(order[len(replays):], reason, first)  # the live runs wait for the replays
+        self._runs.put_many(order, reason)
         if bulk:
             self._emit(CasesUpdated(tuple(order)))
 
@@ -206,10 +205,7 @@ class Workbench(Baselines):
         ref = self.cases[case_id].ref
         return family_of(ref).free(ref, self.options.mode)
 
-    async def _run_one(self, case_id: str, reason: str, after: frozenset[str] = frozenset()) -> None:
-        waits = [task for i, task in self._runs.in_flight.items() if i in after]  # (the replays are queued first)
-        if waits:
-            await asyncio.wait(waits)
+    async def _run_one(self, case_id: str, reason: str) -> None:
         on_loop.set(self._pace)  # this task's small runs are scored here, not in a thread (`core.run.cpu`)
         await self._pace.turn()  # runs whose slots freed together start over several passes too
         state = self.cases.get(case_id)
