@@ -125,6 +125,7 @@ def test_a_case_row_shows_the_failing_metrics_score_the_worst_or_a_flaky_pass_fr
     flaky = CaseResult("x", "x", None, "x", None, "live", CaseStatus.FLAKY, metrics=(trajectory,), runs=runs)
     assert score_text(flaky) == "2/3 runs"
     assert score_text(CaseResult("x", "x", None, "x", None, "replay", CaseStatus.PASSED)) == ""
+    assert score_text(CaseResult("x", "x", None, "x", None, "live", CaseStatus.NEW, metrics=(trajectory,))) == ""  # nothing expected yet
 
 
 @pytest.mark.parametrize("threshold", ["NaN", "Infinity", "-Infinity", "1e999"])

@@ -259,6 +259,8 @@ def test_the_eta_comes_from_what_the_cases_left_took_last_time_before_any_finish
     one = Progress(jobs=8)
     one.queued(["slow"], in_flight=False, now=0, expected={"slow": 12.0})
     assert one.eta(0) == 12  # one case is as long as itself, however many could run at once
+    assert one.eta(5) == 7  # it counts down while nothing finishes
+    assert one.eta(13) is None  # past it: slower than last time, so no number rather than a wrong one
 
 
 def test_run_says_how_long_is_left_from_the_cases_last_times(tmp_path, monkeypatch):

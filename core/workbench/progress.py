@@ -2,8 +2,10 @@
 
 A batch starts when runs are started while none is in flight, and grows as more are queued before
 it ends; a case run again within it counts once. The ETA is what the cases left took the last time
-they ran (their mean standing in for a case never run), spread over the concurrency; with no case
-left that ran before, the batch's own pace so far (the time per finished case) times the cases left."""
+they ran (their mean standing in for a case never run), spread over the concurrency, counting down
+while no case finishes, and none once it has run out (the runs are slower than last time: no number
+is better than a wrong one); with no case left that ran before, the batch's own pace so far (the time
+per finished case) times the cases left."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ class Progress:
     _known: float = 0.0
     _counted: int = 0
     _longest: list[tuple[float, str]] = field(default_factory=list, repr=False)  # a heap of (-seconds, case) left
+    # the estimate from the last runs, and when it was made: it counts down until the cases left change
+    _estimate: Optional[tuple[float, float]] = field(default=None, repr=False)
 
     def queued(self, case_ids: Iterable[str], in_flight: bool, now: float, expected: Optional[Mapping[str, float]] = None) -> None:
         if not in_flight:
@@ -38,12 +42,14 @@ class Progress:
         self._known, self._counted = sum(seconds for seconds, _ in known), len(known)
         self._longest = [(-seconds, i) for seconds, i in known]
         heapq.heapify(self._longest)
+        self._estimate = None
 
     def finished(self, case_id: str) -> None:
         if case_id in self.ids:
             self.done.add(case_id)
         if case_id in self._left:
             self._left.discard(case_id)
+            self._estimate = None
             if case_id in self.expected:
                 self._known -= self.expected[case_id]
                 self._counted -= 1
@@ -62,12 +68,16 @@ class Progress:
         if not left:
             return None
         if self._counted > 0:
-            while self._longest and self._longest[0][1] not in self._left:  # finished since: gone from the heap
-                heapq.heappop(self._longest)
-            longest = -self._longest[0][0] if self._longest else 0.0
-            known = max(0.0, self._known)
-            total = known + known / self._counted * (left - self._counted)
-            return max(total / max(1, self.jobs), longest)
+            if self._estimate is None:
+                while self._longest and self._longest[0][1] not in self._left:  # finished since: gone from the heap
+                    heapq.heappop(self._longest)
+                longest = -self._longest[0][0] if self._longest else 0.0
+                known = max(0.0, self._known)
+                total = known + known / self._counted * (left - self._counted)
+                self._estimate = (max(total / max(1, self.jobs), longest), now)
+            estimate, at = self._estimate
+            remaining = estimate - (now - at)  # counts down while nothing finishes
+            return remaining if remaining > 0.5 else None  # past it: the last runs tell nothing more
         if not self.completed:
             return None
         return (now - self.started) / self.completed * left

@@ -321,7 +321,10 @@ class CaseTree(Tree[str]):
 def score_text(result) -> str:
     """The score a case row shows: a flaky case's pass fraction (`1/3 runs`); else the score of the
     metric that failed it (the first failing, which decides the verdict as in ADK); else the worst
-    gating score; "" when none was scored (a replay, an error)."""
+    gating score; "" when none was scored (a replay, an error) or nothing was expected yet (a new
+    case: its scores say nothing of a baseline)."""
+    if result.status is CaseStatus.NEW:
+        return ""
     if result.pass_rate is not None and (result.pass_rate.min_pass_rate is not None or result.status is CaseStatus.FLAKY):
         return f"{result.pass_rate.passes}/{result.pass_rate.runs} runs"
     if result.status is CaseStatus.FLAKY and result.runs:
