@@ -52,6 +52,9 @@ def canonical(output: Union[RunOutput, dict], root: Optional[Path] = None) -> di
     data = output.model_dump(mode="json") if isinstance(output, RunOutput) else json.loads(json.dumps(output))
     for name in _VOLATILE:
         data.pop(name, None)
+    for call in [*(data.get("exchanges") or []), *(data.get("tools") or [])]:  # when each call ran: a timing
+        call.pop("start", None)
+        call.pop("end", None)
     ids: dict[str, str] = {}
     stamps: list[float] = []
 

@@ -27,7 +27,7 @@ class Versus:
         self.folder = run.path if self.scores_only else run.path.parent  # what the picker names it by
         self.cases = rekeyed(run.cases, ids_by_eval_id or {}) if self.scores_only else run.cases
         self._traces: Optional[dict[str, Any]] = None
-        self._diffs: dict[str, tuple[Any, Optional[CaseDiff]]] = {}  # case id → (the run diffed, its diff)
+        self._diffs: dict[str, tuple[Any, Optional[CaseDiff], Optional[Trace]]] = {}  # case id → (the run diffed, its diff, the kept trace)
 
     @classmethod
     def load(cls, folder: str, ids_by_eval_id: Optional[dict[str, list[str]]] = None) -> "Versus":
@@ -54,8 +54,12 @@ class Versus:
                 base = Trace.model_validate(data) if data is not None else None
             except ValueError:
                 base = None
-            self._diffs[state.ref.id] = (state.run, diff_case(base, state.run.trace, case_id=state.ref.id) if base is not None else None)
+            self._diffs[state.ref.id] = (state.run, diff_case(base, state.run.trace, case_id=state.ref.id) if base is not None else None, base)
         return self._diffs[state.ref.id][1]
+
+    def trace(self, state: CaseState) -> Optional[Trace]:
+        """The kept run's trace of the case (its timings for the timeline); None when it kept none."""
+        return self._diffs[state.ref.id][2] if self.diff(state) is not None else None
 
 
 def agents_cli_roots(root: Path, states: Iterable[CaseState]) -> list[Path]:

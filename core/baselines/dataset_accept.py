@@ -78,7 +78,8 @@ def accept_dataset_case(ref: DatasetCaseRef, out: RunOutput, files: dict[Path, D
     response = (case.get("responses") or [None])[-1]
     if response is not None:  # the baseline holds the reference the dataset will hold
         case = normalized({**case, "reference": {"response": response.get("response")}})
-    case[REQUESTS_KEY] = [exchange.model_dump(mode="json", exclude_defaults=True) for exchange in out.exchanges]
+    case[REQUESTS_KEY] = [exchange.model_dump(mode="json", exclude_defaults=True, exclude={"start", "end"})  # timings: no baseline's
+                          for exchange in out.exchanges]
     answers = judge_answers(out.judged)
     if answers:  # a replay grades with them, calling no model
         case[JUDGE_KEY] = answers

@@ -54,6 +54,10 @@ def as_output(message: dict[str, Any], events: Sequence[dict[str, Any]], out: Op
                 if tool is not None:
                     tool.response = response.get("response") if isinstance(response.get("response"), dict) else None
                     tool.has_response = True
+    ran = {tool.id: tool for tool in (out.tools if out is not None else []) if tool.id}
+    for tool in tools:  # the run's own record of a call keeps when it ran (the timeline)
+        if tool.id in ran:
+            tool.start, tool.end = ran[tool.id].start, ran[tool.id].end
     state: dict[str, Any] = {}  # what the events changed (a trace keeps no session: not its app, user or earlier state)
     for event in events:
         state.update(event.get("state_delta") or {})

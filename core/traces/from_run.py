@@ -160,13 +160,14 @@ def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:
                 index=t,
                 user_text=content_text(Content.model_validate({"role": "user", **message.content})),
                 llm=tuple(
-                    LlmExchange(agent=x.agent, index=x.index, seq=x.seq, request=x.request, responses=tuple(x.responses), error=x.error)
+                    LlmExchange(agent=x.agent, index=x.index, seq=x.seq, request=x.request, responses=tuple(x.responses), error=x.error,
+                                start=x.start, end=x.end)
                     for x in out.exchanges
                     if x.turn == t
                 ),
                 tool_calls=tuple(
                     ToolCall(name=c.name, args=c.args, id=c.id, agent=c.agent, seq=c.seq, response=c.response, has_response=c.has_response, error=c.error,
-                             simulated=c.simulated)
+                             simulated=c.simulated, start=c.start, end=c.end)
                     for c in out.tools
                     if c.turn == t
                 ),

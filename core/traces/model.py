@@ -42,6 +42,8 @@ class LlmExchange(_Value):
     responses: tuple[dict[str, Any], ...] = ()
     origin: Optional[Origin] = None  # of the request
     error: Optional[str] = None
+    start: Optional[float] = None  # seconds into the run (the timeline; not compared)
+    end: Optional[float] = None
 
 
 class ToolCall(_Value):
@@ -54,6 +56,8 @@ class ToolCall(_Value):
     has_response: bool = False
     error: Optional[str] = None
     simulated: bool = False  # answered without the tool running (ADK's Environment Simulator, a callback)
+    start: Optional[float] = None  # seconds into the run (the timeline; not compared)
+    end: Optional[float] = None
     origin: Optional[Origin] = None  # of the call
     args_origin: Optional[Origin] = None
     response_origin: Optional[Origin] = None

@@ -187,21 +187,24 @@ def _harness_llm_class() -> type:
             agent = labels.get("adk_agent_name") or self._agent
             request = dumped_request(llm_request)
             exchange = harness.start_exchange(agent, request)
-            if harness.replay:
-                for response in harness.recorded_responses(exchange):
-                    exchange.responses.append(response)
-                    yield LlmResponse.model_validate(_known_fields(LlmResponse, response))
-                return
-            inner = self._inner
-            if inner is None:
-                from google.adk.models.registry import LLMRegistry
+            try:
+                if harness.replay:
+                    for response in harness.recorded_responses(exchange):
+                        exchange.responses.append(response)
+                        yield LlmResponse.model_validate(_known_fields(LlmResponse, response))
+                    return
+                inner = self._inner
+                if inner is None:
+                    from google.adk.models.registry import LLMRegistry
 
-                inner = LLMRegistry.new_llm(self.model)
-            what = f"model call {exchange.index + 1} of turn {harness.turn + 1} ({agent}, {self.model})"
-            calls = call_with_retries(lambda: inner.generate_content_async(llm_request, stream=stream), self.model, what, exchange)
-            async for response in calls:
-                exchange.responses.append(response.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
-                yield response
+                    inner = LLMRegistry.new_llm(self.model)
+                what = f"model call {exchange.index + 1} of turn {harness.turn + 1} ({agent}, {self.model})"
+                calls = call_with_retries(lambda: inner.generate_content_async(llm_request, stream=stream), self.model, what, exchange)
+                async for response in calls:
+                    exchange.responses.append(response.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
+                    yield response
+            finally:
+                exchange.end = harness.elapsed()  # the timeline's end of the call: its last response, or its failure
 
     return HarnessLlm
 

@@ -9,6 +9,7 @@ long as it can, and only a call it has no answer for ends the turn ("ran past th
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Optional
 
 from .jobs import ExchangeOut, Job, RunOutput, ToolOut
@@ -24,6 +25,7 @@ class Harness:
         self.output = RunOutput()
         self.turn = 0
         self.escaped: list[str] = []  # in replay: the model calls refused (`replay_guard`)
+        self._began = time.perf_counter()
         RUNNING[id(job)] = self
         self._seq: dict[int, int] = {}
         self._llm_index: dict[tuple[str, int], int] = {}
@@ -41,6 +43,10 @@ class Harness:
     def replay(self) -> bool:
         return self.job.mode == "replay"
 
+    def elapsed(self) -> float:
+        """Seconds since the run began (the timeline's clock)."""
+        return round(time.perf_counter() - self._began, 4)
+
     def next_seq(self) -> int:
         seq = self._seq.get(self.turn, 0)
         self._seq[self.turn] = seq + 1
@@ -52,7 +58,7 @@ class Harness:
         key = (agent, self.turn)
         index = self._llm_index.get(key, 0)
         self._llm_index[key] = index + 1
-        exchange = ExchangeOut(agent=agent, turn=self.turn, index=index, seq=self.next_seq(), request=request)
+        exchange = ExchangeOut(agent=agent, turn=self.turn, index=index, seq=self.next_seq(), request=request, start=self.elapsed())
         self.output.exchanges.append(exchange)
         return exchange
 
@@ -71,7 +77,7 @@ class Harness:
     # --- tool calls -------------------------------------------------------------------------------
 
     def start_tool(self, agent: str, name: str, args: Optional[dict[str, Any]], call_id: Optional[str]) -> ToolOut:
-        tool = ToolOut(agent=agent, turn=self.turn, seq=self.next_seq(), name=name, args=_jsonable(args), id=call_id)
+        tool = ToolOut(agent=agent, turn=self.turn, seq=self.next_seq(), name=name, args=_jsonable(args), id=call_id, start=self.elapsed())
         self.output.tools.append(tool)
         return tool
 
@@ -89,6 +95,7 @@ class Harness:
     def finish_tool(self, tool: ToolOut, result: Any) -> None:
         tool.response = _jsonable(result if isinstance(result, dict) else {"result": result})
         tool.has_response = True
+        tool.end = self.elapsed()
 
     def waiting_on(self) -> str:
         """What the run is waiting for now: its model call or tool call in flight ("" when neither)."""

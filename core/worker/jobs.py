@@ -99,6 +99,8 @@ class ExchangeOut(_Model):
     responses: list[dict[str, Any]] = []
     error: Optional[str] = None
     attempts: int = 1  # live: how many times the call was made (rate limits and transient errors are retried)
+    start: Optional[float] = None  # seconds into the run when it was asked, and when its last response came
+    end: Optional[float] = None
 
 
 class ToolOut(_Model):
@@ -111,6 +113,8 @@ class ToolOut(_Model):
     response: Optional[dict[str, Any]] = None
     has_response: bool = False
     error: Optional[str] = None
+    start: Optional[float] = None  # seconds into the run when it was called, and when it answered or raised
+    end: Optional[float] = None
     simulated: bool = False  # answered without the tool running (the Environment Simulator, a callback)
 
 

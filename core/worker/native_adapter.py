@@ -63,6 +63,7 @@ class TurnContext:
                 result = await result
             responses = [json.loads(json.dumps(result, default=str))]
         exchange.responses.extend(responses)
+        exchange.end = harness.elapsed()
         final = responses[-1] if responses else {}
         content = final.get("content")
         if content:
@@ -89,7 +90,7 @@ class TurnContext:
             if inspect.isawaitable(result):
                 result = await result
         except Exception as exc:
-            call.error = f"{type(exc).__name__}: {exc}"
+            call.error, call.end = f"{type(exc).__name__}: {exc}", harness.elapsed()
             raise
         recorded = harness.recorded_tool_response(call) if harness.replay else None
         if recorded is not None:

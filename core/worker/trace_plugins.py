@@ -66,6 +66,7 @@ def trace_plugins(harness: Harness, instrument: Callable[[Any, dict[str, Any]], 
             call = open_calls.pop(key(tool_context), None)
             if call is not None:
                 call.error = f"{type(error).__name__}: {error}"
+                call.end = harness.elapsed()
             return None
 
     return TraceHead(), TraceTail()

@@ -73,6 +73,14 @@ class MoveActions:
         self.view = self.view._replace(layer=layer)
         self.detail.scroll_to_layer(layer)
 
+    def action_timeline(self) -> None:
+        """`6`: the turn's calls on a time axis, unfolded and brought into view; again: folded."""
+        detail = self.detail
+        detail.timeline_open = not detail.timeline_open
+        detail.redraw()
+        if detail.timeline_open:
+            detail.scroll_to_layer("timeline")
+
     def action_next_run(self, step: int = 1) -> None:
         """A case run more than once: show its next run's actual side (the diff, the divergence line,
         `e` and `a` follow it)."""

@@ -2,9 +2,8 @@
 
 It owns the bindings (each with its description; the footer, the `?` help and the command palette are
 made from them) and the view state (turn, divergence, focused layer, accept scope) as one reactive,
-bound down to the detail. The workbench's events arrive as one coalesced message, so a burst of a thousand
-updates is one repaint. Accept, undo, re-record and triage live in `BaselineActions` and `TriageActions`.
-"""
+bound down to the detail. The workbench's events arrive as one coalesced message (a burst of a thousand
+updates is one repaint). Accept, undo, re-record and triage live in `BaselineActions` and `TriageActions`."""
 
 from __future__ import annotations
 
@@ -62,6 +61,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
         key("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
         key("5", "layer('nodes')", "Nodes", "Jump to the nodes layer: what ran in an ADK 2 workflow", show=False),
+        key("6", "timeline", "Timeline", "The turn's model and tool calls on a time axis: latency, tokens, who made each", show=False),
         key("o", "next_run", "Next run", "A case run more than once: show its next run (its actual side, diff and accept)", show=False),
         key("O", "next_run(-1)", "Prev run", "A case run more than once: show its previous run", show=False),
         key("r", "rerun", "Re-run", "Re-run the selected case"),

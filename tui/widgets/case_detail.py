@@ -29,6 +29,7 @@ from textual.widgets import Static, Tab, Tabs
 from ..diff_render import LayerView, layer_views
 from ..glyphs import glyph, runs_line
 from ..safe_text import shown
+from ..timeline_view import timeline_view
 from ..versus import Versus
 from . import steady
 from .plots import CasePlots
@@ -50,7 +51,7 @@ class LayerSection(Vertical):
         """The layer's rows side by side (each row's sides wrap on their own and the next row starts
         level), or, `stacked`, each row's expected above its actual; `folded`: its title alone."""
         title = Text(view.title, style="bold" if view.status == "changed" else "dim")
-        if folded:
+        if folded and view.status != "info":  # an informational layer (the timeline): its title says it
             title.append(f" · {'same' if view.status == 'same' else view.expected.plain.strip() or 'absent'}", style="dim")
         steady.update(self.query_one(".layer-title", Static), shown(title), layout="height")
         body = self.query_one(".layer-body", Static)
@@ -131,6 +132,7 @@ class CaseDetail(Vertical):
         self.compact = self.stacked = self.details = False
         self.plotting = False  # `p`: the case's runs over time instead of its layers
         self.gridding = False  # `g`: a repeated case's runs side by side instead of its layers
+        self.timeline_open = False  # `6`: the timeline unfolded (it is folded where it says nothing, or the terminal is short)
         self.runs_grid = RunsGrid()
         self.versus: Optional[Versus] = None  # `B`: a kept run's actual on the expected side
         self.divergence: Optional[Divergence] = None
@@ -222,7 +224,7 @@ class CaseDetail(Vertical):
             yield Static(Text("Actual", style="bold"), classes="side")
         with VerticalScroll(id="layers"):
             yield Static(id="turn-user")  # the turn's user message, above its layers
-            for layer in ("nodes", "request", "tool_calls", "response", "session"):
+            for layer in ("nodes", "request", "tool_calls", "response", "session", "timeline"):
                 yield LayerSection(layer)
         yield CasePlots(id="plots")
         with VerticalScroll(id="grid"):
@@ -324,7 +326,8 @@ class CaseDetail(Vertical):
 
     def _render_layers(self) -> None:
         diff = self.shown_diff(self.state)
-        sections = list(self.query(LayerSection))
+        *sections, timeline = list(self.query(LayerSection))
+        self._render_timeline(timeline, diff)
         self.query_one("#side-titles").display = not self.stacked and diff is not None
         versus = self.versus is not None and self.state is not None and diff is not None and diff is not self.state.run.diff
         steady.update(self.query_one("#expected-title", Static), Text(f"Run {self.versus.name}" if versus else "Expected", style="bold"))
@@ -349,6 +352,18 @@ class CaseDetail(Vertical):
             # a short terminal folds what holds no divergence, unless that layer is focused (1–5)
             folded = self.compact and view.status != "changed" and self.view.layer != section.layer_name
             section.show(view, self.stacked, folded)
+
+    def _render_timeline(self, section: "LayerSection", diff: Optional[CaseDiff]) -> None:
+        """The turn's calls on a time axis (`6`), beside a kept run's (`B`); folded on a short terminal
+        unless opened."""
+        state = self.state
+        section.display = state is not None and state.run is not None and diff is not None
+        if not section.display:
+            return
+        run = state.run
+        expected = self.versus.trace(state) if self.versus is not None and not self.versus.scores_only else None
+        view = timeline_view(expected, run.trace, self.turn)
+        section.show(view, self.stacked, folded=(self.compact and not self.timeline_open) or view.status == "absent" and not self.timeline_open)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
