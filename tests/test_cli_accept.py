@@ -132,6 +132,15 @@ def test_review_walks_the_failures_with_single_keys(project, monkeypatch):
     assert code == 0, err.getvalue()
     assert f"[1/2] {SET}::hello: failed" in text_out and '+             "final_response": {"parts": [{"text": "hello"}]' in text_out
     assert "written: accept the whole case" in text_out and "undone: accept the whole case" in text_out
+    assert "  tool_trajectory_avg_score 1.00 ≥ 1 · response_match_score 0.00 < 0.8" in text_out  # against their thresholds, as the TUI's header
+    assert "\n  first divergence: turn 1 · response" in text_out and "[0m" not in text_out  # no colour off a terminal
+    keys = iter("q")
+    coloured = io.StringIO()
+    review.command(build_parser().parse_args(["review", "--color", "always"]), coloured, err, key=lambda: next(keys, ""))
+    from agentdiff.tui.safe_text import ESC
+
+    assert f"{ESC}[31mresponse_match_score 0.00 < 0.8{ESC}[0m" in coloured.getvalue()  # a failing metric red
+    assert any(line.startswith(f"{ESC}[32m+") for line in coloured.getvalue().splitlines())  # the diff's added lines green
     assert text_out.rstrip().endswith("reviewed 2 of 2: 0 accepted, 1 rejected, 1 skipped")
     assert text(project) == HAND_FORMATTED
     keys = iter("aa")

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
+from .color import ADDED, BOLD, DIM, REMOVED, paint, paint_status, wants_color
 from .errors import EXIT_FAILED, EXIT_OK, UsageError, print_errors, quoted
-from .options import add_run_options, run_now
+from .options import add_color_option, add_run_options, run_now
 from .selection import select_cases
 
 NAME = "review"
@@ -28,6 +29,7 @@ def add_parser(commands) -> None:
     )
     parser.add_argument("paths", nargs="*", metavar="PATHS", help="files, folders or case ids (default: the configured paths, else .)")
     add_run_options(parser)
+    add_color_option(parser)
 
 
 def read_key() -> str:
@@ -68,9 +70,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         return EXIT_OK
     decisions: list[tuple[int, str]] = []
     index = 0
+    color = wants_color(args.color, out)
     while index < len(runs):
         run = runs[index]
-        print(f"\n[{index + 1}/{len(runs)}] {run.ref.id}: {run.result.status.value}", file=out)
+        print(f"\n[{index + 1}/{len(runs)}] {paint(run.ref.id, BOLD, color)}: {paint_status(run.result.status.value, run.result.status, color)}",
+              file=out)
+        for line in _verdict_lines(run, color):  # as the TUI's header: the metrics against their thresholds, the divergence first
+            print(line, file=out)
         repeat = None
         if run.result.disagreeing:
             from agentdiff.core.run.grid import majority_to_accept
@@ -93,7 +99,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         try:
             run = dataclasses.replace(run, ref=_loaded_now(run.ref, root))  # an accept before may have changed its file
             plan = plan_accepts([AcceptRequest(run, repeat=repeat)], root)
-            out.write(plan.preview)
+            out.write(painted_preview(plan.preview, color))
         except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
             plan = None
             print(f"cannot accept: {exc}", file=out)
@@ -123,6 +129,48 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
     print(f"\nreviewed {len(decisions)} of {len(runs)}: {counts['accepted']} accepted, {counts['rejected']} rejected, "
           f"{counts['skipped']} skipped", file=out)
     return EXIT_OK if len(decisions) == len(runs) else EXIT_FAILED
+
+
+def _verdict_lines(run, color: bool) -> list[str]:
+    """`response_match_score 0.41 < 0.8 · tool_trajectory_avg_score 1.00 ≥ 1`, then the first divergence
+    (or the error), as the TUI's case header shows them."""
+    from agentdiff.core.scoring.metrics import MetricStatus
+
+    result, lines = run.result, []
+    scored = []
+    for metric in result.metrics:
+        if metric.score is None or metric.threshold is None:
+            continue
+        failed = metric.status is MetricStatus.FAILED
+        said = f"{metric.name} {metric.score:.2f} {'<' if failed else '≥'} {metric.threshold:g}"
+        scored.append(paint(said, REMOVED if failed else DIM, color))
+    if scored:
+        lines.append("  " + " · ".join(scored))
+    first = run.diff.first_divergence if run.diff is not None else None
+    if result.error and first is None:
+        lines.append("  " + paint(result.located_error.splitlines()[0], REMOVED, color))
+    elif first is not None:
+        lines.append("  " + paint(f"first divergence: {first.summary}", "33", color))
+    return lines
+
+
+def painted_preview(preview: str, color: bool) -> str:
+    """The accept's file diff, coloured as git colours a diff on a terminal."""
+    if not color:
+        return preview
+    out = []
+    for line in preview.splitlines(keepends=True):
+        if line.startswith(("+++", "---")):
+            out.append(paint(line.rstrip("\n"), BOLD, True) + "\n")
+        elif line.startswith("+"):
+            out.append(paint(line.rstrip("\n"), ADDED, True) + "\n")
+        elif line.startswith("-"):
+            out.append(paint(line.rstrip("\n"), REMOVED, True) + "\n")
+        elif line.startswith("@@"):
+            out.append(paint(line.rstrip("\n"), "36", True) + "\n")
+        else:
+            out.append(line)
+    return "".join(out)
 
 
 def _loaded_now(ref, root: Path):
