@@ -322,6 +322,41 @@ async def test_p_plots_the_case_s_runs_and_s_shows_the_suite(tmp_path):
         assert app.screen is app.main
 
 
+async def test_at_80x24_the_suites_numbers_are_whole_and_a_cases_plot_keeps_its_scale(tmp_path):
+    import io
+
+    from agentdiff.tui.screens.suite_screen import SuiteScreen
+    from agentdiff.tui.widgets.plots import CasePlots
+    from rich.console import Console
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(DIM)
+        await pilot.pause(0.1)
+        await pilot.press("r")
+        await settle(app, pilot)
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        plots = app.main.detail.query_one(CasePlots)
+        assert not plots.query_one("#plot-cost").display  # a short terminal: the score alone, with every row
+        drawn = str(plots.query_one("#plot-score").render())
+        assert all(tick in drawn for tick in ("0.00", "0.50", "1.00")), drawn  # its axis, not collapsed to one row
+        await pilot.press("p", "S")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, SuiteScreen)
+        shown = ""
+        for name in ("#slowest", "#expensive"):  # each table as drawn at its width on screen
+            table = app.screen.query_one(name)
+            console = Console(width=table.content_region.width, file=io.StringIO(), color_system=None)
+            with console.capture() as drawn:
+                console.print(table.content)
+            shown += drawn.get()
+        tokens = [f"{c.tokens:,}" for c in app.screen.expensive if c.tokens]
+        assert tokens and all(value in shown for value in tokens), (tokens, shown)  # never cut to "2,4"
+
+
 async def test_a_key_right_after_enter_in_the_filter_goes_to_the_workbench_not_the_hidden_line(tmp_path):
     copy_samples(tmp_path)
     app = make_app(tmp_path, CannedPool(tmp_path))

@@ -21,21 +21,26 @@ from ..widgets.plots import draw_pass_rate
 
 
 def cost_table(title: str, rows: Sequence[CaseCost]) -> Table:
+    """The cases' numbers are never cut (a column is as wide as its widest value); the case's name
+    gives way, with an ellipsis."""
     table = Table(title=title, title_justify="left", title_style="bold", box=None, padding=(0, 1), expand=True)
-    table.add_column("case", overflow="ellipsis", no_wrap=True, ratio=1, min_width=16)
-    for column in ("verdict", "s/run", "tokens", "tools", "cost"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for row in rows:
-        table.add_row(
-            shown(Text(row.name)), row.status,
-            f"{row.seconds:.2f}" if row.seconds is not None else "-",
-            f"{row.tokens:,}" if row.tokens else "-",
-            f"{row.tool_calls:g}" if row.tool_calls is not None else "-",
-            f"${row.cost:.4f}" if row.cost is not None else "-",
-        )
+    cells = [(row.status,
+              f"{row.seconds:.2f}" if row.seconds is not None else "-",
+              f"{row.tokens:,}" if row.tokens else "-",
+              f"{row.tool_calls:g}" if row.tool_calls is not None else "-",
+              f"${row.cost:.4f}" if row.cost is not None else "-") for row in rows]
+    table.add_column("case", overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
+    for index, column in enumerate(("verdict", "s/run", "tokens", "tools", "cost")):
+        width = max([len(column), *(len(values[index]) for values in cells)])
+        table.add_column(column, justify="right", no_wrap=True, min_width=width)
+    for row, values in zip(rows, cells):
+        table.add_row(shown(Text(row.name)), *values)
     if not rows:
         table.add_row(Text("(none yet)", style="dim"), "", "", "", "", "")
     return table
+
+
+WIDE = 130  # columns from which the two tables sit side by side
 
 
 class SuiteScreen(Screen[None]):
@@ -67,3 +72,14 @@ class SuiteScreen(Screen[None]):
         self.slow, self.expensive = slowest(costs), most_expensive(costs)
         self.query_one("#slowest", Static).update(cost_table("slowest", self.slow))
         self.query_one("#expensive", Static).update(cost_table("most expensive (cost, else tokens)", self.expensive))
+        self.fit()
+
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Side by side where both tables fit whole; else one above the other (an 80-column terminal)."""
+        tables = self.query_one("#suite-tables")
+        wide = self.app.size.width >= WIDE
+        tables.styles.layout = "horizontal" if wide else "vertical"
+        tables.styles.overflow_y = "hidden" if wide else "auto"

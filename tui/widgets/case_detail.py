@@ -213,7 +213,7 @@ class CaseDetail(Vertical):
             self.query_one("#layers").display = False
         if plots.display:
             self.query_one("#side-titles").display = self.query_one("#turn-tabs").display = False
-            plots.show(self.history.entries(state.ref.id) if self.history else [])
+            plots.show(self.history.entries(state.ref.id) if self.history else [], compact=self.compact)
         self.runs_grid.draw(self, state, self.gridding and not self.plotting)
 
     def compose(self) -> ComposeResult:

@@ -25,7 +25,8 @@ def _draw(plot: PlotextPlot, title: str, series: Sequence[tuple[str, Sequence[Op
             plt.plot([x for x, _ in points], [y for _, y in points], label=label, yside=side, marker="braille")
     if ylim:
         plt.ylim(*ylim)
-        plt.yticks([ylim[0] + (ylim[1] - ylim[0]) * i / 4 for i in range(5)])
+        ticks = 5 if plot.size.height >= 12 else 3  # a short plot: fewer ticks, so none of them collapse onto another
+        plt.yticks([ylim[0] + (ylim[1] - ylim[0]) * i / (ticks - 1) for i in range(ticks)])
     runs = max((len(values) for _, values, _ in series), default=0)
     if runs:
         step = max(1, -(-runs // 8))  # whole runs, at most about eight ticks
@@ -41,7 +42,9 @@ class CasePlots(Vertical):
         yield PlotextPlot(id="plot-score")
         yield PlotextPlot(id="plot-cost")
 
-    def show(self, entries: list[dict[str, Any]]) -> None:
+    def show(self, entries: list[dict[str, Any]], compact: bool = False) -> None:
+        """The case's kept runs plotted; `compact` (a short terminal): the score alone, with every row."""
+        self.query_one("#plot-cost").display = not compact
         note = self.query_one("#plots-note", Static)
         if not entries:
             note.update(Text("No runs kept for this case yet (p: back to the diff).", style="dim"))
