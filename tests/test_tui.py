@@ -102,6 +102,8 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         await pilot.press("N")
         assert app.main.tree.current_case_id == REFUND_TWICE
         await until(pilot, lambda: app.main.view.turn == 1, what="the first divergence, in turn 2")
+        await pilot.press("t")  # the first press focuses the turn on screen: no wrap to turn 1
+        assert app.main.view.turn == 1 and app.main.view.scope() == "turn 2"
         await pilot.press("t")
         assert app.main.view.turn == 0 and "turn 1" in app.main.view.scope()
         extra = str(app.main.detail.extra)  # the status follows the turn shown, which is clean
@@ -133,7 +135,7 @@ async def test_moving_to_a_turn_that_diverges_shows_its_divergence_not_another_t
         await pilot.pause(0.2)
         divergences = app.main.detail.shown_diff(app.main.current).divergences
         assert {d.turn for d in divergences} == {0, 1} and app.main.view.turn == 0
-        await pilot.press("t")
+        await pilot.press("t", "t")  # the turn on screen focused, then the next
         extra = str(app.main.detail.extra)
         assert app.main.view.turn == 1 and divergences[app.main.view.divergence].turn == 1
         assert "no divergence" not in extra and f"divergence {app.main.view.divergence + 1}/{len(divergences)}: turn 2 · " in extra, extra

@@ -47,10 +47,12 @@ class MoveActions:
         self._move_divergence(-1)
 
     def _move_turn(self, step: int) -> None:
+        """`t` / `T`: the next / previous turn, focused for accept; the first press on a case focuses
+        the turn on screen (a case opens on its first divergent turn: that is the one to focus)."""
         state = self.current
         turns = len(state.run.diff.turns) if state and state.run and state.run.diff else 0
         if turns:
-            self.view = self.view_at_turn((self.view.turn + step) % turns)
+            self.view = self.view_at_turn((self.view.turn + (step if self.view.turn_focused else 0)) % turns)
 
     def view_at_turn(self, turn: int):
         """The view on `turn`, at its first divergence when the one shown is elsewhere (the line and
