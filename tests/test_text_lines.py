@@ -64,3 +64,4 @@ def test_the_two_sides_are_drawn_level_line_by_line_with_wrapped_lines_hanging_u
     inserted = [i for i, line in enumerate(lines) if "Never guess" in line][0]
     assert lines[inserted][:29].strip() == ""  # nothing on the expected side beside the inserted line
     assert lines[inserted + 1][30:].startswith("   which")  # its wrapped part hangs past the line number
+

@@ -308,9 +308,11 @@ def nodes_view(turn: TurnDiff, status: LayerStatus, current: Optional[Divergence
     title = "5 nodes"
     left: list[Text] = []
     right: list[Text] = []
-    if not turn.nodes:
+    if not turn.nodes:  # no node path in the baseline: what ran, the node a check names (or the route's first) marked ▶
+        here = current is not None and current.layer == "nodes" and current.turn == turn.index
+        marked = (current.index if current.index is not None else current.row) if here else None
         left.append(Text(status.reason or "(no node ran)", style=DIM))
-        right += [_mark(_step(step), False) for step in turn.actual_nodes] or [Text("(no node ran)", style=DIM)]
+        right += [_mark(_step(step), i == marked) for i, step in enumerate(turn.actual_nodes)] or [Text("(no node ran)", style=DIM)]
         return LayerView(title, _rows(left, right), status.status)
     for r, row in enumerate(turn.nodes):
         is_current = current is not None and current.layer == "nodes" and current.turn == turn.index and current.row == r
@@ -331,7 +333,8 @@ def layer_views(diff: CaseDiff, turn_index: int, current: Optional[Divergence]) 
     """The views of every layer, `nodes` first (None when the case is not a workflow: no such layer)."""
     statuses = {s.layer: s for s in diff.layers}
     turn = diff.turns[turn_index] if 0 <= turn_index < len(diff.turns) else None
-    views: list = [nodes_view(turn, statuses["nodes"], current) if "nodes" in statuses and turn is not None else None]
+    workflow = turn is not None and bool(turn.nodes or turn.actual_nodes)  # nodes are a workflow's: no such layer otherwise
+    views: list = [nodes_view(turn, statuses["nodes"], current) if "nodes" in statuses and workflow else None]
     for layer in ("request", "tool_calls", "response"):
         status = statuses[layer]
         if layer == "request" and status.status == "absent" and turn is not None and turn.actual_llm:
