@@ -528,3 +528,20 @@ async def test_rows_relabelled_in_bulk_are_labelled_when_drawn_and_read_as_their
         for row in rows:
             assert tree._case_nodes[row.state.ref.id].label.plain == CaseTree._label(row).plain
             assert row.state.ref.name in shown
+
+def test_an_editor_setting_added_while_the_app_runs_is_used_at_the_next_e(tmp_path, monkeypatch):
+    from agentdiff.tui import editor
+
+    started = []
+
+    class Started:
+        def wait(self) -> None:
+            pass
+
+    monkeypatch.setattr(editor, "start", lambda command: started.append(command) or Started())
+    monkeypatch.setenv("EDITOR", "vi")
+    open_in_editor = editor.make_editor(None, tmp_path)  # as `agentdiff` starts it: no setting yet
+    open_in_editor(tmp_path / "a.py", 3, 1)
+    (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\neditor = "myed --goto {file}:{line}"\n')
+    open_in_editor(tmp_path / "a.py", 3, 1)
+    assert started[0][0] == "vi" and started[1] == ["myed", "--goto", f"{tmp_path / 'a.py'}:3"]

@@ -77,11 +77,14 @@ def stop_editors() -> None:
             pass
 
 
-def make_editor(setting: Optional[str] = None) -> Editor:
-    """The editor the app opens with `e`: the configured template, else the environment's."""
+def make_editor(setting: Optional[str] = None, root: Optional[Path] = None) -> Editor:
+    """The editor the app opens with `e`: the configured template, else the environment's. With `root`,
+    the `editor` setting is read from the project's configuration at each `e`, so one added or changed
+    while the app runs is used at once (`setting` is then the one read at start, if the file no longer
+    reads)."""
 
     def open_in_editor(path: Path, line: Optional[int], col: Optional[int] = None) -> None:
-        editor = start(editor_command(path, line, col, setting))
+        editor = start(editor_command(path, line, col, _setting_now(root, setting)))
         _OPEN.add(editor)
         try:
             editor.wait()
@@ -90,6 +93,15 @@ def make_editor(setting: Optional[str] = None) -> Editor:
 
     open_in_editor.runs_a_program = True  # type: ignore[attr-defined]  # one a browser session must never start
     return open_in_editor
+
+
+def _setting_now(root: Optional[Path], setting: Optional[str]) -> Optional[str]:
+    if root is None:
+        return setting
+    from agentdiff.core.project.config import load_project_config
+
+    config, errors = load_project_config(root)
+    return setting if errors else config.editor
 
 
 default_editor = make_editor()

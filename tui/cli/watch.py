@@ -58,7 +58,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config, paths, options, python, pool = session
     app = create_app(
         root, [p.resolve() for p in paths], pool=pool, options=options, project=f"{root.name} · {python.short(root)}",
-        editor=make_editor(config.editor), stacked_below=config.stacked_below, keep_runs=config.keep_runs,
+        editor=make_editor(config.editor, root), stacked_below=config.stacked_below, keep_runs=config.keep_runs,
         confirm_live_above=config.confirm_live_above,
     )
     try:
