@@ -545,3 +545,20 @@ def test_an_editor_setting_added_while_the_app_runs_is_used_at_the_next_e(tmp_pa
     (tmp_path / "pyproject.toml").write_text('[tool.agentdiff]\neditor = "myed --goto {file}:{line}"\n')
     open_in_editor(tmp_path / "a.py", 3, 1)
     assert started[0][0] == "vi" and started[1] == ["myed", "--goto", f"{tmp_path / 'a.py'}:3"]
+
+
+async def test_the_footer_is_drawn_before_the_app_has_focus_as_in_a_browser(tmp_path):
+    """`agentdiff serve`: the page gives the app no focus until its first key; Textual's footer waits for
+    focus before drawing its keys, so it stayed blank. Ours draws them when the keys are ready."""
+    from agentdiff.tui.widgets.key_footer import KeyFooter
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        footer = app.main.query_one(KeyFooter)
+        scheduled = []
+        footer.call_after_refresh = lambda callback, *args: scheduled.append(callback)  # type: ignore[method-assign]
+        app.app_focus = False  # a browser page that was never clicked
+        footer.bindings_changed(app.main)
+        assert scheduled == [footer.recompose]

@@ -39,5 +39,12 @@ class KeyFooter(Footer):
             yield from sorted(pinned, key=lambda widget: PINNED.index(widget.key))
             yield from palette
 
+    def bindings_changed(self, screen) -> None:
+        """Drawn whether or not the app has focus: Textual's footer waits for it, and a browser page
+        (`agentdiff serve`) gives none until its first key, so the footer stayed blank until then."""
+        self._bindings_ready = True
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self.recompose)
+
     def on_resize(self, event: events.Resize) -> None:
         self.compact = event.size.width < self.COMPACT_BELOW
