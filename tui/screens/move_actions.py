@@ -93,3 +93,18 @@ class MoveActions:
             return
         state.run = run.showing((run.shown + step) % len(run.outputs))
         self._show_selected()
+
+    def on_case_tree_case_selected(self, message) -> None:
+        # a key alone: the detail follows at once, in the cursor's frame; keys repeating: the tree moves
+        # at once and the detail follows when they stop (30 ms after the last)
+        burst = self._detail_timer is not None
+        if burst:
+            self._detail_timer.stop()
+        else:
+            self._show_selected()
+        self._detail_timer = self.set_timer(0.03, lambda: self._burst_over(burst))
+
+    def _burst_over(self, missed: bool) -> None:
+        self._detail_timer = None
+        if missed:
+            self._show_selected()

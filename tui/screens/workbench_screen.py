@@ -346,12 +346,6 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         states = [self.workbench.cases[i] for i in ids if i in self.workbench.cases]
         return group_summary(str(node.label), states, folded=not node.is_expanded) if states else None
 
-    def on_case_tree_case_selected(self, message: CaseTree.CaseSelected) -> None:
-        # while keys repeat, the tree moves at once and the detail follows when they stop
-        if self._detail_timer is not None:
-            self._detail_timer.stop()
-        self._detail_timer = self.set_timer(0.03, self._show_selected)
-
     def on_case_detail_turn_chosen(self, message: CaseDetail.TurnChosen) -> None:
         self.view = self.view_at_turn(message.turn)
 

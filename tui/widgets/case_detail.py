@@ -29,11 +29,12 @@ from textual.widgets import Static, Tab, Tabs
 from ..diff_render import LayerView, layer_views
 from ..glyphs import glyph, runs_line
 from ..safe_text import shown
+from ..text_rows import hanging
 from ..timeline_view import timeline_view
 from ..versus import Versus
 from . import steady
 from .plots import CasePlots
-from .side_by_side import SideBySide
+from .side_by_side import SideBySide, Stacked
 from .detail_lines import history_line, triage_line
 from .variants_grid import RunsGrid
 
@@ -59,7 +60,8 @@ class LayerSection(Vertical):
         if folded:
             pass
         elif stacked:
-            steady.update(body, shown(stacked_rows(view.rows)), layout="height")
+            lines = [shown(line) for line in stacked_rows(view.rows)]
+            steady.update(body, Stacked(lines), ("stacked", tuple(steady.fingerprint(line) for line in lines)), layout="height")
         else:
             rows = [(shown(left), shown(right)) for left, right in view.rows]
             key = ("side by side", tuple((steady.fingerprint(left), steady.fingerprint(right)) for left, right in rows))
@@ -69,19 +71,24 @@ class LayerSection(Vertical):
         self.set_class(view.status == "absent", "absent")
 
 
-def stacked_rows(rows: list[tuple[Text, Text]]) -> Text:
+def stacked_rows(rows: list[tuple[Text, Text]]) -> list[Text]:
     """Rows for a narrow pane, as a unified diff reads: a row the same on both sides once; else its
-    expected (`-`) right above its actual (`+`)."""
+    expected (`-`) right above its actual (`+`). A line numbered by a long text's rows keeps its hang."""
     out: list[Text] = []
     for left, right in rows:
         if left.plain == right.plain or not right.plain.strip():
-            out.append(Text("  ") + left)
+            out.append(_marked(Text("  "), left))
         elif not left.plain.strip():
-            out.append(Text("+ ", style="green") + right)
+            out.append(_marked(Text("+ ", style="green"), right))
         else:
-            out.append(Text("- ", style="red") + left)
-            out.append(Text("+ ", style="green") + right)
-    return Text("\n").join(out)
+            out.append(_marked(Text("- ", style="red"), left))
+            out.append(_marked(Text("+ ", style="green"), right))
+    return out
+
+
+def _marked(mark: Text, line: Text) -> Text:
+    hang = getattr(line, "hang", 0)
+    return hanging(mark, line, mark.cell_len + hang) if hang else mark + line
 
 
 #: The layers of an eval case `a` can write on their own.
@@ -132,7 +139,7 @@ class CaseDetail(Vertical):
         self.compact = self.stacked = self.details = False
         self.plotting = False  # `p`: the case's runs over time instead of its layers
         self.gridding = False  # `g`: a repeated case's runs side by side instead of its layers
-        self.timeline_open = False  # `6`: the timeline unfolded (it is folded where it says nothing, or the terminal is short)
+        self.timeline_open = False  # `6`: the timeline unfolded (else its title line alone)
         self.runs_grid = RunsGrid()
         self.versus: Optional[Versus] = None  # `B`: a kept run's actual on the expected side
         self.divergence: Optional[Divergence] = None
@@ -354,8 +361,8 @@ class CaseDetail(Vertical):
             section.show(view, self.stacked, folded)
 
     def _render_timeline(self, section: "LayerSection", diff: Optional[CaseDiff]) -> None:
-        """The turn's calls on a time axis (`6`), beside a kept run's (`B`); folded on a short terminal
-        unless opened."""
+        """The turn's calls on a time axis (`6`), beside a kept run's (`B`); folded to its title (how many
+        calls, how long) until opened."""
         state = self.state
         section.display = state is not None and state.run is not None and diff is not None
         if not section.display:
@@ -363,7 +370,7 @@ class CaseDetail(Vertical):
         run = state.run
         expected = self.versus.trace(state) if self.versus is not None and not self.versus.scores_only else None
         view = timeline_view(expected, run.trace, self.turn)
-        section.show(view, self.stacked, folded=(self.compact and not self.timeline_open) or view.status == "absent" and not self.timeline_open)
+        section.show(view, self.stacked, folded=not self.timeline_open)  # its title says what it holds; 6 opens it
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()

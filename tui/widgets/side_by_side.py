@@ -25,7 +25,9 @@ class SideBySide:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         if width not in self._lines:
-            self._lines = {width: list(self._wrapped(console, width))}  # one width at a time: a resize replaces it
+            if len(self._lines) >= 4:  # Textual measures and paints at a few widths; a resize brings new ones
+                self._lines.clear()
+            self._lines[width] = list(self._wrapped(console, width))
         new_line = Segment.line()
         for segments in self._lines[width]:
             yield from segments
@@ -58,3 +60,33 @@ def _wrap(console: Console, text: Text, width: int) -> list[Text]:
     prefix, body = text[:hang], text[hang:]
     lines = list(body.wrap(console, width - hang, overflow="fold")) or [Text()]
     return [prefix + lines[0], *(Text(" " * hang) + line for line in lines[1:])]
+
+
+class Stacked:
+    """Lines one under the other, each wrapped on its own; a line with a `hang` (past a line number)
+    wraps under its text, as in `SideBySide`."""
+
+    def __init__(self, lines: Sequence[Text]) -> None:
+        self.lines = lines
+        self._wrapped: dict[int, list[list[Segment]]] = {}
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(options.max_width, 2), options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        if width not in self._wrapped:
+            if len(self._wrapped) >= 4:
+                self._wrapped.clear()
+            self._wrapped[width] = [list(piece.render(console)) for line in self.lines for piece in _ended(_wrap(console, line, width))]
+        new_line = Segment.line()
+        for segments in self._wrapped[width]:
+            yield from segments
+            yield new_line
+
+
+def _ended(pieces: list[Text]) -> list[Text]:
+    for piece in pieces:
+        piece.rstrip()
+        piece.end = ""
+    return pieces
