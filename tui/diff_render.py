@@ -22,7 +22,7 @@ from agentdiff.core.diff.tree import Change
 from rich.table import Table
 from rich.text import Text
 
-from .text_rows import DELETED, INSERTED, hanging, text_rows
+from .text_rows import DELETED, INSERTED, hanging, line_words, text_rows
 
 CHANGED = "yellow"
 DIM = "dim"
@@ -57,15 +57,7 @@ def _rows(left: list[Text], right: list[Text]) -> list[Row]:
 
 
 def _words(ops: Sequence[WordOp], side: str) -> Text:
-    text = Text()
-    for op in ops:
-        if op.op == "equal":
-            text.append(op.text)
-        elif op.op == "delete" and side == "expected":
-            text.append(op.text, style=DELETED)
-        elif op.op == "insert" and side == "actual":
-            text.append(op.text, style=INSERTED)
-    return _around_changes(text)
+    return _around_changes(line_words(ops, side))
 
 
 def _around_changes(text: Text, context: int = 1) -> Text:

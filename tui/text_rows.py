@@ -47,8 +47,8 @@ def text_rows(expected: str, actual: str, indent: str = "") -> list[Row]:
         elif row.kind == "same":
             out.append((hanging(number(row.expected_number), Text(row.expected or "")), hanging(number(row.actual_number), Text(row.actual or ""))))
         elif row.kind == "changed":
-            out.append((hanging(number(row.expected_number), _line_words(row.words, "expected")),
-                        hanging(number(row.actual_number), _line_words(row.words, "actual"))))
+            out.append((hanging(number(row.expected_number), line_words(row.words, "expected")),
+                        hanging(number(row.actual_number), line_words(row.words, "actual"))))
         elif row.kind == "deleted":
             out.append((hanging(number(row.expected_number), Text(row.expected or "↵", style=DELETED)), Text("")))
         else:
@@ -56,7 +56,8 @@ def text_rows(expected: str, actual: str, indent: str = "") -> list[Row]:
     return out
 
 
-def _line_words(ops: Sequence[WordOp], side: str) -> Text:
+def line_words(ops: Sequence[WordOp], side: str) -> Text:
+    """One side of a word diff: the words both share, and that side's own marked."""
     text = Text()
     for op in ops:
         if op.op == "equal":
