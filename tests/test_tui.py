@@ -617,6 +617,30 @@ async def test_a_save_that_breaks_a_file_keeps_its_cases_marked_and_fixing_it_ru
         assert app.workbench.cases[DIM].run is before and not app.workbench.cases[DIM].stale
 
 
+async def test_a_conformance_case_whose_spec_breaks_is_kept_marked_until_it_loads_again(tmp_path):
+    samples = copy_samples(tmp_path)
+    changes = ScriptedChanges()
+    spec = samples / "home_automation" / "conformance" / "lights" / "kitchen_on_then_check" / "spec.yaml"
+    good = spec.read_text()
+    pool = CannedPool(tmp_path)
+    app = make_app(tmp_path, pool, changes)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        before = app.workbench.cases[KITCHEN].run
+        pool.take_jobs()
+        spec.write_text("description: [unclosed\n")
+        await changes.push(spec)
+        await changes.handled()
+        await settle(app, pilot)
+        held = app.workbench.cases[KITCHEN]
+        assert app.workbench.errors and held.run is before and held.stale and "spec.yaml" in held.reason
+        spec.write_text(good)
+        await changes.push(spec)
+        await changes.handled()
+        await settle(app, pilot)
+        assert app.workbench.errors == [] and pool.take_jobs() == [] and not app.workbench.cases[KITCHEN].stale
+
+
 async def test_rerecord_live_from_the_tui_after_a_confirmation(tmp_path):
     samples = copy_samples(tmp_path)
     edit_the_home_prompt(samples)

@@ -124,7 +124,8 @@ def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path
     errors = found.errors if found else []
     held: dict[str, LoadError] = {}
     for old_unit in sorted(units):  # a file that loaded before and now loads no case for an error of its own
-        failed = next((e for e in errors if e.file == display_path(old_unit, root)), None)
+        shown_as = display_path(old_unit, root)  # the file, or a case folder (its spec.yaml, its recordings)
+        failed = next((e for e in errors if e.file == shown_as or e.file.startswith(shown_as + "/")), None)
         if failed is None or any(unit[c.id] == old_unit for c in cases):
             continue
         for case_id, ref in before.items():
