@@ -161,4 +161,5 @@ async def test_an_erroring_case_keeps_its_expected_side_and_the_turns_that_compl
         while app.main.view.turn != 1:
             await pilot.press("t")
         await pilot.pause(0.1)
-        assert "the run broke in this turn: RuntimeError: no second step" in str(app.main.detail.query_one("#turn-user").render())
+        assert "the run broke in this turn (its error is above)" in str(app.main.detail.query_one("#turn-user").render())
+        assert "RuntimeError: no second step" in str(app.main.detail.query_one("#detail-header").render())  # said once, there

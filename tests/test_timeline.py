@@ -44,6 +44,7 @@ def test_the_view_puts_both_sides_on_one_scale_and_says_when_a_side_kept_no_timi
     assert left.plain.count("█") < right.plain.count("█")  # the slower call is the longer bar, on one scale
     alone = timeline_view(None, now, 0)
     assert alone.rows[0][0].plain.startswith("the baseline keeps no timings")
+    assert all(left.plain == right.plain for left, right in alone.rows)  # one side: drawn once, the whole width
     assert timeline_view(None, None, 0).status == "absent"
 
 
@@ -67,4 +68,6 @@ async def test_6_shows_a_workflows_and_an_agents_cli_cases_calls_from_a_real_run
             screen = app.export_screenshot().replace("&#160;", " ")
             assert "6 timeline" in screen and "▕" in screen  # on screen, its bars drawn
             shown = timeline_view(None, app.workbench.cases[case_id].run.trace, 0).rows
-            assert "model demo-" in shown[0][1].plain and "tok" in shown[0][1].plain
+            assert shown[0][0].plain.startswith("the baseline keeps no timings")  # the run's calls alone, the whole width
+            assert "model demo-" in shown[1][1].plain and "tok" in shown[1][1].plain
+            assert section.region.y < 50 - 3  # brought into view, below its title its first bar

@@ -121,6 +121,27 @@ async def test_failures_divergences_turns_and_layers_are_keyboard_driven(tmp_pat
         assert app.main.view.scope() == "the whole case" and app.main.view.layer is None
 
 
+async def test_esc_resets_the_accept_scope_and_clearing_the_filter_after_it_keeps_it_reset(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"no_second", "enter")
+        await until(pilot, lambda: app.main.tree.current_case_id == REFUND_TWICE and app.main.view.turn == 1)
+        await pilot.press("t")
+        assert app.main.view.scope() == "turn 2"
+        await pilot.press("escape")  # the scope back to the whole case
+        assert app.main.view.scope() == "the whole case"
+        await pilot.press("escape")  # then the filter cleared: the tree rebuilt, the case drawn again
+        await pilot.pause(0.5)
+        assert app.main.filter_text == "" and app.main.tree.current_case_id == REFUND_TWICE
+        assert app.main.view.scope() == "the whole case", app.main.view  # a redraw's tab chooses no turn
+        for _ in range(3):  # re-runs relabel and rebuild the turn tabs: still no turn chosen
+            await pilot.press("r")
+            await settle(app, pilot)
+            assert app.main.view.scope() == "the whole case" and app.main.view.turn == 1, app.main.view
+
+
 async def test_moving_to_a_turn_that_diverges_shows_its_divergence_not_another_turns(tmp_path):
     """A replay whose both turns diverge: `t` to turn 2 leads with turn 2's first divergence (the
     line and the markers speak of the turn shown), never "turn 2: no divergence"."""
@@ -555,18 +576,18 @@ async def test_help_and_the_command_palette_hold_every_action(tmp_path):
         await pilot.press("escape")
         from agentdiff.tui.commands import KeyCommands
 
-        helps = {help for _, help, _ in KeyCommands(app.screen)._commands()}
+        titles = {title for title, _, _ in KeyCommands(app.screen)._commands()}
         for binding in app.main.BINDINGS:  # one table: the help and the palette are made from the bindings
             key = binding.key_display or binding.key
             assert binding.tooltip and shown[key] == binding.tooltip
-            assert any(help.endswith(f"key {key}") for help in helps) or binding.action in ("tree_down", "tree_up"), binding.action
+            assert any(title.endswith(f"key {key}") for title in titles) or binding.action in ("tree_down", "tree_up"), binding.action
         await pilot.press("ctrl+p", *"mode")  # the palette finds a key by the words of its description
         await until(pilot, lambda: "Switch the mode" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt))
         await pilot.press("enter")
         await until(pilot, lambda: app.workbench.options.mode == "live")
         await pilot.press("ctrl+p", *"accept")  # the key named so comes first, not those whose help mentions it
-        await until(pilot, lambda: str(app.screen.query_one("CommandList").get_option_at_index(0).prompt).startswith("Accept the actual run"))
-        assert str(app.screen.query_one("CommandList").get_option_at_index(1).prompt).startswith("Accept all")
+        await until(pilot, lambda: str(app.screen.query_one("CommandList").get_option_at_index(0).prompt).startswith("Accept · key a"))
+        assert str(app.screen.query_one("CommandList").get_option_at_index(1).prompt).startswith("Accept all · key A")
 
 
 async def test_a_broken_file_is_an_entry_and_fixing_it_brings_the_cases_back(tmp_path):

@@ -20,8 +20,9 @@ class KeyCommands(Provider):
         for binding in screen.BINDINGS:
             if binding.action in ("tree_down", "tree_up"):
                 continue  # moving the cursor is no command
-            title = binding.tooltip or binding.description
-            yield binding.description, title, f"{binding.description} · key {binding.key_display or binding.key}", partial(screen.run_action, binding.action)
+            # the short name and its key as the title (what a list of commands reads by); the help line says what it does
+            title = f"{binding.description} · key {binding.key_display or binding.key}"
+            yield binding.description, title, binding.tooltip or binding.description, partial(screen.run_action, binding.action)
 
     async def discover(self) -> Hits:
         for title, help, run in self._commands():

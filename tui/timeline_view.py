@@ -30,10 +30,10 @@ def timeline_view(expected: Optional[Trace], actual: Optional[Trace], turn: int)
     title = (f"6 timeline · {models} model call{'s' if models != 1 else ''} · {len(spans) - models} tool "
              f"call{'s' if len(spans) - models != 1 else ''} · {duration(end - start)}")
     scale = max(_length(left), _length(right)) or 1.0
-    rows = []
-    for index in range(max(len(left), len(right))):
-        rows.append((_line(left, index, scale) if left else Text(BASELINE if index == 0 else "", style="dim"),
-                     _line(right, index, scale)))
+    if not left:  # the run's calls alone, the whole width (drawn stacked: a row the same on both sides shows once)
+        note = Text(BASELINE, style="dim")
+        return LayerView(title, [(note, note.copy()), *((line, line.copy()) for line in (_line(right, i, scale) for i in range(len(right))))], "info")
+    rows = [(_line(left, index, scale), _line(right, index, scale)) for index in range(max(len(left), len(right)))]
     return LayerView(title, rows, "info")
 
 

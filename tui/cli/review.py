@@ -103,6 +103,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO, key: Optional[Ca
         except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
             plan = None
             print(f"cannot accept: {exc}", file=out)
+        if plan is not None and plan.preview.count("\n") > 15:  # a long change: what it is about, again, beside the question
+            first = run.diff.first_divergence if run.diff is not None else None
+            print(paint(f"[{index + 1}/{len(runs)}] {run.ref.id}" + (f" · {first.summary}" if first else ""), BOLD, color), file=out)
         answer = _ask(out, key, "a accept · x reject · s skip · z back · q quit: ", {"a", "x", "s", "z", "q"})
         if answer == "q":
             break

@@ -80,8 +80,8 @@ class MoveActions:
         detail = self.detail
         detail.timeline_open = not detail.timeline_open
         detail.redraw()
-        if detail.timeline_open:
-            detail.scroll_to_layer("timeline")
+        if detail.timeline_open:  # once it is laid out unfolded: its top at the top of the layers
+            detail.call_after_refresh(detail.scroll_to_layer, "timeline")
 
     def action_next_run(self, step: int = 1) -> None:
         """A case run more than once: show its next run's actual side (the diff, the divergence line,

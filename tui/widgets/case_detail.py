@@ -146,6 +146,7 @@ class CaseDetail(Vertical):
         self.extra: Text = Text()
         self._tab_case: Optional[tuple] = None  # (case id, turns, their labels)
         self._generation = 0
+        self._ours: set[str] = set()  # tabs this widget activated whose TabActivated has not come yet
 
     @property
     def turn(self) -> int:
@@ -315,6 +316,7 @@ class CaseDetail(Vertical):
                     tab.label = label
             else:
                 self._generation += 1  # the old tabs are removed asynchronously: new ids must not clash
+                self._ours.add(f"turn-{self._generation}-0")  # Tabs activates the first one it is given by itself
                 tabs.clear()
                 for index, label in enumerate(labels):
                     tabs.add_tab(Tab(label, id=f"turn-{self._generation}-{index}"))
@@ -326,6 +328,9 @@ class CaseDetail(Vertical):
     def _activate_tab(self, tabs: Tabs, wanted: str) -> None:
         """The turn's tab active; tabs just added mount later (a burst of keys redraws before they
         have): then once they have, unless another case's tabs replaced them meanwhile."""
+        if tabs.active == wanted:
+            return
+        self._ours.add(wanted)  # its TabActivated is ours, not a turn the user chose
         if any(tab.id == wanted for tab in tabs.query(Tab)):
             tabs.active = wanted
         else:
@@ -344,8 +349,10 @@ class CaseDetail(Vertical):
         said.display = bool(turn and (turn.user_text or turn.error))
         if turn is not None and (turn.user_text or turn.error):
             line = Text.assemble(("user: ", "bold"), (turn.user_text, ""))
-            if turn.error:  # the turn where the run broke: what came after it never ran
-                line.append(f"\nthe run broke in this turn: {turn.error}", style="red")
+            if turn.error:  # the turn where the run broke: what came after it never ran (its error said once)
+                above = self.state is not None and self.state.run is not None and turn.error in (self.state.run.result.error or "")
+                line.append("\nthe run broke in this turn (its error is above)" if above else f"\nthe run broke in this turn: {turn.error}",
+                            style="red")
             steady.update(said, shown(line), layout="height")
         if diff is None:
             for section in sections:
@@ -370,10 +377,14 @@ class CaseDetail(Vertical):
         run = state.run
         expected = self.versus.trace(state) if self.versus is not None and not self.versus.scores_only else None
         view = timeline_view(expected, run.trace, self.turn)
-        section.show(view, self.stacked, folded=not self.timeline_open)  # its title says what it holds; 6 opens it
+        alone = all(left.plain == right.plain for left, right in view.rows)  # no compared side: the whole width
+        section.show(view, self.stacked or alone, folded=not self.timeline_open)  # its title says what it holds; 6 opens it
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
+        if event.tab is not None and event.tab.id in self._ours:  # shown by a redraw: it chooses nothing (and may be stale)
+            self._ours.discard(event.tab.id)
+            return
         if event.tab is not None and event.tab.id and event.tab.id.startswith(f"turn-{self._generation}-"):
             turn = int(event.tab.id.rsplit("-", 1)[1])
             if turn != self.turn:

@@ -57,7 +57,10 @@ class CasePlots(Vertical):
             said.append(f"{last['tokens']:,} tokens")
         if last.get("tools") is not None:
             said.append(f"{last['tools']:g} tool call{'s' if last['tools'] != 1 else ''}")
-        note.update(Text(f"{len(entries)} run(s) kept" + (f" · the last: {', '.join(said)}" if said else "") + "  (p: back to the diff)", style="dim"))
+        scored = any(e.get("score") is not None for e in entries)
+        note.update(Text(f"{len(entries)} run(s) kept" + (f" · the last: {', '.join(said)}" if said else "")
+                         + ("" if scored else " · no score to plot: no kept run was scored (they errored, or nothing gates)")
+                         + "  (p: back to the diff)", style="dim"))
         _draw(self.query_one("#plot-score", PlotextPlot), "score (as in the tree)", [("score", [e.get("score") for e in entries], "left")], (0, 1))
         _draw(self.query_one("#plot-cost", PlotextPlot), "seconds (left) and tokens (right) per run",
               [("seconds", [e.get("seconds") for e in entries], "left"), ("tokens", [e.get("tokens") for e in entries], "right")])
