@@ -92,3 +92,15 @@ def test_a_wrapped_added_line_of_a_preview_stays_added_on_every_row():
     for n in added:  # every row of the wrapped line is drawn as added
         words = [segment for segment in lines[n] if "word" in segment.text]
         assert words and all(segment.style.color.name == "green" for segment in words), lines[n]
+
+
+async def test_at_80_columns_a_long_case_name_gives_way_to_its_score(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert "refund_delivere… " in shown and "ask_for_missing…  1.00" in shown, shown  # cut with an ellipsis, the score whole
+        assert "customer_service.evalse…" in shown  # a group's row too
+        assert "no_second_refund  0.50" in shown

@@ -140,6 +140,9 @@ async def test_esc_resets_the_accept_scope_and_clearing_the_filter_after_it_keep
             await pilot.press("r")
             await settle(app, pilot)
             assert app.main.view.scope() == "the whole case" and app.main.view.turn == 1, app.main.view
+        await pilot.click(f"#turn-{app.main.detail._generation}-0")  # a tab the user clicks is a turn chosen
+        await until(pilot, lambda: app.main.view.turn == 0)
+        assert app.main.view.scope() == "turn 1"
 
 
 async def test_moving_to_a_turn_that_diverges_shows_its_divergence_not_another_turns(tmp_path):

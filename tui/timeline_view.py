@@ -14,7 +14,7 @@ from .text_rows import hanging
 
 BAR = 24  # cells of the time axis
 STYLES = {"model": "cyan", "tool": "magenta"}
-NO_TIMINGS = "no timings: runs keep them; a baseline or a recording does not (B compares with a kept run's)"
+NO_TIMINGS = "no timings (a run made now keeps them)"
 BASELINE = "the baseline keeps no timings (B: a kept run's beside these)"
 
 

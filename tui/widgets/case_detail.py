@@ -36,6 +36,7 @@ from . import steady
 from .plots import CasePlots
 from .side_by_side import SideBySide, Stacked
 from .detail_lines import history_line, triage_line
+from .turn_tabs import TurnTabs
 from .variants_grid import RunsGrid
 
 
@@ -146,7 +147,6 @@ class CaseDetail(Vertical):
         self.extra: Text = Text()
         self._tab_case: Optional[tuple] = None  # (case id, turns, their labels)
         self._generation = 0
-        self._ours: set[str] = set()  # tabs this widget activated whose TabActivated has not come yet
 
     @property
     def turn(self) -> int:
@@ -226,7 +226,7 @@ class CaseDetail(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-header")
-        yield Tabs(id="turn-tabs")
+        yield TurnTabs(id="turn-tabs")
         with Horizontal(id="side-titles"):
             yield Static(Text("Expected", style="bold"), classes="side", id="expected-title")
             yield Static(Text("Actual", style="bold"), classes="side")
@@ -316,7 +316,6 @@ class CaseDetail(Vertical):
                     tab.label = label
             else:
                 self._generation += 1  # the old tabs are removed asynchronously: new ids must not clash
-                self._ours.add(f"turn-{self._generation}-0")  # Tabs activates the first one it is given by itself
                 tabs.clear()
                 for index, label in enumerate(labels):
                     tabs.add_tab(Tab(label, id=f"turn-{self._generation}-{index}"))
@@ -328,9 +327,6 @@ class CaseDetail(Vertical):
     def _activate_tab(self, tabs: Tabs, wanted: str) -> None:
         """The turn's tab active; tabs just added mount later (a burst of keys redraws before they
         have): then once they have, unless another case's tabs replaced them meanwhile."""
-        if tabs.active == wanted:
-            return
-        self._ours.add(wanted)  # its TabActivated is ours, not a turn the user chose
         if any(tab.id == wanted for tab in tabs.query(Tab)):
             tabs.active = wanted
         else:
@@ -381,12 +377,12 @@ class CaseDetail(Vertical):
         section.show(view, self.stacked or alone, folded=not self.timeline_open)  # its title says what it holds; 6 opens it
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        event.stop()  # a redraw activates tabs too (and Tabs its first by itself): only the user's choice is a turn chosen
+
+    def on_turn_tabs_chosen(self, event: TurnTabs.Chosen) -> None:
         event.stop()
-        if event.tab is not None and event.tab.id in self._ours:  # shown by a redraw: it chooses nothing (and may be stale)
-            self._ours.discard(event.tab.id)
-            return
-        if event.tab is not None and event.tab.id and event.tab.id.startswith(f"turn-{self._generation}-"):
-            turn = int(event.tab.id.rsplit("-", 1)[1])
+        if event.tab_id.startswith(f"turn-{self._generation}-"):
+            turn = int(event.tab_id.rsplit("-", 1)[1])
             if turn != self.turn:
                 self.post_message(self.TurnChosen(turn))
 

@@ -41,6 +41,9 @@ SINCE = {"regressed": "↓ regressed", "newly erroring": "↓ newly erroring", "
          "added": "+ new since"}
 
 
+MIN_NAME = 8  # cells a case's name keeps, however narrow the tree, before what follows it is cut
+
+
 class CaseTree(Tree[str]):
     BINDINGS = [
         Binding("j", "cursor_down", "Down", tooltip="Next case in the tree (also ↓); an unfolded group's row is passed over"),
@@ -247,6 +250,34 @@ class CaseTree(Tree[str]):
         them would make every row of the group)."""
         if self.current_case_id is None:
             super().action_toggle_expand_all()
+
+    def render_label(self, node: TreeNode[str], base_style, style) -> Text:
+        """A case's row fitted to the tree's width as lazygit fits a file's: its name gives way, cut with
+        an ellipsis, so its score (and what follows, as far as it fits) stays whole."""
+        text = super().render_label(node, base_style, style)
+        row = self._case_rows.get(node.data) if node.data else None
+        depth, parent = 0, node.parent
+        while parent is not None and parent.parent is not None:
+            depth, parent = depth + 1, parent.parent
+        width = self.scrollable_content_region.width - depth * self.guide_depth - 1
+        if width <= 0 or text.cell_len <= width:
+            return text
+        if row is None:  # a group's row: cut with an ellipsis
+            text.truncate(width, overflow="ellipsis")
+            return text
+        name = row.state.ref.name
+        start = text.plain.find(name)
+        if start < 0:
+            return text
+        head, rest = text[:start], text[start + len(name):]
+        room = width - head.cell_len - min(rest.cell_len, max(0, width - head.cell_len - MIN_NAME))
+        shown = text[start:start + len(name)]
+        if shown.cell_len > room:
+            shown = shown[:max(1, room - 1)] + Text("…", style="dim")
+        fitted = head + shown + rest
+        if fitted.cell_len > width:
+            fitted.truncate(width, overflow="ellipsis")
+        return fitted
 
     def label_of(self, case_id: str) -> Text:
         """A case's label, from its row (a row made when first read: `lazy_rows.CaseNode`)."""
