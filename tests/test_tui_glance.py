@@ -355,6 +355,10 @@ async def test_at_80x24_the_suites_numbers_are_whole_and_a_cases_plot_keeps_its_
             shown += drawn.get()
         tokens = [f"{c.tokens:,}" for c in app.screen.expensive if c.tokens]
         assert tokens and all(value in shown for value in tokens), (tokens, shown)  # never cut to "2,4"
+        tables = app.screen.query_one("#suite-tables")
+        if tables.max_scroll_y:  # stacked below the plot: the keys scroll them, as the wheel does
+            await pilot.press("j", "j")
+            assert tables.scroll_y == min(2, tables.max_scroll_y)
 
 
 async def test_a_key_right_after_enter_in_the_filter_goes_to_the_workbench_not_the_hidden_line(tmp_path):

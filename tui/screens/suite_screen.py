@@ -44,7 +44,9 @@ WIDE = 130  # columns from which the two tables sit side by side
 
 
 class SuiteScreen(Screen[None]):
-    BINDINGS = [("escape", "app.pop_screen", "Back"), ("q", "app.pop_screen", "Back"), ("S", "app.pop_screen", "Back")]
+    BINDINGS = [("escape", "app.pop_screen", "Back"), ("q", "app.pop_screen", "Back"), ("S", "app.pop_screen", "Back"),
+                ("j,down", "scroll_tables(1)", "Down"), ("k,up", "scroll_tables(-1)", "Up"),
+                ("pagedown,space", "scroll_tables(10)", "Page down"), ("pageup", "scroll_tables(-10)", "Page up")]
 
     def __init__(self, states: Sequence[CaseState], history: Optional[History], prices: Optional[Mapping] = None) -> None:
         super().__init__()
@@ -76,6 +78,11 @@ class SuiteScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.fit()
+
+    def action_scroll_tables(self, lines: int) -> None:
+        """The tables, stacked on a small terminal, scrolled from the keyboard as the mouse wheel does."""
+        tables = self.query_one("#suite-tables")
+        tables.scroll_to(y=tables.scroll_y + lines, animate=False)
 
     def fit(self) -> None:
         """Side by side where both tables fit whole; else one above the other (an 80-column terminal)."""
