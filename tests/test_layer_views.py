@@ -39,3 +39,17 @@ def test_an_llm_agents_sub_agents_are_no_workflow_nodes():
                 {"author": "order_desk", "node_info": {"path": "support_router@1/order_desk@1",
                                                        "output_for": ["support_router@1/order_desk@1", "support_router@1"], "message_as_output": True}}]
     assert [(step.path, step.route) for step in node_steps(workflow)] == [("classify", "status"), ("order_desk", None)]
+
+
+def test_a_runs_error_in_the_header_leads_with_what_to_do_and_keeps_its_place():
+    from agentdiff.tui.widgets.detail_lines import error_lines
+
+    raised = "turn 1: ValueError: No API key was provided. Please pass a valid API key."
+    fix = "no model credentials: set GOOGLE_API_KEY, or GOOGLE_GENAI_USE_ENTERPRISE=TRUE (… before ADK 2.13) with GOOGLE_CLOUD_PROJECT"
+    full = error_lines(f"{raised} ({fix})", short=False)
+    assert full.plain == f"\n{fix}\n{raised}"
+    assert error_lines(f"{raised} ({fix})", short=True).plain == f"\n{fix}"  # 80×24: the fix alone
+    placed = error_lines("app/tools.py:9: ModuleNotFoundError: No module named 'supabase' (supabase comes from supabase, "
+                         "which the project declares in requirements.txt)", short=True)
+    assert placed.plain.startswith("\napp/tools.py:9: supabase comes from supabase")  # the place still leads, for `e`
+    assert error_lines("agents/x.py:3: RuntimeError: boom (x)", short=True).plain == "\nagents/x.py:3: RuntimeError: boom (x)"

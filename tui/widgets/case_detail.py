@@ -35,7 +35,7 @@ from ..versus import Versus
 from . import steady
 from .plots import CasePlots
 from .side_by_side import SideBySide, Stacked
-from .detail_lines import history_line, triage_line
+from .detail_lines import error_lines, history_line, triage_line
 from .turn_tabs import TurnTabs
 from .variants_grid import RunsGrid
 
@@ -265,8 +265,7 @@ class CaseDetail(Vertical):
                 if result.pass_rate is not None and not short and (not result.error or result.status is CaseStatus.FLAKY):  # the rate beside the verdict
                     header.append(f"\n{result.pass_rate.line()}", style="dim")
                 if result.error:
-                    error = result.located_error  # led by the place in the project's code (`e` opens it)
-                    header.append(f"\n{error.splitlines()[0] if short else error}", style="red")
+                    header.append_text(error_lines(result.located_error, short))  # the fix first; `e` opens the place
                     if result.error_trace and not short:
                         header.append("\n" + result.error_trace, style="dim")
                 if result.status is CaseStatus.INCONCLUSIVE:
