@@ -153,3 +153,14 @@ def test_a_threshold_that_is_no_finite_number_is_a_located_config_error(tmp_path
         with pytest.raises(SystemExit) as ended:  # argparse's usage error, before anything runs
             run("run", flag, "1" + "0" * 20)
         assert ended.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_a_judge_request_key_leaves_out_event_times_only_never_a_time_the_agent_said():
+    from agentdiff.core.worker.genai_cache import GenaiCalls, _key
+
+    def key(text: str) -> str:
+        return _key(GenaiCalls(None), "post", "models/m:generateContent", {"contents": [{"parts": [{"text": text}]}]})
+
+    trace = "Trace: {'event_time': '%s', 'text': 'Your flight leaves %s.'}"
+    assert key(trace % ("2026-12-02T00:09:34.424721Z", "2025-03-01T10:00:00")) == key(trace % ("2026-12-06T08:00:01Z", "2025-03-01T10:00:00"))
+    assert key(trace % ("2026-12-02T00:09:34Z", "2025-03-01T10:00:00")) != key(trace % ("2026-12-02T00:09:34Z", "2025-03-01T11:00:00"))

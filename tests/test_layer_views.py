@@ -26,21 +26,6 @@ def dataclass_replace(value, **changes):
     return dataclasses.replace(value, **changes)
 
 
-def test_an_llm_agents_sub_agents_are_no_workflow_nodes():
-    """ADK 2 gives a transfer to a sub-agent a node path too (trip_planner → flight_booker); only a
-    workflow marks its nodes' outputs or routes."""
-    from agentdiff.core.traces.nodes import node_steps
-
-    transfer = [{"author": "trip_planner", "node_info": {"path": "trip_planner@1"}},
-                {"author": "flight_booker", "node_info": {"path": "trip_planner@1/flight_booker@1"}}]
-    assert node_steps(transfer) == ()
-    workflow = [{"author": "support_router", "node_info": {"path": "support_router@1/classify@1", "output_for": ["support_router@1/classify@1"]},
-                 "actions": {"route": "status"}},
-                {"author": "order_desk", "node_info": {"path": "support_router@1/order_desk@1",
-                                                       "output_for": ["support_router@1/order_desk@1", "support_router@1"], "message_as_output": True}}]
-    assert [(step.path, step.route) for step in node_steps(workflow)] == [("classify", "status"), ("order_desk", None)]
-
-
 def test_a_runs_error_in_the_header_leads_with_what_to_do_and_keeps_its_place():
     from agentdiff.tui.widgets.detail_lines import error_lines
 

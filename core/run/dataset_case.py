@@ -109,7 +109,7 @@ def _grading(ref: DatasetCaseRef, options: RunOptions, cloud: bool = True) -> di
     assert ref.metrics is not None
     replay = options.mode == "replay"
     return {"metrics": [{"name": m.name, "source": m.source, "file": _metric_file(ref, m.source_file)} for m in ref.metrics.local],
-            "cloud": [{"name": m.name, "entry": m.entry, "source": m.source} for m in ref.metrics.cloud] if cloud else [],
+            "cloud": [{"name": m.name, "entry": m.entry, "source": m.source} for m in ref.metrics.cloud] if cloud and not replay else [],
             "cache_dir": str(options.judge_cache) if options.judge_cache else None,
             "replay": replay, "judge_answers": recorded_judge_answers(ref) if replay else {}}
 

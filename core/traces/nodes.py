@@ -69,12 +69,7 @@ def _output_of(event: dict[str, Any]) -> Any:
 
 def node_steps(events: Sequence[dict[str, Any]]) -> tuple[NodeStep, ...]:
     """The node runs of a turn, in the order each first emitted an event; the root (a workflow's own
-    path, one segment) is not a step. Each step's route is the last one its events set. None for a
-    turn no workflow ran: ADK 2 gives an LlmAgent's sub-agents node paths too, but only a workflow
-    marks its nodes' outputs (`output_for`) or routes."""
-    if not any(_info(event).get("output_for") or (isinstance(event.get("actions"), dict) and event["actions"].get("route") is not None)
-               for event in events):
-        return ()
+    path, one segment) is not a step. Each step's route is the last one its events set."""
     steps: dict[str, dict[str, Any]] = {}
     for seq, event in enumerate(events):
         run = str(_info(event).get("path") or "")

@@ -99,6 +99,9 @@ def _one(metric: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
                 return _error(f"CustomFunctionError(evaluate): {exc}", exc, filename) | ({"retried": attempt - 1} if attempt > 1 else {})
             time.sleep(random.uniform(0, min(MAX_WAIT, 2.0 ** (attempt - 1))))  # full jitter: every worker calls one endpoint
             attempt += 1
+            from .genai_cache import new_attempt
+
+            new_attempt()
         except BaseException as exc:  # SystemExit, KeyboardInterrupt from the metric: never tried again
             return _error(f"CustomFunctionError(evaluate): {exc}", exc, filename)
     return _read(value, evaluate) | ({"retried": attempt - 1} if attempt > 1 else {})

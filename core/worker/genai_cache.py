@@ -28,7 +28,9 @@ from .judge import JudgeCalls
 
 _CALLS: contextvars.ContextVar[Optional["GenaiCalls"]] = contextvars.ContextVar("agentdiff_genai_calls", default=None)
 _PATCHED: list[bool] = []
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?")
+# the time ADK stamps on an event, as a judge given the trace sees it (`'event_time': '2026-…Z'`, JSON or repr):
+# only that, never a time the agent said
+_TIME = re.compile(r"""(event_time\\?['"]?\s*:\s*\\?['"]?)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?""")
 _CALL_ID = re.compile(r"adk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 NOT_RECORDED = ("its judge was asked something the baseline holds no answer to (the metric's prompt, the case's "
                 "reference or the run changed since the accept; a case's first accept sets its reference): "
@@ -90,11 +92,19 @@ def cached_calls(cache_dir: Optional[str], recorded: Optional[dict[str, Any]] = 
         _CALLS.reset(token)
 
 
+def new_attempt() -> None:
+    """The metric is tried again (a transient failure): its requests count from the first again, so a
+    retried question keeps the key a replay asks it by."""
+    calls = _CALLS.get()
+    if calls is not None:
+        calls.seen.clear()
+
+
 def _key(calls: GenaiCalls, method: str, path: str, body: dict[str, Any]) -> str:
     import hashlib
 
     base = json.dumps({"method": method, "path": path, "body": body}, sort_keys=True, default=str)
-    base = _CALL_ID.sub("adk-<id>", _TIME.sub("<time>", base))
+    base = _CALL_ID.sub("adk-<id>", _TIME.sub(r"\1<time>", base))
     sample = calls.seen[base]
     calls.seen[base] += 1
     return hashlib.sha256(f"genai\n{base}\n{sample}".encode()).hexdigest()
