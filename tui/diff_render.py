@@ -22,7 +22,7 @@ from agentdiff.core.diff.tree import Change
 from rich.table import Table
 from rich.text import Text
 
-from .text_rows import DELETED, INSERTED, hanging, line_words, text_rows
+from .text_rows import DELETED, INSERTED, line_words, marked, text_rows
 
 CHANGED = "yellow"
 DIM = "dim"
@@ -86,8 +86,7 @@ def _mark(text: Text, current: bool, counts: bool = False) -> Text:
         prefix.append("● ", style="red")
     else:
         prefix.append("  ")
-    hang = getattr(text, "hang", 0)
-    return hanging(prefix, text, prefix.cell_len + hang) if hang else prefix + text
+    return marked(prefix, text)
 
 
 def _call(row_call, style: str = "") -> Text:

@@ -21,6 +21,13 @@ class Hanging(Text):
     hang = 0
 
 
+def marked(mark: Text, line: Text) -> Text:
+    """`mark` put before `line`; a line that hangs (a numbered line of a long text) still hangs under its
+    text, past the mark too."""
+    hang = getattr(line, "hang", 0)
+    return hanging(mark, line, mark.cell_len + hang) if hang else mark + line
+
+
 def hanging(prefix: Text, body: Text, hang: Optional[int] = None) -> Text:
     """`prefix` then `body`, wrapped lines hanging `hang` cells in (by default, past the prefix)."""
     line = Hanging()

@@ -29,7 +29,7 @@ from textual.widgets import Static, Tab, Tabs
 from ..diff_render import LayerView, layer_views
 from ..glyphs import glyph, runs_line
 from ..safe_text import shown
-from ..text_rows import hanging
+from ..text_rows import marked
 from ..timeline_view import timeline_view
 from ..versus import Versus
 from . import steady
@@ -78,18 +78,13 @@ def stacked_rows(rows: list[tuple[Text, Text]]) -> list[Text]:
     out: list[Text] = []
     for left, right in rows:
         if left.plain == right.plain or not right.plain.strip():
-            out.append(_marked(Text("  "), left))
+            out.append(marked(Text("  "), left))
         elif not left.plain.strip():
-            out.append(_marked(Text("+ ", style="green"), right))
+            out.append(marked(Text("+ ", style="green"), right))
         else:
-            out.append(_marked(Text("- ", style="red"), left))
-            out.append(_marked(Text("+ ", style="green"), right))
+            out.append(marked(Text("- ", style="red"), left))
+            out.append(marked(Text("+ ", style="green"), right))
     return out
-
-
-def _marked(mark: Text, line: Text) -> Text:
-    hang = getattr(line, "hang", 0)
-    return hanging(mark, line, mark.cell_len + hang) if hang else mark + line
 
 
 #: The layers of an eval case `a` can write on their own.

@@ -14,24 +14,39 @@ from rich.text import Text
 GAP = 1  # columns between the sides
 
 
-class SideBySide:
-    def __init__(self, rows: Sequence[tuple[Text, Text]]) -> None:
-        self.rows = rows
+class _Wrapped:
+    """A renderable whose lines are wrapped once per width (`_wrapped`) and kept for a few widths:
+    Textual measures and paints at more than one, and a resize brings new ones."""
+
+    least = 2  # the narrowest it can be drawn
+
+    def __init__(self) -> None:
         self._lines: dict[int, list[list[Segment]]] = {}
 
+    def _wrapped(self, console: Console, width: int) -> Iterable[list[Segment]]:
+        raise NotImplementedError
+
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement(min(options.max_width, 2 + GAP), options.max_width)
+        return Measurement(min(options.max_width, self.least), options.max_width)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         if width not in self._lines:
-            if len(self._lines) >= 4:  # Textual measures and paints at a few widths; a resize brings new ones
+            if len(self._lines) >= 4:
                 self._lines.clear()
             self._lines[width] = list(self._wrapped(console, width))
         new_line = Segment.line()
         for segments in self._lines[width]:
             yield from segments
             yield new_line
+
+
+class SideBySide(_Wrapped):
+    least = 2 + GAP
+
+    def __init__(self, rows: Sequence[tuple[Text, Text]]) -> None:
+        super().__init__()
+        self.rows = rows
 
     def _wrapped(self, console: Console, width: int) -> Iterable[list[Segment]]:
         left_width = max(1, (width - GAP) // 2)
@@ -62,27 +77,16 @@ def _wrap(console: Console, text: Text, width: int) -> list[Text]:
     return [prefix + lines[0], *(Text(" " * hang) + line for line in lines[1:])]
 
 
-class Stacked:
+class Stacked(_Wrapped):
     """Lines one under the other, each wrapped on its own; a line with a `hang` (past a line number)
     wraps under its text, as in `SideBySide`."""
 
     def __init__(self, lines: Sequence[Text]) -> None:
+        super().__init__()
         self.lines = lines
-        self._wrapped: dict[int, list[list[Segment]]] = {}
 
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement(min(options.max_width, 2), options.max_width)
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
-        if width not in self._wrapped:
-            if len(self._wrapped) >= 4:
-                self._wrapped.clear()
-            self._wrapped[width] = [list(piece.render(console)) for line in self.lines for piece in _ended(_wrap(console, line, width))]
-        new_line = Segment.line()
-        for segments in self._wrapped[width]:
-            yield from segments
-            yield new_line
+    def _wrapped(self, console: Console, width: int) -> Iterable[list[Segment]]:
+        return [list(piece.render(console)) for line in self.lines for piece in _ended(_wrap(console, line, width))]
 
 
 def _ended(pieces: list[Text]) -> list[Text]:
