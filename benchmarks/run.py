@@ -1049,6 +1049,16 @@ def mcp_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("mcp-tokens")
+def mcp_tokens_benchmark() -> list[tuple[str, str, str]]:
+    """What a coding agent reads from `agentdiff mcp` over the README's loop on the samples, in tokens per
+    step (benchmarks/mcp_tokens_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from mcp_tokens_bench import mcp_tokens_benchmark as measure
+
+    return measure()
+
+
 @benchmark("scale")
 def scale_benchmark() -> list[tuple[str, str, str]]:
     """`list` and `run --json` at several sizes (`AGENTDIFF_SCALE_SIZES`, default 1000,5000), one eval set and

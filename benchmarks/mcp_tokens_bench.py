@@ -1,0 +1,96 @@
+"""What a coding agent reads from `agentdiff mcp`, in tokens: the README's loop on a copy of the samples
+(status, the failures, explain, diff, a prompt fix, run affected, check nothing else broke, accept,
+apply, gate), driven over stdio by the `mcp` SDK's client. Each answer is counted as the model reads
+it: the tool result's text. The tool list (names, descriptions, input and output schemas) is counted
+once, as a client sends it with every request.
+
+Tokens are counted with Claude's tokenizer as litellm bundles it (`tokenizers`); where that file is
+missing, as characters ÷ 4, and the table says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from mcp_bench import AGENTDIFF, _project
+
+REFUND_LATE = "refund_too_late"
+DIM = "dim_living_room"
+
+
+def _counter() -> tuple[Callable[[str], int], str]:
+    try:
+        from importlib.util import find_spec
+
+        from tokenizers import Tokenizer
+
+        found = find_spec("litellm")  # only where its files are: importing it reaches for the network
+        path = Path(found.submodule_search_locations[0]) / "litellm_core_utils" / "tokenizers" / "anthropic_tokenizer.json"
+        tokenizer = Tokenizer.from_file(str(path))
+        return (lambda text: len(tokenizer.encode(text).ids)), "Claude's tokenizer (litellm's copy)"
+    except Exception:  # noqa: BLE001 - no tokenizer here: an estimate, said as one
+        return (lambda text: -(-len(text) // 4)), "characters ÷ 4 (no tokenizer installed)"
+
+
+async def _session(root: Path, count: Callable[[str], int]) -> list[tuple[str, int, int]]:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    steps: list[tuple[str, int, int]] = []
+    params = StdioServerParameters(command=AGENTDIFF, args=["mcp"], cwd=str(root))
+    with open(root / "server.log", "w") as log:
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                listed = json.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools.tools])
+                steps.append(("tool list (once per request)", len(listed), count(listed)))
+
+                async def step(label: str, tool: str, **arguments) -> dict:
+                    result = await session.call_tool(tool, arguments)
+                    text = "".join(getattr(block, "text", "") for block in result.content)
+                    assert not result.is_error, text
+                    steps.append((label, len(text), count(text)))
+                    return json.loads(text)
+
+                await asyncio.sleep(3)  # a fresh server's first answers: what a client sees as it connects
+                await step("status", "status")
+                await step("list_cases failed,error", "list_cases", filter="status:failed,error")
+                await step("run all", "run", which="all", timeout=300)
+                await step("explain a failing case", "explain", case=REFUND_LATE)
+                await step("diff of that case", "diff", case=REFUND_LATE)
+                prompt = root / "sample_agents" / "customer_service" / "prompt.md"
+                prompt.write_text(prompt.read_text().replace("issue_refund(order_id=<order_id>, amount=<total>)",
+                                                             "issue_refund(order_id=<order_id>, amount=<total>) if <eligible>"))
+                await step("run affected after the fix", "run", which="affected", timeout=300)
+                await step("status after the fix", "status")
+                await step("list_cases failed,error after", "list_cases", filter="status:failed,error")
+                await step("diff of a case with a changed prompt", "diff", case=DIM)
+                plan = await step("accept (the plan)", "accept", case=DIM)
+                await step("apply", "apply", plan_digest=plan["plan_digest"])
+                await step("gate", "gate")
+    return steps
+
+
+def mcp_tokens_benchmark() -> list[tuple[str, str, str]]:
+    count, how = _counter()
+    with tempfile.TemporaryDirectory(prefix="agentdiff-mcp-tokens-") as folder:
+        root = Path(folder)
+        _project(root)
+        started = time.perf_counter()
+        steps = asyncio.run(_session(root, count))
+        seconds = time.perf_counter() - started
+    rows = [(f"mcp tokens: {label}", f"{tokens:,} tokens ({chars:,} characters)", "") for label, chars, tokens in steps]
+    answers = steps[1:]
+    rows.append(("mcp tokens: the loop's answers, in all", f"{sum(t for _, _, t in answers):,} tokens", f"counted with {how}; {seconds:.0f} s"))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in mcp_tokens_benchmark():
+        print(" | ".join(row))
