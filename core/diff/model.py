@@ -323,6 +323,9 @@ def _line_said(row: LineRow, limit: int = 60) -> str:
             return f"line {row.actual_number}: {short(deleted, 40)} → {short(inserted, 40)}"
         if inserted or deleted:
             return f"line {row.actual_number}: {'+ ' + short(inserted, 40) if inserted else '− ' + short(deleted, 40)}"
+    said = _blocks_said(row.words)
+    if said is not None:
+        return f"line {row.actual_number}: {said}"
     before = 0
     for op in row.words:
         if op.op != "equal":
@@ -330,6 +333,32 @@ def _line_said(row: LineRow, limit: int = 60) -> str:
         before += len(op.text)
     return (f"line {row.actual_number}: {_quoted(row.expected or '', before, limit // 2 + 10)} → "
             f"{_quoted(row.actual or '', before, limit // 2 + 10)}")
+
+
+def _blocks_said(words: tuple[WordOp, ...], most: int = 3, limit: int = 120) -> Optional[str]:
+    """A line changed in a few places, each place's exact words (`"It's" → "Right now"; + ", enjoy!"`),
+    when they fit in `limit` characters: a reader sees every word that changed, none dropped."""
+    places: list[str] = []
+    deleted: list[str] = []
+    inserted: list[str] = []
+
+    def close() -> None:
+        gone, new = "".join(deleted).strip(), "".join(inserted).strip()
+        if gone and new:
+            places.append(f"{json.dumps(gone, ensure_ascii=False)} → {json.dumps(new, ensure_ascii=False)}")
+        elif gone or new:
+            places.append(f"+ {json.dumps(new, ensure_ascii=False)}" if new else f"− {json.dumps(gone, ensure_ascii=False)}")
+        deleted.clear()
+        inserted.clear()
+
+    for op in words:
+        if op.op == "equal":
+            close()
+        else:
+            (deleted if op.op == "delete" else inserted).append(op.text)
+    close()
+    said = "; ".join(places)
+    return said if places and len(places) <= most and len(said) <= limit else None
 
 
 def _quoted(line: str, change_at: int, limit: int) -> str:

@@ -30,7 +30,8 @@ class Estimate:
                 + (f"; {unknown} never ran live" if unknown else "") + ")")
 
 
-def _estimate(count: int, known: Sequence[tuple[Optional[float], dict]], prices: Optional[Mapping]) -> Estimate:
+def from_usages(count: int, known: Sequence[tuple[Optional[float], dict]], prices: Optional[Mapping] = None) -> Estimate:
+    """`count` cases, of which `known` are each one's (model calls, usage) of its last live run."""
     usage = merge([u for _, u in known])
     calls = sum(c or 0 for c, _ in known)
     return Estimate(count, len(known), calls, total_tokens(usage), estimated_cost(usage, prices) if prices else None)
@@ -40,7 +41,7 @@ def from_results(results: Iterable[Optional[Any]], prices: Optional[Mapping] = N
     """From each case's last result (None: never ran); only live results count."""
     results = list(results)
     known = [(r.model_calls, r.usage) for r in results if r is not None and r.mode == "live" and r.model_calls is not None]
-    return _estimate(len(results), known, prices)
+    return from_usages(len(results), known, prices)
 
 
 def from_kept(root: Path, case_ids: Sequence[str], prices: Optional[Mapping] = None) -> Estimate:
@@ -53,4 +54,4 @@ def from_kept(root: Path, case_ids: Sequence[str], prices: Optional[Mapping] = N
             if isinstance(case, dict) and case.get("id") in wanted and case.get("id") not in found and case.get("mode") == "live" \
                     and case.get("model_calls") is not None:
                 found[case["id"]] = (case.get("model_calls"), case.get("usage") or {})
-    return _estimate(len(wanted), list(found.values()), prices)
+    return from_usages(len(wanted), list(found.values()), prices)

@@ -88,6 +88,7 @@ class Workbench(Baselines):
         self._spiller = spills.Spiller(self.spill, self._may_spill)
         self._whole: OrderedDict[str, None] = OrderedDict()  # the cases settled last, whose runs stay whole
         self._rescoring: list[set[str]] = []  # the cases of the re-scores under way
+        self._modes: dict[str, str] = {}  # case → the mode its queued run was asked in (that run's, not the session's)
         self.load()
 
     # --- events -----------------------------------------------------------------------------------
@@ -169,14 +170,16 @@ class Workbench(Baselines):
 
     # --- running ----------------------------------------------------------------------------------
 
-    def run(self, case_ids: Iterable[str], reason: str) -> None:
-        """Start (or restart) runs; a run already going or queued for a case is cancelled and queued
-        again, at the back.
+    def run(self, case_ids: Iterable[str], reason: str, mode: Optional[str] = None) -> None:
+        """Start (or restart) runs, in `mode` for these runs only (None: the session's); a run already
+        going or queued for a case is cancelled and queued again, at the back.
 
         The affected cases are scheduled together: replays are queued first (quick, no model: their
         verdicts show first) and the live runs of the same change start beside them, never waiting for
         them. The cases queue in a `RunQueue`, and `PREPARING` of them at a time are tasks."""
         ids = [case_id for case_id in case_ids if case_id in self.cases]
+        for case_id in ids:
+            self._modes.pop(case_id, None) if mode is None else self._modes.update({case_id: mode})
         replays = [i for i in ids if self.replays(i)]
         jobs = getattr(self.pool, "jobs", None)
         self.progress.jobs = jobs if isinstance(jobs, int) and jobs > 0 else 1
@@ -203,7 +206,7 @@ class Workbench(Baselines):
 
     def replays(self, case_id: str) -> bool:
         ref = self.cases[case_id].ref
-        return family_of(ref).free(ref, self.options.mode)
+        return family_of(ref).free(ref, self._modes.get(case_id, self.options.mode))
 
     async def _run_one(self, case_id: str, reason: str) -> None:
         on_loop.set(self._pace)  # this task's small runs are scored here, not in a thread (`core.run.cpu`)
@@ -215,10 +218,11 @@ class Workbench(Baselines):
         try:
             state.running, state.started = True, self.clock()
             self._emit(CaseUpdated(case_id))
-            run = await run_case(ref, self.pool, self.options, self.root, self._agents)
+            options = self.options if (mode := self._modes.pop(case_id, None)) is None else self.options.with_mode(mode)  # type: ignore[arg-type]
+            run = await run_case(ref, self.pool, options, self.root, self._agents)
             if state.ref is not ref and run.outputs:  # its expectations changed while it ran
-                judged = await judge_again(state.ref, run, self.pool, self.options)
-                run = rescore_case(state.ref, run, self.options, judged)
+                judged = await judge_again(state.ref, run, self.pool, options)
+                run = rescore_case(state.ref, run, options, judged)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an engine failure is shown on the case, never raised into the UI

@@ -9,13 +9,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any, Awaitable, Callable, Literal, Optional
+from typing import Annotated, Any, Awaitable, Callable, Literal, Optional
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+
+from agentdiff.core import __version__
 
 from ..process_end import ending
 from .answers import ToolError, bounded
+from .prompts import add_prompts
+from .schemas import (ApplyAnswer, CommandAnswer, DiffAnswer, ExplainAnswer, ListAnswer, PlanAnswer, RunAnswer, StatusAnswer,
+                      StepAnswer)
 from .session import AssistSession
 
 INSTRUCTIONS = """agentdiff runs a project's ADK agent eval cases and shows, per layer (LLM request, tool calls,
@@ -36,80 +42,105 @@ def _client_name(ctx: Any) -> str:
         return "assistant"
 
 
+def answer(value: dict) -> CallToolResult:
+    """A tool's answer: compact JSON for the model to read, the same object as `structuredContent`."""
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(value, ensure_ascii=False, separators=(",", ":")))],
+                          structured_content=value)
+
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+RUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)  # model calls
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+LATEST_MAX = 200_000  # characters of the latest.json resource
+LayerName = Literal["request", "tool_calls", "response", "nodes", "session"]
+
+
 def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, str, str]]) -> Any:
     """The MCP server over `session`; `cli(argv)` runs one of agentdiff's own commands in this process
     (compare, gate, failures, doctor) and returns its exit code and output."""
-    server = MCPServer("agentdiff", instructions=INSTRUCTIONS)
+    server = MCPServer("agentdiff", version=__version__, instructions=INSTRUCTIONS)
     client = {"name": "assistant"}
     session.client = lambda: client["name"]
 
-    async def call(ctx: Context, work: Callable[[], Any]) -> Any:
+    async def call(ctx: Context, work: Callable[[], Any]) -> CallToolResult:
         client["name"] = _client_name(ctx)
+        await session.ready()  # the kept runs' verdicts, read as the server started
         try:
             result = work()
             if isinstance(result, Awaitable):
                 result = await result
-            return result
+            return answer(result)
         except ToolError as exc:
             raise McpToolError(str(exc)) from None
 
-    @server.tool(description="Counts of the cases by status, what is running, the cases whose verdict changed since your "
-                 "last status call (with why each ran), the stale ones, and files that failed to load. Call it first, "
-                 "and after an edit.")
-    async def status(ctx: Context) -> dict:
+    @server.tool(annotations=READ, description="Start here. Counts of the cases by status (a case not run in this session counts with "
+                 "its kept verdict, from the last run that ran it), what is running, the verdicts that changed since your last status "
+                 "(with why each ran), the stale ones, files that failed to load, and what run(which='all') would cost.")
+    async def status(ctx: Context) -> Annotated[CallToolResult, StatusAnswer]:
         return await call(ctx, session.status)
 
-    @server.tool(description="The cases matching a filter, each with its status, why it last ran and what diverged first. "
-                 "Filter words: text in the id; status:failed,error; agent:NAME; label:NAME; mode:live; layer:tool_calls; "
-                 "! negates a word. Empty: every case. Pages with offset.")
-    async def list_cases(ctx: Context, filter: str = "", limit: int = 200, offset: int = 0) -> dict:
+    @server.tool(annotations=READ, description="The cases matching a filter, each with its status, why it last ran and what diverged "
+                 "first (a kept verdict says from which run and when). Filter words: text in the id; status:failed,error; agent:NAME; "
+                 "label:NAME; mode:live; layer:tool_calls; ! negates a word. Empty: every case. Pages with offset.")
+    async def list_cases(ctx: Context, filter: str = "", limit: int = 200, offset: int = 0) -> Annotated[CallToolResult, ListAnswer]:
         return await call(ctx, lambda: session.list_cases(filter, limit, offset))
 
-    @server.tool(description="Run cases and wait for their verdicts (up to timeout seconds; what is still running is "
-                 "listed). Either cases=[ids] or which='affected' (the cases an edit made stale, and those already "
-                 "re-running because of it), 'failed' or 'all'. mode='replay' or 'live' sets the mode from now on. "
-                 "Running more live cases than the project's confirm_live_above needs confirm= the estimate the error gives.")
+    @server.tool(annotations=RUN, description="Run cases and wait for their verdicts (up to timeout seconds, with progress "
+                 "notifications; what still runs is listed and goes on). Either cases=[ids] or which='affected' (what your edits made "
+                 "stale or re-ran), 'failed' or 'all'. Leave mode out: each case runs its own way (recorded cases replay, others live); "
+                 "mode='replay' or 'live' applies to this call only. Running more live cases than the project's confirm_live_above "
+                 "needs confirm= the estimate the error gives.")
     async def run(ctx: Context, cases: Optional[list[str]] = None, which: Optional[Literal["affected", "failed", "all"]] = None,
-                  mode: Optional[Literal["replay", "live"]] = None, timeout: float = 50.0, confirm: Optional[str] = None) -> dict:
-        return await call(ctx, lambda: session.run(cases, which, mode, timeout, confirm))
+                  mode: Optional[Literal["replay", "live"]] = None, timeout: float = 50.0,
+                  confirm: Optional[str] = None) -> Annotated[CallToolResult, RunAnswer]:
+        async def progress(done: int, total: int, message: str) -> None:
+            await ctx.report_progress(done, total, message)
+        return await call(ctx, lambda: session.run(cases, which, mode, timeout, confirm, progress))
 
-    @server.tool(description="A case's diff as `agentdiff diff --json` gives it: the first divergence, each layer's "
-                 "status, the divergences with the expected value's file and line, and the turns (a few per page: "
-                 "page=N for more; turn= (from 1) and layer= narrow it). Judge reasons are in the metrics of explain.")
-    async def diff(ctx: Context, case: str, turn: Optional[int] = None,
-                   layer: Optional[Literal["request", "tool_calls", "response", "nodes", "session"]] = None, page: int = 0) -> dict:
-        return await call(ctx, lambda: session.diff(case, turn, layer, page))
+    @server.tool(annotations=READ, description="A case's diff: the first divergence, each layer's status, the divergences with the "
+                 "expected value's file and line, and the turns (from 1), each with the layers that changed (layers='all': every "
+                 "layer). Long texts come as their changed lines. A few turns per page (page=2…); turn= and layer= narrow it.")
+    async def diff(ctx: Context, case: str, turn: Optional[int] = None, layer: Optional[LayerName] = None, page: int = 1,
+                   layers: Literal["changed", "all"] = "changed") -> Annotated[CallToolResult, DiffAnswer]:
+        return await call(ctx, lambda: session.diff(case, turn, layer, page, layers))
 
-    @server.tool(description="The shortest useful answer about one case: what diverged first and where in the files "
-                 "(the expected value's file and line), its error with the project's file and line, the failing "
-                 "metrics with their reasons, and the files its agent read that changed since it last passed.")
-    async def explain(ctx: Context, case: str) -> dict:
+    @server.tool(annotations=READ, description="The shortest useful answer about one case: what diverged first and where in the files "
+                 "(the expected value's file and line), its error with the project's file and line, the failing metrics with their "
+                 "reasons, and the files its agent read that changed since it last passed.")
+    async def explain(ctx: Context, case: str) -> Annotated[CallToolResult, ExplainAnswer]:
         return await call(ctx, lambda: session.explain(case))
 
-    @server.tool(description="Plan accepting a case's last run as its baseline (the whole case, a turn (from 1), or one "
-                 "layer of a turn; run=N for repeat N of a flaky case). Returns the exact file change as a diff and a plan_digest. "
+    @server.tool(annotations=READ, description="Plan accepting a case's last run as its baseline (the whole case, a turn (from 1), or "
+                 "one layer of a turn; run=N for repeat N of a flaky case). Returns the exact file change as a diff and a plan_digest. "
                  "Nothing is written: show the plan to the user, then apply(plan_digest).")
-    async def accept(ctx: Context, case: str, turn: Optional[int] = None,
-                     layer: Optional[Literal["tool_calls", "response"]] = None, run: Optional[int] = None) -> dict:
+    async def accept(ctx: Context, case: str, turn: Optional[int] = None, layer: Optional[Literal["tool_calls", "response"]] = None,
+                     run: Optional[int] = None) -> Annotated[CallToolResult, PlanAnswer]:
         return await call(ctx, lambda: session.accept(case, turn, layer, run))
 
-    @server.tool(description="Write a planned accept (one journal step, which undo, `agentdiff undo` and the TUI's z "
-                 "take back). Refused when a file changed since the plan: plan again.")
-    async def apply(ctx: Context, plan_digest: str) -> dict:
+    @server.tool(annotations=WRITE, description="Write a planned accept (one journal step, which undo, `agentdiff undo` and the TUI's "
+                 "z take back). Refused when a file changed since the plan: plan again.")
+    async def apply(ctx: Context, plan_digest: str) -> Annotated[CallToolResult, ApplyAnswer]:
         return await call(ctx, lambda: session.apply(plan_digest))
 
-    @server.tool(description="Take back the last accept or record (anyone's: yours, the TUI's, the CLI's), byte for byte.")
-    async def undo(ctx: Context) -> dict:
+    @server.tool(annotations=WRITE, description="Take back the last accept or record (anyone's: yours, the TUI's, the CLI's), byte "
+                 "for byte.")
+    async def undo(ctx: Context) -> Annotated[CallToolResult, StepAnswer]:
         return await call(ctx, lambda: session.step("undo"))
 
-    @server.tool(description="Put back what the last undo took back.")
-    async def redo(ctx: Context) -> dict:
+    @server.tool(annotations=WRITE, description="Put back what the last undo took back.")
+    async def redo(ctx: Context) -> Annotated[CallToolResult, StepAnswer]:
         return await call(ctx, lambda: session.step("redo"))
 
-    def command(name: str, argv: list[str], parse: bool) -> Callable[[], Awaitable[dict]]:
+    @server.tool(annotations=WRITE, description="When a later edit blocks undo: forget the journal's newest step (its files stay as "
+                 "they are) so older steps can be undone. Without confirm it shows the step; drop(confirm=its id) forgets it, once "
+                 "the user agrees.")
+    async def drop(ctx: Context, confirm: Optional[str] = None) -> Annotated[CallToolResult, StepAnswer]:
+        return await call(ctx, lambda: session.drop(confirm))
+
+    def command(argv: list[str], parse: bool, compared: Optional[str] = None) -> Callable[[], Awaitable[dict]]:
         async def work() -> dict:
             code, out, err = await asyncio.to_thread(cli, argv)  # doctor imports each agent: never on the loop
-            said = {"exit_code": code, **({"messages": err[-4000:]} if err.strip() else {})}
+            said = {"exit_code": code, **({"compared": compared} if compared else {}), **({"messages": err[-4000:]} if err.strip() else {})}
             if parse:
                 with contextlib.suppress(ValueError):
                     return {**said, "result": bounded(json.loads(out))}
@@ -124,42 +155,96 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
             if not value:
                 continue
             if not isinstance(value, str) or value.startswith("-") or "\x00" in value or len(value) > 500:
-                raise ToolError(f"{value!r} is not a kept run: give its name (from compare's answer), latest or previous")
+                raise ToolError(f"{value!r} is not a kept run: give its name (from compare's answer), latest, previous or session")
             named = root / value
             if ("/" in value or value.endswith(".json") or named.exists() or named.is_symlink()) and not session.owns(named):
                 raise ToolError(f"{value!r} is outside the project: only the project's own files are read")
             out.append(value)
         return out
 
-    @server.tool(description="Compare two kept runs (default: the last two) case by case: fixed, broken, still failing, "
-                 "new. Kept runs are those of `agentdiff run`, the TUI and this server's earlier sessions (a session is "
-                 "kept when it ends).")
-    async def compare(ctx: Context, base: Optional[str] = None, head: Optional[str] = None) -> dict:
-        if head and not base:
-            raise McpToolError("give `base` with `head` (compare's BASE comes first)")
-        return await call(ctx, lambda: command("compare", ["compare", *kept(base, head), "--json"], True)())
+    async def side(value: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+        """A run as the CLI takes it, and what it is when it is this session."""
+        if value != "session":
+            return (kept(value)[0] if value else None), None
+        path, said = await session.current_state()
+        return str(path), said
 
-    @server.tool(description="The release gate over a kept run (default: the newest): pass or fail, with each rule's result.")
-    async def gate(ctx: Context, run: Optional[str] = None, baseline: Optional[str] = None) -> dict:
-        return await call(ctx, lambda: command("gate", ["gate", *(["--baseline", *kept(baseline)] if baseline else []), *kept(run)], False)())
+    def pair(base: Optional[str], head: Optional[str], head_said: Optional[str]) -> tuple[list[str], str]:
+        from agentdiff.core.reports.kept_runs import RunNotFound, default_pair
 
-    @server.tool(description="The project's failure dictionary: each named failure, its description, how blocking it is, "
-                 "and the cases bound to it.")
-    async def failures(ctx: Context) -> dict:
-        return await call(ctx, command("failures", ["failures"], False))
+        try:
+            base_run, head_run = default_pair(session.workbench.root, base, head)
+        except RunNotFound as exc:
+            raise ToolError(f"{exc} (a run of every case first: run(which='all'), or `agentdiff run` in a shell)") from None
+        return [str(base_run.path), str(head_run.path)], (f"{base_run.name} (as base) against "
+                                                          f"{head_said or head_run.name} (as head)")
 
-    @server.tool(description="What the project's agents need to run: their Python and ADK, whether each agent imports, its "
-                 "models (LiteLLM provider, key, base URL), and which credentials are set (names only).")
-    async def doctor(ctx: Context) -> dict:
-        return await call(ctx, command("doctor", ["doctor"], False))
+    @server.tool(annotations=READ, description="Compare two runs case by case: fixed, broken, still failing, new. head defaults to "
+                 "'session': this session's current state (its cases as run in it; the others as their kept runs left them). base "
+                 "defaults to the latest kept run before it. Runs: a kept run's name, latest, previous, or session. The cases whose "
+                 "verdict did not change are counted, and listed only with unchanged=true.")
+    async def compare(ctx: Context, base: Optional[str] = None, head: Optional[str] = "session",
+                      unchanged: bool = False) -> Annotated[CallToolResult, CommandAnswer]:
+        async def work() -> dict:
+            (base_arg, _), (head_arg, head_said) = await side(base), await side(head or "session")
+            argv, compared = pair(base_arg, head_arg, head_said)
+            said = await command(["compare", *argv, "--json"], True, compared)()
+            result = said.get("result")
+            if isinstance(result, dict):
+                for key in ("base", "head"):  # the runs are named in `compared`
+                    result.pop(key, None)
+                if not unchanged and isinstance(result.get("cases"), list):
+                    result["cases"] = [c for c in result["cases"] if not (isinstance(c, dict) and c.get("category") == "unchanged")]
+                    result["unchanged_cases"] = "left out (counted in counts): unchanged=true lists them"
+            return said
+        return await call(ctx, work)
+
+    @server.tool(annotations=READ, description="The release gate (the rules of [tool.agentdiff.gate]; with none, no case may regress): "
+                 "pass or fail, with each rule's result. run defaults to 'session' (this session's current state); baseline to the "
+                 "latest kept run before it.")
+    async def gate(ctx: Context, run: Optional[str] = "session", baseline: Optional[str] = None) -> Annotated[CallToolResult, CommandAnswer]:
+        async def work() -> dict:
+            (base_arg, _), (head_arg, head_said) = await side(baseline), await side(run or "session")
+            argv, compared = pair(base_arg, head_arg, head_said)
+            return await command(["gate", "--baseline", argv[0], argv[1]], False, compared)()
+        return await call(ctx, work)
+
+    @server.tool(annotations=READ, description="The project's failure dictionary: each named failure, its description, how blocking "
+                 "it is, and the cases bound to it.")
+    async def failures(ctx: Context) -> Annotated[CallToolResult, CommandAnswer]:
+        return await call(ctx, command(["failures"], False))
+
+    @server.tool(annotations=READ, description="What the project's agents need to run: their Python and ADK, whether each agent "
+                 "imports, its models (LiteLLM provider, key, base URL), and which credentials are set (names only).")
+    async def doctor(ctx: Context) -> Annotated[CallToolResult, CommandAnswer]:
+        return await call(ctx, command(["doctor"], False))
 
     @server.resource("agentdiff://report/latest.json", name="latest results",
                      description="The session's last result of each case, as `agentdiff run --json` reports them.",
                      mime_type="application/json")
     def latest() -> str:
-        return json.dumps(session.report())
+        return latest_text(session.report())
 
+    add_prompts(server)
     return server
+
+
+def latest_text(report: dict, limit: int = LATEST_MAX) -> str:
+    """The report as compact JSON; past `limit` characters each case's id, status, error and first divergence
+    only (said in `cut`), and past it again, fewer cases."""
+    text = json.dumps(report, ensure_ascii=False, separators=(",", ":"))
+    if len(text) <= limit:
+        return text
+    cases = [{k: v for k, v in case.items() if k in ("id", "status", "mode", "error", "seconds") and v is not None}
+             | ({"first_divergence": first} if (first := next((l.get("first_divergence") for l in case.get("layers") or ()
+                                                                 if l.get("first_divergence")), None)) else {})
+             for case in report.get("cases") or ()]
+    short = {**report, "cases": cases, "cut": f"the whole report is {len(text):,} characters: each case's id, status, error and first "
+             "divergence only; diff(case) and explain(case) give one case whole"}
+    while len(text := json.dumps(short, ensure_ascii=False, separators=(",", ":"))) > limit and len(short["cases"]) > 1:
+        short["cases"] = short["cases"][: len(short["cases"]) // 2]
+        short["more_cases"] = len(cases) - len(short["cases"])
+    return text
 
 
 async def serve(session: AssistSession, watch: Optional[Callable[[], Awaitable[None]]], on_close: Callable[[], None],

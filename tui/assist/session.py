@@ -9,40 +9,42 @@ to do instead, which the server turns into a tool error the model reads.
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import contextlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Awaitable, Callable, Optional, Sequence
 
 from agentdiff.core.baselines.accept import AcceptPlan
-from agentdiff.core.baselines.documents import RecordError
-from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, sha256_of
-from agentdiff.core.diff.case import CaseDiff
-from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.discovery import Discovery
 from agentdiff.core.project.family import family_of
-from agentdiff.core.diff.variants import grid_dict
-from agentdiff.core.reports.diff_json import diff_to_dict, divergence_to_dict
-from agentdiff.core.reports.json_report import pass_rate_dict
-from agentdiff.core.run.grid import run_grid
-from agentdiff.core.reports.estimate import from_results
 from agentdiff.core.workbench.events import CaseState, CaseUpdated
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.workbench import Workbench
 
 from ..case_filter import CaseFacts, matches, parse_error
 from .activity import Activity
-from .answers import TURNS_PER_PAGE, ToolError, bounded, cut, status_of
+from .answers import ToolError, cut, status_of
+from .case_answers import CaseAnswers
+from .kept import Kept, KeptVerdict, read_kept
+from .writes import Writes
 
 SETTLE = 0.03  # seconds the watcher is given to see an edit made just before `run("affected")`
 UNSEEN_WAIT = 1.5  # at most this much longer when a file changed since the last look and no case went stale yet
 WHICH = ("affected", "failed", "all")
+PROGRESS_EVERY = 2.0  # seconds between a run's progress notifications
+Progress = Callable[[int, int, str], Awaitable[None]]  # (done, of, message)
+
+
+def _costs(state: CaseState) -> Optional[tuple[Optional[float], dict]]:
+    result = state.run.result if state.run is not None else None
+    return (result.model_calls, result.usage) if result is not None and result.mode == "live" and result.model_calls is not None else None
 
 
 @dataclass
-class AssistSession:
+class AssistSession(CaseAnswers, Writes):
     workbench: Workbench
     triage: Triage
     client: Callable[[], str] = lambda: "assistant"  # the MCP client's name, once it has said it
@@ -54,6 +56,8 @@ class AssistSession:
     _plans: dict[str, tuple[AcceptPlan, str, object]] = field(default_factory=dict)  # digest → (plan, case, the run it is of)
     _mark: float = field(default_factory=time.time)  # when `run` last looked for edits
     _notices: list[str] = field(default_factory=list)  # the engine's notices since they were last said
+    kept: Kept = field(default_factory=lambda: Kept({}, {}))  # the kept runs' verdicts (`load_kept`)
+    _kept_loading: Optional[asyncio.Future] = None
 
     def __post_init__(self) -> None:
         self.workbench.subscribe(self._on_event)
@@ -71,8 +75,42 @@ class AssistSession:
         notices, self._notices = [*self._notices, *take_notices()], []
         return {"notices": notices[-20:]} if notices else {}
 
-    def _live(self, ids: Sequence[str]) -> list[str]:
-        return [i for i in ids if not self.workbench.replays(i) and (self.workbench.options.mode or "live") != "replay"]
+    def load_kept(self) -> None:
+        """Read the kept runs' verdicts in a thread; the first answer that needs them waits for them."""
+        self._kept_loading = asyncio.ensure_future(asyncio.to_thread(read_kept, self.workbench.root, list(self.workbench.cases)))
+
+    async def ready(self) -> None:
+        if self._kept_loading is not None:
+            loading, self._kept_loading = self._kept_loading, None
+            try:
+                self.kept = await loading
+            except Exception as exc:  # noqa: BLE001 - unreadable kept runs: the session starts from nothing
+                self._notices.append(f"the kept runs could not be read ({type(exc).__name__}: {cut(str(exc), 200)})")
+
+    def _free(self, case_id: str, mode: Optional[str]) -> bool:
+        """Whether running the case in `mode` (None: the session's) costs no model call."""
+        ref = self.workbench.cases[case_id].ref
+        return family_of(ref).free(ref, mode or self.workbench.options.mode)
+
+    def _live(self, ids: Sequence[str], mode: Optional[str] = None) -> list[str]:
+        if mode is None:
+            return [i for i in ids if not self.workbench.replays(i) and (self.workbench.options.mode or "live") != "replay"]
+        return [i for i in ids if not self._free(i, mode) and mode != "replay"]
+
+    def _estimate(self, live: Sequence[str]) -> str:
+        session = {i: cost for i in live if (cost := _costs(self.workbench.cases[i])) is not None}
+        return self.kept.estimate(live, session, self.workbench.options.prices).line()
+
+    def _word(self, state: CaseState) -> tuple[str, Optional[KeptVerdict]]:
+        """The case's status word (this session's; where it has not run in this session, its kept
+        verdict's), and the kept verdict it came from."""
+        word = status_of(state)
+        kept = self.kept.verdicts.get(state.ref.id) if state.run is None else None
+        return (kept.status if word == "not run" and kept is not None else word), kept
+
+    def _failing(self, state: CaseState) -> bool:
+        word, _ = self._word(state)
+        return word not in ("passed", "running", "stale", "not run", "new")
 
     def _hold_live(self, case_ids: list[str], reason: str) -> list[str]:
         """A change's runs: live ones over `confirm_live_above` wait, stale, for `run(which="affected", confirm=…)`."""
@@ -110,13 +148,15 @@ class AssistSession:
         agent = run.agent.label if run is not None and run.agent is not None else (
             family_of(state.ref).named_agent(state.ref) or (files.agent_label if files else "") or "")
         layers = tuple(s.layer for s in run.diff.layers if s.status == "changed") if run is not None and run.diff else ()
-        return CaseFacts(state.ref.id, status_of(state), agent, self.triage.label_of(state.ref.id) or "",
+        return CaseFacts(state.ref.id, self._word(state)[0], agent, self.triage.label_of(state.ref.id) or "",
                          run.result.mode if run is not None else "", layers)
 
     def _line(self, state: CaseState) -> dict[str, Any]:
-        """One case in a list: id, status, why it last ran, and what diverged first."""
+        """One case in a list: id, status, why it last ran, and what diverged first (a kept verdict: from
+        which run, and when)."""
         run = state.run
-        item: dict[str, Any] = {"id": state.ref.id, "status": status_of(state)}
+        word, kept = self._word(state)
+        item: dict[str, Any] = {"id": state.ref.id, "status": word}
         if state.reason:
             item["why"] = cut(state.reason, 300)
         if run is not None:
@@ -127,28 +167,38 @@ class AssistSession:
             lead = run.diff.first_divergence if run.diff is not None else None
             if lead is not None and state.failing:
                 item["first_divergence"] = cut(lead.summary, 300)
-            item["seconds"] = round(run.result.seconds, 3) if run.result.seconds is not None else None
+            if run.result.seconds is not None:
+                item["seconds"] = round(run.result.seconds, 3)
+        elif kept is not None:
+            item["kept"] = kept.said()
+            if kept.error:
+                item["error"] = cut(kept.error, 600)
+            elif kept.first_divergence and kept.status != "passed":
+                item["first_divergence"] = cut(kept.first_divergence, 300)
         return item
 
     # --- the tools --------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    async def status(self) -> dict[str, Any]:
+        await self.ready()
         states = list(self.workbench.cases.values())
         counts: dict[str, int] = {}
-        for state in states:
-            counts[status_of(state)] = counts.get(status_of(state), 0) + 1
         changed, reran = [], 0
         for state in states:
-            now = (status_of(state), id(state.run))
+            word, _ = self._word(state)
+            counts[word] = counts.get(word, 0) + 1
+            now = (word, id(state.run))
             before = self._seen.get(state.ref.id)
-            if before is not None and before != now and now[0] not in ("running", "stale"):
-                if before[0] != now[0]:
-                    changed.append({"id": state.ref.id, "was": before[0], "now": now[0], "why": cut(state.reason, 300)})
+            if before is not None and before != now and word not in ("running", "stale"):
+                if before[0] != word:
+                    changed.append({"id": state.ref.id, "was": before[0], "now": word, "why": cut(state.reason, 300)})
                 else:
                     reran += 1
-            if now[0] not in ("running", "stale"):
+            if word not in ("running", "stale"):
                 self._seen[state.ref.id] = now
-        return {
+        unrun = [s.ref.id for s in states if s.run is None and not s.running]
+        kept = [self.kept.verdicts[i] for i in unrun if i in self.kept.verdicts]
+        answer: dict[str, Any] = {
             "cases": len(states),
             "counts": dict(sorted(counts.items())),
             "mode": self.workbench.options.mode or "per case (eval sets live, recorded conformance cases replay)",
@@ -157,12 +207,41 @@ class AssistSession:
             "stale": [s.ref.id for s in states if s.stale and not s.running][:50],
             "changed_since_last_status": changed[:100],  # a verdict that is not what it was at the last call
             "reran_unchanged_since_last_status": reran,
-            "load_errors": [{"file": e.file, "line": e.line, "message": cut(e.message, 300)} for e in self.workbench.errors[:20]],
-            **({"notes": self.workbench.notes[:5]} if not states and self.workbench.notes else {}),
-            **self._said(),
         }
+        if unrun:
+            newest = max(kept, key=lambda k: k.when) if kept else None
+            answer["not_run_in_this_session"] = {
+                "cases": len(unrun),
+                **({"kept_verdicts": len(kept), "newest_kept_run": newest.said()} if newest is not None else {}),
+                "never_run": len(unrun) - len(kept),
+                "run_all_would_take": self._cost_of(list(self.workbench.cases)),
+                "note": ("their counts above are the kept runs' verdicts (list_cases shows each one's run and time); "
+                         if kept else "") + "run(which='all') runs every case now",
+            }
+        if self.workbench.errors:
+            answer["load_errors"] = [{"file": e.file, "line": e.line, "message": cut(e.message, 300)} for e in self.workbench.errors[:20]]
+        if not states:
+            answer["hint"] = (f"no eval cases under {', '.join(self._shown(p) for p in self.workbench.paths)}: agentdiff reads EvalSet files "
+                              "(*.evalset.json, *.test.json), conformance cases (spec.yaml), `adk test` fixtures and agents-cli datasets; "
+                              "start the server in the project (or give it the project's folder: `agentdiff mcp PATH`)")
+            if self.workbench.notes:
+                answer["notes"] = self.workbench.notes[:5]
+        return {**answer, **self._said()}
 
-    def list_cases(self, filter: str = "", limit: int = 200, offset: int = 0) -> dict[str, Any]:
+    def _shown(self, path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(self.workbench.root.resolve())) or "."
+        except ValueError:
+            return str(path)
+
+    def _cost_of(self, ids: Sequence[str], mode: Optional[str] = None) -> str:
+        free = [i for i in ids if self._free(i, mode)]
+        live = self._live(ids, mode)
+        said = f"{len(free)} without a model call (replays); " if free else ""
+        return said + (self._estimate(live) if live else "no live run")
+
+    async def list_cases(self, filter: str = "", limit: int = 200, offset: int = 0) -> dict[str, Any]:
+        await self.ready()
         error = parse_error(filter) if filter else None
         if error:
             raise ToolError(error)
@@ -170,53 +249,74 @@ class AssistSession:
         limit = max(1, min(int(limit), 1000))
         offset = max(0, int(offset))
         page = picked[offset:offset + limit]
-        return {"total": len(picked), "offset": offset, "cases": [self._line(s) for s in page],
-                **({"next_offset": offset + limit} if offset + limit < len(picked) else {})}
+        answer = {"total": len(picked), "cases": [self._line(s) for s in page],
+                  **({"offset": offset} if offset else {}), **({"next_offset": offset + limit} if offset + limit < len(picked) else {})}
+        if not picked and self.workbench.cases and any(s.run is None and not s.running for s in self.workbench.cases.values()):
+            answer["note"] = "some cases have not run in this session and have no kept verdict: run(which='all') runs them"
+        return answer
 
     async def run(self, cases: Optional[Sequence[str]] = None, which: Optional[str] = None, mode: Optional[str] = None,
-                  timeout: float = 50.0, confirm: Optional[str] = None) -> dict[str, Any]:
+                  timeout: float = 50.0, confirm: Optional[str] = None, progress: Optional[Progress] = None) -> dict[str, Any]:
+        """Run cases, in `mode` for this call only (None: each case's own: recorded ones replay, others live)."""
+        await self.ready()
         if (cases is None) == (which is None):
             raise ToolError(f"give either `cases` (ids) or `which` ({', '.join(WHICH)})")
         if which is not None and which not in WHICH:
             raise ToolError(f"`which` is one of {', '.join(WHICH)}")
         if mode is not None and mode not in ("replay", "live"):
-            raise ToolError("`mode` is replay or live")
-        before = self.workbench.options
-        if mode is not None and mode != (before.mode or None):
-            self.workbench.options = before.with_mode(mode)  # for the checks below; put back when refused
-        try:
-            ids, waiting, why = await self._selection(cases, which)
-            live = self._live(ids)
-            if len(live) > self.confirm_live_above:
-                results = ((self.workbench.cases[i].run.result if self.workbench.cases[i].run else None) for i in live)
-                estimate = from_results(results, self.workbench.options.prices).line()
-                if confirm != estimate:
-                    raise ToolError(f"{len(live)} cases would run live, over confirm_live_above ({self.confirm_live_above}): {estimate}. "
-                                    f"Ask the user; to run them, call run again with confirm={json.dumps(estimate)}; or run fewer, "
-                                    "or mode='replay'")
-        except ToolError:
-            self.workbench.options = before
-            raise
+            raise ToolError("`mode` is replay or live (or leave it out: each case's own)")
+        ids, waiting, why = await self._selection(cases, which)
+        unrecorded = [i for i in ids if mode == "replay" and not self._free(i, "replay")]
+        if unrecorded and len(unrecorded) == len(ids) and not waiting:
+            raise ToolError(f"nothing to replay: {len(unrecorded)} of these cases have no recordings (EvalSet and agents-cli cases run "
+                            "live); leave `mode` out to run each case its own way")
+        ids = [i for i in ids if i not in set(unrecorded)]
+        live = self._live(ids, mode)
+        if len(live) > self.confirm_live_above:
+            estimate = self._estimate(live)
+            if confirm != estimate:
+                raise ToolError(f"{len(live)} cases would run live, over confirm_live_above ({self.confirm_live_above}): {estimate}. "
+                                f"Ask the user; to run them, call run again with confirm={json.dumps(estimate)}; or run fewer, "
+                                "or only the recorded ones (mode='replay')")
         if ids:
-            self.workbench.run(ids, f"re-run by {self.client()}: {why}")
+            self.workbench.run(ids, f"re-run by {self.client()}: {why}" + (f" ({mode})" if mode else ""), mode)
             self._say(f"re-ran {len(ids)} case{'s' if len(ids) != 1 else ''}")
         everything = list(dict.fromkeys([*waiting, *ids]))
         started = time.monotonic()
-        await self.workbench.wait_for(everything, max(0.1, min(float(timeout), 3600.0)))  # a case re-run meanwhile too
+        await self._wait(everything, max(0.1, min(float(timeout), 3600.0)), progress)
         self._ran = {i: id(s.run) for i, s in self.workbench.cases.items()}
         states = [self.workbench.cases[i] for i in everything if i in self.workbench.cases]
-        still = [s.ref.id for s in states if s.running or s.stale]
+        still = {s.ref.id for s in states if s.running or s.stale}
+        shown = [s for s in states if s.ref.id not in still]
         return {
             "ran": len(everything),
             "seconds": round(time.monotonic() - started, 3),
             "passed": sum(1 for s in states if status_of(s) == "passed"),
             "failing": sum(1 for s in states if s.failing and not s.running and not s.stale),
-            "still_running": still[:100],
-            "cases": [self._line(s) for s in states[:100]],
-            **({"more_cases": len(states) - 100} if len(states) > 100 else {}),
+            **({"still_running": [i for i in everything if i in still][:100],
+                "next": "what still runs goes on: status() or run(which='affected') later gives its verdicts"} if still else {}),
+            "cases": [self._line(s) for s in shown[:100]],
+            **({"more_cases": len(shown) - 100} if len(shown) > 100 else {}),
+            **({"not_replayed": {"cases": len(unrecorded), "why": "no recordings to replay: leave `mode` out to run them live"}}
+               if unrecorded else {}),
             **({"note": "nothing was affected: no case ran or went stale since the last run call"} if which == "affected" and not everything else {}),
             **self._said(),
         }
+
+    async def _wait(self, ids: list[str], timeout: float, progress: Optional[Progress]) -> None:
+        """Until `ids` are done or `timeout` has passed; every `PROGRESS_EVERY` seconds meanwhile, how
+        many are done (a client's request timeout starts again at each)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            step = left if progress is None else min(left, PROGRESS_EVERY)
+            if await self.workbench.wait_for(ids, max(0.0, step)) or deadline - time.monotonic() <= 0:
+                return
+            states = [self.workbench.cases[i] for i in ids if i in self.workbench.cases]
+            done = sum(1 for s in states if not s.running and not s.stale)
+            running = [s.ref.id.rsplit("/", 1)[-1] for s in states if s.running][:3]
+            with contextlib.suppress(Exception):  # a client gone, or one that asked for no progress
+                await progress(done, len(ids), f"{done} of {len(ids)} done" + (f"; running {', '.join(running)}" if running else ""))
 
     async def _selection(self, cases: Optional[Sequence[str]], which: Optional[str]) -> tuple[list[str], list[str], str]:
         """(the cases to start, those already running or run since the last look that are waited for, why)."""
@@ -228,8 +328,8 @@ class AssistSession:
                        or (s.run is not None and id(s.run) != self._ran.get(i) and not s.stale)]
             start = [i for i, s in states.items() if s.stale and not s.running and i not in waiting]
             return start, waiting, "affected by a change"
-        if which == "failed":
-            return [i for i, s in states.items() if s.failing and not s.running], [], "failing"
+        if which == "failed":  # this session's failures, and kept ones of cases not run since
+            return [i for i, s in states.items() if self._failing(s) and not s.running], [], "failing"
         if which == "all":
             return list(states), [], "all"
         return list(dict.fromkeys(self._resolve(c) for c in cases or ())), [], "asked for"
@@ -255,137 +355,42 @@ class AssistSession:
                                                       for i, s in self.workbench.cases.items()):
             await asyncio.sleep(0.02)
 
-    def _run_of(self, case_id: str):
-        state = self.workbench.cases[case_id]
-        if state.run is None:
-            raise ToolError(f"{case_id} has not run yet: `run(cases=[{case_id!r}])` runs it")
-        return state, state.run
-
-    def diff(self, case: str, turn: Optional[int] = None, layer: Optional[str] = None, page: int = 0) -> dict[str, Any]:
-        case_id = self._resolve(case)
-        state, run = self._run_of(case_id)
-        if run.diff is None:
-            raise ToolError(f"{case_id} has no diff: its run failed ({cut(run.result.located_error, 500)})")
-        document = diff_to_dict(run.diff, {"id": case_id, "source": state.ref.source, "status": status_of(state)},
-                                f"its {run.result.mode} run in this session")
-        turns = document.pop("turns")
-        if turn is not None:  # 1-based, as the CLI's --turn and every summary ("turn 1 · …") count them
-            turns = [t for t in turns if t["turn_index"] == turn - 1]
-            if not turns:
-                raise ToolError(f"{case_id} has no turn {turn} (its turns: 1 to {len(run.diff.turns)})")
-        if layer is not None:
-            if layer not in ("request", "tool_calls", "response", "nodes", "session"):
-                raise ToolError("`layer` is one of request, tool_calls, response, nodes, session")
-            turns = [{k: v for k, v in t.items() if k in ("turn_index", "user_text", layer)} for t in turns]
-            if layer != "session":
-                document.pop("session", None)
-        made = run_grid(run) if page == 0 else None  # a case run more than once: its runs' variants side by side
-        if made is not None:
-            document["variants"] = grid_dict(made)
-        if run.result.pass_rate is not None:
-            document["pass_rate"] = pass_rate_dict(run.result.pass_rate)
-        pages = max(1, -(-len(turns) // TURNS_PER_PAGE))
-        page = max(0, min(int(page), pages - 1))
-        document["turns"] = turns[page * TURNS_PER_PAGE:(page + 1) * TURNS_PER_PAGE]
-        document["page"], document["pages"] = page, pages
-        if page + 1 < pages:
-            document["next_page"] = page + 1
-        return bounded(document)
-
-    def explain(self, case: str) -> dict[str, Any]:
-        case_id = self._resolve(case)
-        state, run = self._run_of(case_id)
-        answer: dict[str, Any] = {"id": case_id, "status": status_of(state), "why_it_ran": cut(state.reason, 300)}
-        if run.result.error:
-            answer["error"] = cut(run.result.located_error, 1500)
-        diff: Optional[CaseDiff] = run.diff
-        if diff is not None and diff.first_divergence is not None:
-            answer["first_divergence"] = bounded(divergence_to_dict(diff.first_divergence))
-        failing = [m for m in run.result.metrics if m.status.value == "failed"]
-        if failing:
-            answer["failing_metrics"] = [{"name": m.name, "score": m.score, "threshold": m.threshold, "reason": cut(m.reason, 800)}
-                                         for m in failing]
-        history = self.workbench.history
-        passed = history.last_passed(case_id) if history is not None else None
-        if passed is None:
-            answer["since_last_pass"] = "no passing run of this case is kept"
-        else:
-            read = {path: digest for path, digest in passed["read"].items() if self.owns(self.workbench.root / path)}
-            changes = self.workbench.snapshots.changed_since(read)
-            answer["since_last_pass"] = {"when": time.strftime("%Y-%m-%d %H:%M", time.localtime(passed.get("time", 0))),
-                                         "files_read": len(passed["read"]),
-                                         "changed": [{"file": c.path, "diff": cut(c.diff, 3000)} for c in changes[:10]]}
-        return answer
-
-    async def accept(self, case: str, turn: Optional[int] = None, layer: Optional[str] = None, run: Optional[int] = None) -> dict[str, Any]:
-        case_id = self._resolve(case)
-        state, case_run = self._run_of(case_id)
-        if state.running or state.stale:
-            raise ToolError(f"{case_id} is {'running' if state.running else 'stale (about to re-run)'}: accept it once its run is done")
-        if layer is not None and turn is None:
-            raise ToolError("a `layer` is accepted within a `turn`: give both")
-        if turn is not None and (not isinstance(turn, int) or turn < 1):
-            raise ToolError("`turn` counts from 1, as the diff's summaries do")
-        if run is not None and (not isinstance(run, int) or run < 1):
-            raise ToolError("`run` counts from 1 (which repeat of a flaky case)")
-        scope = "layer" if layer is not None else "turn" if turn is not None else "case"
-        try:
-            plan = await self.workbench.plan_accept(case_id, scope, None if turn is None else turn - 1, layer,
-                                                    None if run is None else run - 1, assistant=self.client())
-        except (ValueError, RecordError, BaselineWriteError) as exc:
-            said = str(exc)
-            raise ToolError(said if said.startswith("nothing to accept") else f"nothing to accept: {said}") from None
-        digest = hashlib.sha256(json.dumps([plan.description, plan.preview, [(str(w.path), w.expected_sha256) for w in plan.writes]])
-                                .encode()).hexdigest()[:16]
-        self._plans[digest] = (plan, case_id, case_run)  # the run itself: an id could be reused by a later run
-        while len(self._plans) > 20:  # the oldest plans go: each holds whole files
-            self._plans.pop(next(iter(self._plans)))
-        root = self.workbench.root
-        preview = cut(plan.preview, 12000)
-        return {"plan_digest": digest, "description": plan.description, "files": [display_path(w.path, root) for w in plan.writes],
-                "preview": preview, **({"preview_cut": True} if preview != plan.preview else {}),
-                "next": f"show this plan to the user; apply(plan_digest={digest!r}) writes it (one journal step, undoable)"}
-
-    async def apply(self, plan_digest: str) -> dict[str, Any]:
-        planned = self._plans.get(plan_digest) if isinstance(plan_digest, str) else None
-        if planned is None:
-            raise ToolError("no such plan: call accept first, and pass the plan_digest it returned")
-        plan, case_id, planned_run = planned
-        state = self.workbench.cases.get(case_id)
-        if state is None or state.running or state.stale or state.run is not planned_run:
-            self._plans.pop(plan_digest, None)
-            raise ToolError(f"the plan is stale: {case_id} ran again (or is running) since it was made; call accept again")
-        for write in plan.writes:
-            if sha256_of(write.path) != write.expected_sha256:
-                self._plans.pop(plan_digest, None)
-                raise ToolError(f"the plan is stale: {display_path(write.path, self.workbench.root)} changed since it was made; "
-                                "call accept again for a fresh plan")
-        try:
-            entry = await self.workbench.accept(plan, author=self.client())
-        except (BaselineConflict, BaselineWriteError) as exc:
-            raise ToolError(str(exc)) from None
-        self._plans.pop(plan_digest, None)
-        self._say(plan.description.replace("accept ", "accepted ", 1))
-        return {"written": entry.reason, "journal_step": entry.id, "files": [f["path"] for f in entry.files],
-                "undo": "undo() takes it back (so do `agentdiff undo` and the TUI's z)", **self._said()}
-
-    async def step(self, verb: str) -> dict[str, Any]:
-        try:
-            entry = await (self.workbench.undo() if verb == "undo" else self.workbench.redo())
-        except (BaselineConflict, BaselineWriteError) as exc:
-            raise ToolError(str(exc)) from None
-        if entry is None:
-            return {"done": False, "said": f"nothing to {verb}"}
-        self._say(f"{verb}: {entry.reason}")
-        return {"done": True, "said": f"{'undone' if verb == 'undo' else 'redone'}: {entry.reason}",
-                "files": [f["path"] for f in entry.files], **({"written_by": entry.author} if entry.author else {}), **self._said()}
-
     def report(self) -> dict[str, Any]:
         """The session's last result of each case, as `run --json` reports them."""
         from agentdiff.core.reports.json_report import report_dict
 
         results = [s.run.result for s in self.workbench.cases.values() if s.run is not None]
         return report_dict(results, prices=self.workbench.options.prices, load_errors=self.workbench.errors)
+
+    async def current_state(self) -> tuple[Path, str]:
+        """The session as a run `compare` and `gate` read (a report file, rewritten at each call): each
+        case's result in this session, else its kept verdict (marked `carried_from`: not run since);
+        and a line that says what it holds."""
+        from agentdiff.core.baselines.file_writes import atomic_write
+        from agentdiff.core.formats.set_aside import made_state_dir
+
+        await self.ready()
+        report = self.report()
+        ran = len(report["cases"])
+        carried = [{**kept.case, "carried_from": kept.run} for i, s in self.workbench.cases.items()
+                   if s.run is None and (kept := self.kept.verdicts.get(i)) is not None and kept.case is not None]
+        report["cases"] += carried
+        report["run"] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": "mcp", "session": True,
+                         **({"partial": f"{ran} case(s) run in this session"} if ran < len(self.workbench.cases) and not carried else {})}
+        path = self.session_file
+        made_state_dir(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(atomic_write, path, json.dumps(report, separators=(",", ":")), False)
+        unrun = len(self.workbench.cases) - ran - len(carried)
+        said = (f"this session's current state: {ran} case(s) as run in this session"
+                + (f", {len(carried)} carried from kept runs (not run since)" if carried else "")
+                + (f", {unrun} never run (left out)" if unrun else ""))
+        return path, said
+
+    @property
+    def session_file(self) -> Path:
+        """Where `current_state` writes (removed when the server ends)."""
+        return self.workbench.root / ".agentdiff" / "sessions" / f"mcp-{os.getpid()}.json"
 
     def owns(self, path: Path) -> bool:
         """Whether `path` is inside the project (the only place any answer reads)."""

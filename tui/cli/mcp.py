@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .errors import EXIT_OK, EXIT_USAGE
+from .errors import EXIT_OK, EXIT_USAGE, quoted
 from .options import add_run_options, project_session
 from ..safe_text import one_line
 
@@ -61,8 +62,26 @@ def print_config(out: TextIO, root: Path) -> None:
     print(json.dumps({"mcpServers": {"agentdiff": {**entry, "cwd": str(root)}}}, indent=2), file=out)
 
 
+def project_root(paths: list[Path], here: Path) -> Path:
+    """Where the session is rooted: here when every path is inside it; else the project the first path is in
+    (the nearest folder above it with a pyproject.toml, a .git or an .agentdiff), else that path's folder."""
+    resolved = [p.resolve() for p in paths]
+    if all(p == here or here in p.parents for p in resolved):
+        return here
+    first = resolved[0] if resolved[0].is_dir() else resolved[0].parent
+    for folder in (first, *first.parents):
+        if any((folder / marker).exists() for marker in ("pyproject.toml", ".git", ".agentdiff")):
+            return folder
+    return first
+
+
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    root = Path.cwd()
+    here = Path.cwd().resolve()
+    root = project_root(list(args.paths), here) if args.paths else here
+    if root != here:  # the session lives in the project the paths name: its config, its .agentdiff/, its files
+        args.paths = [p.resolve() for p in args.paths]
+        os.chdir(root)
+        print(f"agentdiff mcp: the project is {root} (the folder of {quoted(args.paths[0])}), not {here}", file=err)
     if args.print_config:
         print_config(out, root)
         return EXIT_OK
@@ -100,9 +119,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         async def main() -> None:
             replays = [case_id for case_id in workbench.cases if workbench.replays(case_id)]
-            if replays:  # recorded conformance cases cost nothing: their verdicts are there when asked
+            session.load_kept()  # the kept runs' verdicts: what a first status or list_cases shows of cases not run yet
+            if replays:  # recorded cases cost nothing: their verdicts are there when asked
                 workbench.run(replays, "run as the server started")
-            await serve(session, watch if changes is not None else None, lambda: _close(workbench, config.keep_runs, started),
+            await serve(session, watch if changes is not None else None, lambda: _close(session, config.keep_runs, started),
                         in_process_cli(args.run_command))
 
         asyncio.run(main())
@@ -111,10 +131,15 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _close(workbench, keep_runs: int, started: float) -> None:
+def _close(session, keep_runs: int, started: float) -> None:
     """The history saved, and the session's results kept as the TUI keeps its (`compare`, `gate`)."""
     from ..kept_session import keep_session
 
+    workbench = session.workbench
+    try:
+        session.session_file.unlink(missing_ok=True)
+    except OSError:
+        pass
     if workbench.history is not None:
         workbench.history.close()
         if workbench.history.problem:
