@@ -9,39 +9,16 @@ import difflib
 import json
 import os
 import subprocess
-import sys
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from mcp_support import AGENTDIFF, mcp_session
 from tui_support import copy_samples
 
 from agentdiff.core.baselines.journal_entries import journal_entries
 
-AGENTDIFF = str(Path(sys.executable).parent / "agentdiff")
 REFUND_LATE = "sample_agents/customer_service/customer_service.evalset.json::refund_too_late"
 DIM = "sample_agents/home_automation/home_automation.evalset.json::dim_living_room"
-
-
-@asynccontextmanager
-async def mcp_session(root: Path, *args: str, name: str = "test-assistant"):
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-    from mcp_types import Implementation
-
-    params = StdioServerParameters(command=AGENTDIFF, args=["mcp", *args], cwd=str(root), env={"AGENTDIFF_NO_COLOR": "1"})
-    with open(root / "server.log", "w") as log:
-        async with stdio_client(params, errlog=log) as (read, write):
-            async with ClientSession(read, write, client_info=Implementation(name=name, version="1.0")) as session:
-                await session.initialize()
-
-                async def call(tool: str, **arguments):
-                    result = await session.call_tool(tool, arguments)
-                    text = result.content[0].text if result.content else ""
-                    return ("error", text) if result.is_error else json.loads(text)
-
-                call.session = session  # type: ignore[attr-defined]
-                yield call
 
 
 def project(tmp_path: Path) -> Path:

@@ -5,7 +5,7 @@ sides; word lists and empty values are left out (the summaries quote what change
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from agentdiff.core.diff.text_lines import line_rows
 
@@ -77,10 +77,17 @@ def divergence(item: dict[str, Any], sides: bool = True) -> dict[str, Any]:
     return item
 
 
-def _change(change: dict[str, Any]) -> dict[str, Any]:
+def _change(change: dict[str, Any], seen: Optional[dict[tuple, str]] = None, where: str = "") -> dict[str, Any]:
+    """A change without its word list; long texts as a text diff, given once: the same diff again (one
+    prompt edit shows in every request) says where it was given."""
     change = dict(change)
     change.pop("words", None)
-    _texts(change)
+    if _texts(change) and seen is not None:
+        key = tuple(change["text_diff"])
+        if key in seen:
+            change["text_diff"] = f"the same as {seen[key]}"
+        else:
+            seen[key] = where
     return change
 
 
@@ -88,12 +95,14 @@ def _changed_row(row: dict[str, Any]) -> bool:
     return row.get("kind") not in (None, "same", "equal") or bool(row.get("changes")) or bool(row.get("response_changes"))
 
 
-def _turn(turn: dict[str, Any], every: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"turn": turn["turn_index"] + 1, "user_text": turn.get("user_text")}
+def _turn(turn: dict[str, Any], every: bool, seen: dict[tuple, str]) -> dict[str, Any]:
+    number = turn["turn_index"] + 1
+    out: dict[str, Any] = {"turn": number, "user_text": turn.get("user_text")}
     if turn.get("missing"):
         out["missing"] = turn["missing"]
-    requests = [{**row, "changes": [_change(c) for c in row.get("changes") or ()]} for row in turn.get("request") or ()]
-    requests = requests if every else [row for row in requests if _changed_row(row)]
+    requests = [{**row, "changes": [_change(c, seen, f"turn {number} · {row.get('agent')} call {row.get('index', 0) + 1} · {c.get('path')}")
+                                    for c in row.get("changes") or ()]} for row in turn.get("request") or ()]
+    requests = requests if every else [{k: v for k, v in row.items() if k != "notes"} for row in requests if _changed_row(row)]  # notes: how both sides were normalised
     if requests:
         out["request"] = requests
     calls = turn.get("tool_calls")
@@ -122,10 +131,13 @@ def _turn(turn: dict[str, Any], every: bool) -> dict[str, Any]:
 def lean_diff(document: dict[str, Any], every: bool = False) -> dict[str, Any]:
     """`diff_to_dict`'s document (turns included) as an assistant reads it (see the module's doc)."""
     doc = {k: v for k, v in document.items() if k not in ("schema_version", "agentdiff_version")}
+    seen: dict[tuple, str] = {}
     if doc.get("first_divergence"):
         doc["first_divergence"] = divergence(doc["first_divergence"])
+        if isinstance(doc["first_divergence"].get("text_diff"), list):
+            seen[tuple(doc["first_divergence"]["text_diff"])] = "first_divergence"
     doc["divergences"] = [divergence(d, sides=False) for d in doc.get("divergences") or ()]  # their sides are in the turns
-    doc["turns"] = [_turn(t, every) for t in doc.get("turns") or ()]
+    doc["turns"] = [_turn(t, every, seen) for t in doc.get("turns") or ()]
     session = doc.get("session")
     if isinstance(session, dict):
         events = [_turn_from_one({**e, "changes": [_change(c) for c in e.get("changes") or ()]}) for e in session.get("events") or ()]

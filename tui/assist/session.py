@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from ..case_filter import CaseFacts, matches, parse_error
 from .activity import Activity
 from .answers import ToolError, cut, status_of
 from .case_answers import CaseAnswers
+from .current import CurrentState
 from .kept import Kept, KeptVerdict, read_kept
 from .writes import Writes
 
@@ -44,7 +44,7 @@ def _costs(state: CaseState) -> Optional[tuple[Optional[float], dict]]:
 
 
 @dataclass
-class AssistSession(CaseAnswers, Writes):
+class AssistSession(CaseAnswers, Writes, CurrentState):
     workbench: Workbench
     triage: Triage
     client: Callable[[], str] = lambda: "assistant"  # the MCP client's name, once it has said it
@@ -354,43 +354,6 @@ class AssistSession(CaseAnswers, Writes):
         while time.monotonic() < deadline and not any(s.stale or s.running or id(s.run) != self._ran.get(i)
                                                       for i, s in self.workbench.cases.items()):
             await asyncio.sleep(0.02)
-
-    def report(self) -> dict[str, Any]:
-        """The session's last result of each case, as `run --json` reports them."""
-        from agentdiff.core.reports.json_report import report_dict
-
-        results = [s.run.result for s in self.workbench.cases.values() if s.run is not None]
-        return report_dict(results, prices=self.workbench.options.prices, load_errors=self.workbench.errors)
-
-    async def current_state(self) -> tuple[Path, str]:
-        """The session as a run `compare` and `gate` read (a report file, rewritten at each call): each
-        case's result in this session, else its kept verdict (marked `carried_from`: not run since);
-        and a line that says what it holds."""
-        from agentdiff.core.baselines.file_writes import atomic_write
-        from agentdiff.core.formats.set_aside import made_state_dir
-
-        await self.ready()
-        report = self.report()
-        ran = len(report["cases"])
-        carried = [{**kept.case, "carried_from": kept.run} for i, s in self.workbench.cases.items()
-                   if s.run is None and (kept := self.kept.verdicts.get(i)) is not None and kept.case is not None]
-        report["cases"] += carried
-        report["run"] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": "mcp", "session": True,
-                         **({"partial": f"{ran} case(s) run in this session"} if ran < len(self.workbench.cases) and not carried else {})}
-        path = self.session_file
-        made_state_dir(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.to_thread(atomic_write, path, json.dumps(report, separators=(",", ":")), False)
-        unrun = len(self.workbench.cases) - ran - len(carried)
-        said = (f"this session's current state: {ran} case(s) as run in this session"
-                + (f", {len(carried)} carried from kept runs (not run since)" if carried else "")
-                + (f", {unrun} never run (left out)" if unrun else ""))
-        return path, said
-
-    @property
-    def session_file(self) -> Path:
-        """Where `current_state` writes (removed when the server ends)."""
-        return self.workbench.root / ".agentdiff" / "sessions" / f"mcp-{os.getpid()}.json"
 
     def owns(self, path: Path) -> bool:
         """Whether `path` is inside the project (the only place any answer reads)."""

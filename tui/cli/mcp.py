@@ -31,7 +31,7 @@ def add_parser(commands) -> None:
         "With --print-config, print what each assistant's MCP configuration takes, and exit.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS", help="folders of cases and agents (default: the configured paths, else .)")
-    parser.add_argument("--print-config", action="store_true", help="print the MCP configuration snippets for Claude Code, Codex and Gemini CLI")
+    parser.add_argument("--print-config", action="store_true", help="print the MCP configuration snippets for Claude Code, Codex, Gemini CLI and Copilot")
     parser.add_argument("--no-watch", action="store_true", help="do not watch files: only run() re-runs cases")
     add_run_options(parser, repeats=True)
 
@@ -60,6 +60,8 @@ def print_config(out: TextIO, root: Path) -> None:
           "tool_timeout_sec = 600    # run() waits for verdicts (50 s by default, longer when asked)", file=out)
     print("\n# Gemini CLI: .gemini/settings.json in the project (or ~/.gemini/settings.json)", file=out)
     print(json.dumps({"mcpServers": {"agentdiff": {**entry, "cwd": str(root)}}}, indent=2), file=out)
+    print("\n# GitHub Copilot: .mcp.json at the project's root (as Claude Code's, above), or ~/.copilot/mcp-config.json", file=out)
+    print("\n# Or let agentdiff write them: agentdiff skills install --project (the skill and each assistant's file)", file=out)
 
 
 def project_root(paths: list[Path], here: Path) -> Path:

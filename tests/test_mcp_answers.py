@@ -1,0 +1,114 @@
+"""What `agentdiff mcp` answers are made of, without a server: a long text as its changed lines, the
+latest-results resource within its cap, a summary that quotes every changed place, where a server
+started elsewhere is rooted, and `skills install` writing each assistant's files without losing an edit."""
+
+from __future__ import annotations
+
+import io
+import json
+import tomllib
+from pathlib import Path
+
+from agentdiff.core.diff.divergences import _text_change
+from agentdiff.tui.assist.lean import lean_diff, text_diff
+from agentdiff.tui.assist.server import latest_text
+from agentdiff.tui.cli import main
+from agentdiff.tui.cli.mcp import project_root
+
+
+def test_a_long_text_is_given_as_its_changed_lines_with_the_words_marked_and_the_rest_folded():
+    expected = "\n".join(f"rule {n}: be kind" for n in range(1, 21))
+    actual = expected.replace("rule 3: be kind", "rule 3: be very kind").replace("rule 12: be kind\n", "rule 12: be kind\nrule 12b: new\n")
+    lines = text_diff(expected, actual)
+    assert "~3: rule 3: be {+very +}kind" in lines and "+13: rule 12b: new" in lines
+    assert any(line == "⋯ 5 unchanged lines" for line in lines), lines
+    assert not any("rule 20" in line for line in lines)  # past the context: folded
+
+
+def test_a_diff_document_is_lean_turns_from_one_changed_layers_only_and_no_word_lists():
+    long_a, long_b = "x " * 150 + "old", "x " * 150 + "new"
+    change = {"kind": "changed", "path": "config.system_instruction", "expected": long_a, "actual": long_b, "words": [["equal", "x"]]}
+    document = {
+        "schema_version": 1, "agentdiff_version": "1", "case": {"id": "c"}, "error": None,
+        "first_divergence": {"layer": "request", "turn_index": 0, "summary": "s", "expected": long_a, "actual": long_b},
+        "layers": [{"layer": "request", "status": "changed", "summary": "s"}, {"layer": "response", "status": "same"}],
+        "divergences": [{"layer": "request", "turn_index": 0, "summary": "s", "expected": long_a, "actual": long_b}],
+        "turns": [{"turn_index": 0, "user_text": "hi", "missing": False,
+                   "request": [{"agent": "a", "index": 0, "kind": "changed", "changes": [change], "notes": ["n"]},
+                               {"agent": "a", "index": 1, "kind": "changed", "changes": [change], "notes": []}],
+                   "tool_calls": {"matches": True, "rows": [{"kind": "same", "changes": [], "response_changes": []}]},
+                   "response": {"expected": "a", "actual": "a", "passed": True, "words": [["equal", "a"]]}}],
+    }
+    lean = lean_diff(document)
+    assert "schema_version" not in lean and "error" not in lean and lean["divergences"][0]["turn"] == 1
+    assert "expected" not in lean["divergences"][0] and lean["first_divergence"]["text_diff"][-1].startswith("~1: ")
+    assert [layer["layer"] for layer in lean["layers"]] == ["request"] and lean["other_layers"] == "response same"
+    turn = lean["turns"][0]
+    assert turn["turn"] == 1 and "tool_calls" not in turn and "response" not in turn
+    assert [c["text_diff"] for r in turn["request"] for c in r["changes"]] == ["the same as first_divergence"] * 2
+    assert "notes" not in turn["request"][0] and '"words"' not in json.dumps(lean) and lean["text_diffs"].startswith("long texts")
+    assert "tool_calls" in lean_diff(document, every=True)["turns"][0]
+
+
+def test_the_latest_results_resource_stays_within_its_cap_and_says_what_it_cut():
+    cases = [{"id": f"set.json::case_{n}", "status": "failed", "metrics": [{"reason": "x" * 500}],
+              "layers": [{"layer": "response", "first_divergence": f"turn 1 · response · {n}"}]} for n in range(2000)]
+    text = latest_text({"cases": cases, "summary": {}}, limit=100_000)
+    report = json.loads(text)
+    assert len(text) <= 100_000 and "diff(case)" in report["cut"] and report["more_cases"] > 0
+    assert report["cases"][0] == {"id": "set.json::case_0", "status": "failed", "first_divergence": "turn 1 · response · 0"}
+    assert latest_text({"cases": cases[:2]}) == json.dumps({"cases": cases[:2]}, ensure_ascii=False, separators=(",", ":"))  # small: whole
+
+
+def test_a_summary_quotes_every_place_a_short_text_changed():
+    said = _text_change("It's 60 degrees and foggy in San Francisco.", "Right now San Francisco has 60 degrees and foggy, enjoy!")
+    assert said == '"It\'s" → "Right now San Francisco has"; "in San Francisco." → ", enjoy!"', said
+
+
+def test_a_server_started_outside_the_project_is_rooted_at_the_project_its_paths_name(tmp_path):
+    project = tmp_path / "shop"
+    (project / "agents" / "billing").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'shop'\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert project_root([project / "agents" / "billing"], elsewhere.resolve()) == project.resolve()
+    assert project_root([project / "agents"], project.resolve()) == project.resolve()  # inside: where it started
+    loose = tmp_path / "loose" / "cases"
+    loose.mkdir(parents=True)
+    assert project_root([loose], elsewhere.resolve()) == loose.resolve()  # no project marker: the folder itself
+
+
+def _install(tmp_path: Path, monkeypatch, *args: str) -> str:
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["skills", "install", "--project", *args], out=out, err=err) == 0, err.getvalue()
+    return out.getvalue()
+
+
+def test_skills_install_writes_each_assistants_skill_and_mcp_configuration_and_never_loses_an_edit(tmp_path, monkeypatch):
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text('{"theme": "dark"}')
+    said = _install(tmp_path, monkeypatch)
+    for folder in (".claude", ".agents", ".gemini", ".github"):
+        skill = (tmp_path / folder / "skills" / "agentdiff-eval-loop" / "SKILL.md").read_text()
+        assert skill.startswith("---\nname: agentdiff-eval-loop") and "| tool_calls |" in skill and "agentdiff run --json" in skill
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["agentdiff"]["args"] == ["mcp"]
+    settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings["theme"] == "dark" and settings["mcpServers"]["agentdiff"]["args"] == ["mcp"]  # merged, the rest kept
+    codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
+    assert codex["mcp_servers"]["agentdiff"]["args"] == ["mcp"] and codex["mcp_servers"]["agentdiff"]["tool_timeout_sec"] == 600
+    assert said.count(".mcp.json") == 1  # Claude Code's and Copilot's project file, written once
+
+    skill = tmp_path / ".claude" / "skills" / "agentdiff-eval-loop" / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nOur team's own rule.\n")
+    (tmp_path / ".codex" / "config.toml").write_text('model = "o4"\n\n[mcp_servers.agentdiff]\ncommand = "agentdiff"\nargs = ["mcp", "--no-watch"]\n')
+    again = _install(tmp_path, monkeypatch)
+    assert "left .claude/skills/agentdiff-eval-loop/SKILL.md as it is: it was edited since agentdiff wrote it" in again
+    assert "left .codex/config.toml as it is: its agentdiff entry is not this one" in again and "unchanged .mcp.json" in again
+    assert skill.read_text().endswith("Our team's own rule.\n")
+
+    forced = _install(tmp_path, monkeypatch, "--force", "--claude", "--codex")
+    assert "updated .claude/skills/agentdiff-eval-loop/SKILL.md" in forced and "updated .codex/config.toml" in forced
+    assert "Our team's own rule." in (skill.parent / "SKILL.md.orig").read_text() and "Our team's own rule." not in skill.read_text()
+    codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
+    assert codex["model"] == "o4" and codex["mcp_servers"]["agentdiff"]["args"] == ["mcp"]
