@@ -1,8 +1,9 @@
 """What a coding agent reads from `agentdiff mcp`, in tokens: the README's loop on a copy of the samples
 (status, the failures, explain, diff, a prompt fix, run affected, check nothing else broke, accept,
 apply, gate), driven over stdio by the `mcp` SDK's client. Each answer is counted as the model reads
-it: the tool result's text. The tool list (names, descriptions, input and output schemas) is counted
-once, as a client sends it with every request.
+it: the tool result's text. The tool list is counted as a client gives it to the model with every
+request (names, descriptions, input schemas); the output schemas, which the client reads and the
+model is not given, beside it.
 
 Tokens are counted with Claude's tokenizer as litellm bundles it (`tokenizers`); where that file is
 missing, as characters ÷ 4, and the table says so.
@@ -48,8 +49,10 @@ async def _session(root: Path, count: Callable[[str], int]) -> list[tuple[str, i
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 tools = await session.list_tools()
-                listed = json.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools.tools])
-                steps.append(("tool list (once per request)", len(listed), count(listed)))
+                shown = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools.tools])
+                steps.append(("tool list as a model is given it (name, description, input schema)", len(shown), count(shown)))
+                schemas = json.dumps([t.output_schema for t in tools.tools if t.output_schema])
+                steps.append(("output schemas (read by the client, not the model)", len(schemas), count(schemas)))
 
                 async def step(label: str, tool: str, **arguments) -> dict:
                     result = await session.call_tool(tool, arguments)
@@ -86,7 +89,7 @@ def mcp_tokens_benchmark() -> list[tuple[str, str, str]]:
         steps = asyncio.run(_session(root, count))
         seconds = time.perf_counter() - started
     rows = [(f"mcp tokens: {label}", f"{tokens:,} tokens ({chars:,} characters)", "") for label, chars, tokens in steps]
-    answers = steps[1:]
+    answers = steps[2:]
     rows.append(("mcp tokens: the loop's answers, in all", f"{sum(t for _, _, t in answers):,} tokens", f"counted with {how}; {seconds:.0f} s"))
     return rows
 

@@ -116,7 +116,7 @@ async def test_what_the_server_refuses_says_what_to_do_instead(tmp_path):
         kind, text = await call("gate", run="--junit=/tmp/x.xml")
         assert kind == "error" and "is not a kept run" in text
         kind, text = await call("compare", base="latest")
-        assert kind == "error" and "no latest run" in text and "run(which='all')" in text, text
+        assert kind == "error" and "no latest run" in text and "latest, previous, session, start" in text, text
         kind, text = await call("apply", plan_digest="0123456789abcdef")
         assert kind == "error" and "no such plan" in text
         kind, text = await call("accept", case=DIM, turn=0)

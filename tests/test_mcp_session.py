@@ -68,6 +68,8 @@ async def test_a_mode_applies_to_its_call_and_replay_never_runs_a_case_without_r
         assert again["cases"][0]["status"] == "passed"
         assert RECORDED in [c["id"] for c in (await call("list_cases", filter="mode:replay"))["cases"]]
         assert (await call("status"))["mode"].startswith("per case")
+        gate = await call("gate")  # no run kept before this session: it is judged against its own start
+        assert gate["exit_code"] == 0 and gate["compared"].startswith("this session's start"), gate
 
 
 async def test_gate_and_compare_judge_the_sessions_current_state_not_two_old_runs(tmp_path):

@@ -59,6 +59,7 @@ class ListAnswer(_Answer):
 
 
 class RunAnswer(_Answer):
+    why: Optional[str] = None  # why the cases this call started ran (a case's own `why` when another reason re-ran it)
     ran: int
     seconds: float
     passed: int

@@ -27,7 +27,8 @@ from .session import AssistSession
 INSTRUCTIONS = """agentdiff runs a project's ADK agent eval cases and shows, per layer (LLM request, tool calls,
 response, session), how each run differs from its baseline. Watching is on: when you edit the agent's
 code, prompt or an eval file, the cases the edit can affect re-run by themselves.
-The loop: status → explain a failing case → edit → run(which="affected") → check no other case broke →
+The loop: status (a case not run yet counts with its kept verdict) → explain a failing case → edit the
+agent → run(which="affected") → gate() (this session against the last kept run: nothing else broke) →
 accept only with the plan shown to the user (accept, then apply). Never lower a threshold or edit an
 expected value by hand to make a case pass; undo() takes back the last accept."""
 
@@ -163,31 +164,41 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
         return out
 
     async def side(value: Optional[str]) -> tuple[Optional[str], Optional[str]]:
-        """A run as the CLI takes it, and what it is when it is this session."""
-        if value != "session":
+        """A run as the CLI takes it, and what it is when it is this session's (session, start)."""
+        if value not in ("session", "start"):
             return (kept(value)[0] if value else None), None
-        path, said = await session.current_state()
+        path, said = await session.current_state(value)
         return str(path), said
 
-    def pair(base: Optional[str], head: Optional[str], head_said: Optional[str]) -> tuple[list[str], str]:
+    async def pair(base: Optional[str], head: Optional[str], head_said: Optional[str]) -> tuple[list[str], str]:
+        """BASE and HEAD's report files, and which they are. With no base given and no run kept before
+        (a project's first session), the base is this session's start."""
         from agentdiff.core.reports.kept_runs import RunNotFound, default_pair
 
+        root, base_said = session.workbench.root, None
         try:
-            base_run, head_run = default_pair(session.workbench.root, base, head)
+            base_run, head_run = default_pair(root, base, head)
         except RunNotFound as exc:
-            raise ToolError(f"{exc} (a run of every case first: run(which='all'), or `agentdiff run` in a shell)") from None
-        return [str(base_run.path), str(head_run.path)], (f"{base_run.name} (as base) against "
+            if base is not None:
+                raise ToolError(f"{exc}: kept runs are named by compare's answer, or latest, previous, session, start") from None
+            base, base_said = await side("start")
+            base_run, head_run = default_pair(root, base, head)
+        def shown(path) -> str:  # the commands run in the project's root: its own files by their short path
+            return str(path.resolve().relative_to(root.resolve())) if session.owns(path) else str(path)
+
+        return [shown(base_run.path), shown(head_run.path)], (f"{base_said or base_run.name} (as base) against "
                                                           f"{head_said or head_run.name} (as head)")
 
     @server.tool(annotations=READ, description="Compare two runs case by case: fixed, broken, still failing, new. head defaults to "
                  "'session': this session's current state (its cases as run in it; the others as their kept runs left them). base "
-                 "defaults to the latest kept run before it. Runs: a kept run's name, latest, previous, or session. The cases whose "
+                 "defaults to the latest kept run before it (none kept: 'start', each case's first result in this session). Runs: a "
+                 "kept run's name, latest, previous, session or start. The cases whose "
                  "verdict did not change are counted, and listed only with unchanged=true.")
     async def compare(ctx: Context, base: Optional[str] = None, head: Optional[str] = "session",
                       unchanged: bool = False) -> Annotated[CallToolResult, CommandAnswer]:
         async def work() -> dict:
             (base_arg, _), (head_arg, head_said) = await side(base), await side(head or "session")
-            argv, compared = pair(base_arg, head_arg, head_said)
+            argv, compared = await pair(base_arg, head_arg, head_said)
             said = await command(["compare", *argv, "--json"], True, compared)()
             result = said.get("result")
             if isinstance(result, dict):
@@ -201,11 +212,11 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
 
     @server.tool(annotations=READ, description="The release gate (the rules of [tool.agentdiff.gate]; with none, no case may regress): "
                  "pass or fail, with each rule's result. run defaults to 'session' (this session's current state); baseline to the "
-                 "latest kept run before it.")
+                 "latest kept run before it (none kept: 'start', each case's first result in this session).")
     async def gate(ctx: Context, run: Optional[str] = "session", baseline: Optional[str] = None) -> Annotated[CallToolResult, CommandAnswer]:
         async def work() -> dict:
             (base_arg, _), (head_arg, head_said) = await side(baseline), await side(run or "session")
-            argv, compared = pair(base_arg, head_arg, head_said)
+            argv, compared = await pair(base_arg, head_arg, head_said)
             return await command(["gate", "--baseline", argv[0], argv[1]], False, compared)()
         return await call(ctx, work)
 

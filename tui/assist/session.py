@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Optional, Sequence
 from agentdiff.core.baselines.accept import AcceptPlan
 from agentdiff.core.project.discovery import Discovery
 from agentdiff.core.project.family import family_of
-from agentdiff.core.workbench.events import CaseState, CaseUpdated
+from agentdiff.core.workbench.events import CaseState, CasesUpdated, CaseUpdated
 from agentdiff.core.workbench.triage import Triage
 from agentdiff.core.workbench.workbench import Workbench
 
@@ -68,6 +68,8 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         message = getattr(event, "message", None)
         if isinstance(message, str):  # a Notice: an engine failure on a case, a write's news
             self._notices = [*self._notices[-19:], cut(message, 500)]
+        elif isinstance(event, (CaseUpdated, CasesUpdated)):
+            self.note_first([event.case_id] if isinstance(event, CaseUpdated) else event.case_ids)
 
     def _said(self) -> dict[str, Any]:
         from agentdiff.core.formats.set_aside import take_notices
@@ -278,8 +280,9 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
                 raise ToolError(f"{len(live)} cases would run live, over confirm_live_above ({self.confirm_live_above}): {estimate}. "
                                 f"Ask the user; to run them, call run again with confirm={json.dumps(estimate)}; or run fewer, "
                                 "or only the recorded ones (mode='replay')")
+        reason = f"re-run by {self.client()}: {why}" + (f" ({mode})" if mode else "")
         if ids:
-            self.workbench.run(ids, f"re-run by {self.client()}: {why}" + (f" ({mode})" if mode else ""), mode)
+            self.workbench.run(ids, reason, mode)
             self._say(f"re-ran {len(ids)} case{'s' if len(ids) != 1 else ''}")
         everything = list(dict.fromkeys([*waiting, *ids]))
         started = time.monotonic()
@@ -295,7 +298,8 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
             "failing": sum(1 for s in states if s.failing and not s.running and not s.stale),
             **({"still_running": [i for i in everything if i in still][:100],
                 "next": "what still runs goes on: status() or run(which='affected') later gives its verdicts"} if still else {}),
-            "cases": [self._line(s) for s in shown[:100]],
+            "cases": [{k: v for k, v in self._line(s).items() if not (k == "why" and v == reason)} for s in shown[:100]],  # this call's: said once
+            **({"why": reason} if ids else {}),
             **({"more_cases": len(shown) - 100} if len(shown) > 100 else {}),
             **({"not_replayed": {"cases": len(unrecorded), "why": "no recordings to replay: leave `mode` out to run them live"}}
                if unrecorded else {}),

@@ -138,10 +138,7 @@ def _close(session, keep_runs: int, started: float) -> None:
     from ..kept_session import keep_session
 
     workbench = session.workbench
-    try:
-        session.session_file.unlink(missing_ok=True)
-    except OSError:
-        pass
+    session.forget_files()
     if workbench.history is not None:
         workbench.history.close()
         if workbench.history.problem:
