@@ -126,6 +126,6 @@ class StepAnswer(_Answer):
 class CommandAnswer(_Answer):
     exit_code: int
     compared: Optional[str] = None  # compare and gate: which runs, and what the session side holds
-    result: Optional[Any] = None
+    result: Optional[dict[str, Any]] = None  # compare: its JSON document
     output: Optional[str] = None
     messages: Optional[str] = None
