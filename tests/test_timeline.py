@@ -71,3 +71,25 @@ async def test_6_shows_a_workflows_and_an_agents_cli_cases_calls_from_a_real_run
             assert shown[0][0].plain.startswith("the baseline keeps no timings")  # the run's calls alone, the whole width
             assert "model demo-" in shown[1][1].plain and "tok" in shown[1][1].plain
             assert section.region.y < 50 - 3  # brought into view, below its title its first bar
+
+
+def test_a_model_calls_span_ends_with_its_answer_not_after_the_tool_it_asked_for(tmp_path, worker_pool):
+    """ADK runs the tools a model call asks for before it asks that call for more: the call's span ends
+    with its answer, so a slow tool is the tool's bar, never the model's."""
+    import asyncio
+
+    from agentdiff.core.project.discovery import discover
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.runner import run_case
+
+    samples = copy_samples(tmp_path, agents=("weather_desk",))
+    agent = samples / "weather_desk" / "app" / "agent.py"
+    agent.write_text(agent.read_text().replace('    """Simulates a web search for the weather in a city."""\n',
+                                               '    """Simulates a web search for the weather in a city."""\n    import time\n    time.sleep(0.6)\n'))
+    (ref,) = [c for c in discover([samples], tmp_path).cases if c.id == DATASET_CASE]
+    run = asyncio.run(run_case(ref, worker_pool, RunOptions(), tmp_path))
+    spans = turn_spans(run.trace.turns[0])
+    tool = next(s for s in spans if s.kind == "tool")
+    asked = [s for s in spans if s.kind == "model" and s.start <= tool.start]
+    assert tool.seconds >= 0.6 and asked, spans
+    assert all(s.end <= tool.start + 0.05 and s.seconds < 0.5 for s in asked), spans

@@ -191,6 +191,7 @@ def _harness_llm_class() -> type:
                 if harness.replay:
                     for response in harness.recorded_responses(exchange):
                         exchange.responses.append(response)
+                        exchange.end = harness.elapsed()
                         yield LlmResponse.model_validate(_known_fields(LlmResponse, response))
                     return
                 inner = self._inner
@@ -202,9 +203,14 @@ def _harness_llm_class() -> type:
                 calls = call_with_retries(lambda: inner.generate_content_async(llm_request, stream=stream), self.model, what, exchange)
                 async for response in calls:
                     exchange.responses.append(response.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
+                    exchange.end = harness.elapsed()  # its end so far: ADK runs the tools it asks for before it asks for more
                     yield response
+            except Exception:
+                exchange.end = harness.elapsed()  # the call failed: its end is the failure's
+                raise
             finally:
-                exchange.end = harness.elapsed()  # the timeline's end of the call: its last response, or its failure
+                if exchange.end is None:
+                    exchange.end = harness.elapsed()
 
     return HarnessLlm
 
