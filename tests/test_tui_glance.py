@@ -263,6 +263,20 @@ def test_the_eta_comes_from_what_the_cases_left_took_last_time_before_any_finish
     assert one.eta(13) is None  # past it: slower than last time, so no number rather than a wrong one
 
 
+def test_the_eta_takes_off_what_the_cases_in_flight_have_run_already():
+    from agentdiff.core.workbench.progress import Progress
+
+    progress = Progress(jobs=2)
+    progress.queued(["a", "b", "c"], in_flight=False, now=0, expected={"a": 8.0, "b": 8.0, "c": 8.0})
+    progress.started_case("a", 0), progress.started_case("b", 0)
+    assert progress.eta(0) == 12  # 24 s over two at once
+    progress.finished("a")
+    progress.started_case("c", 8)
+    assert progress.eta(8) == 8  # b has run 8 of its 8 s, c none of its 8: not (8 + 8) / 2 afresh with nothing run
+    progress.finished("b")
+    assert progress.eta(9) == 7  # c started 1 s ago
+
+
 def test_run_says_how_long_is_left_from_the_cases_last_times(tmp_path, monkeypatch):
     import contextlib
 

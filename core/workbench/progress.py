@@ -2,7 +2,8 @@
 
 A batch starts when runs are started while none is in flight, and grows as more are queued before
 it ends; a case run again within it counts once. The ETA is what the cases left took the last time
-they ran (their mean standing in for a case never run), spread over the concurrency, counting down
+they ran (their mean standing in for a case never run), less what those in flight have run already,
+spread over the concurrency, counting down
 while no case finishes, and none once it has run out (the runs are slower than last time: no number
 is better than a wrong one); with no case left that ran before, the batch's own pace so far (the time
 per finished case) times the cases left."""
@@ -29,10 +30,11 @@ class Progress:
     _longest: list[tuple[float, str]] = field(default_factory=list, repr=False)  # a heap of (-seconds, case) left
     # the estimate from the last runs, and when it was made: it counts down until the cases left change
     _estimate: Optional[tuple[float, float]] = field(default=None, repr=False)
+    _running: dict[str, float] = field(default_factory=dict, repr=False)  # the cases in flight, and when each started
 
     def queued(self, case_ids: Iterable[str], in_flight: bool, now: float, expected: Optional[Mapping[str, float]] = None) -> None:
         if not in_flight:
-            self.started, self.ids, self.done = now, set(), set()
+            self.started, self.ids, self.done, self._running = now, set(), set(), {}
         ids = set(case_ids)
         self.ids |= ids
         self.done -= ids
@@ -44,7 +46,12 @@ class Progress:
         heapq.heapify(self._longest)
         self._estimate = None
 
+    def started_case(self, case_id: str, now: float) -> None:
+        """A case's run began: what it has run already is taken off what it is expected to take."""
+        self._running[case_id] = now
+
     def finished(self, case_id: str) -> None:
+        self._running.pop(case_id, None)
         if case_id in self.ids:
             self.done.add(case_id)
         if case_id in self._left:
@@ -71,10 +78,13 @@ class Progress:
             if self._estimate is None:
                 while self._longest and self._longest[0][1] not in self._left:  # finished since: gone from the heap
                     heapq.heappop(self._longest)
-                longest = -self._longest[0][0] if self._longest else 0.0
-                known = max(0.0, self._known)
-                total = known + known / self._counted * (left - self._counted)
-                self._estimate = (max(total / max(1, self.jobs), longest), now)
+                mean = max(0.0, self._known) / self._counted
+                ran = {i: now - at for i, at in self._running.items() if i in self._left}  # in flight: part done
+                known = max(0.0, self._known) - sum(min(seconds, self.expected[i]) for i, seconds in ran.items() if i in self.expected)
+                unknown = mean * (left - self._counted) - sum(min(seconds, mean) for i, seconds in ran.items() if i not in self.expected)
+                waiting = next((-neg for neg, i in heapq.nsmallest(len(ran) + 1, self._longest) if i not in ran), 0.0)
+                longest = max([waiting, *(self.expected[i] - seconds for i, seconds in ran.items() if i in self.expected)])
+                self._estimate = (max((max(0.0, known) + max(0.0, unknown)) / max(1, self.jobs), longest), now)
             estimate, at = self._estimate
             remaining = estimate - (now - at)  # counts down while nothing finishes
             return remaining if remaining > 0.5 else None  # past it: the last runs tell nothing more

@@ -217,6 +217,7 @@ class Workbench(Baselines):
         ref = state.ref
         try:
             state.running, state.started = True, self.clock()
+            self.progress.started_case(case_id, state.started)
             self._emit(CaseUpdated(case_id))
             options = self.options if (mode := self._modes.pop(case_id, None)) is None else self.options.with_mode(mode)  # type: ignore[arg-type]
             run = await run_case(ref, self.pool, options, self.root, self._agents)
