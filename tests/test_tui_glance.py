@@ -580,3 +580,33 @@ async def test_the_footer_is_drawn_before_the_app_has_focus_as_in_a_browser(tmp_
         app.app_focus = False  # a browser page that was never clicked
         footer.bindings_changed(app.main)
         assert scheduled == [footer.recompose]
+
+
+async def test_the_case_shown_before_its_first_run_shows_its_first_divergence_when_the_run_comes(tmp_path):
+    """At start the cursor is on a case that has not run yet; when its run comes, the detail is at its
+    first divergence (its line, its ▶), as when the case is chosen after it ran."""
+    import asyncio
+    import json
+
+    samples = copy_samples(tmp_path, agents=("customer_service",))
+    evalset = samples / "customer_service" / "customer_service.evalset.json"
+    data = json.loads(evalset.read_text())
+    data["eval_cases"].sort(key=lambda c: c["eval_id"] != "refund_too_late")  # the first row: the cursor's at start
+    evalset.write_text(json.dumps(data, indent=2))
+    pool, released, started = CannedPool(tmp_path), asyncio.Event(), []
+
+    async def late(job):
+        started.append(job)
+        await released.wait()
+        return pool.canned(job)
+
+    pool.answer(REFUND_LATE, late)
+    app = make_app(tmp_path, pool)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: started and app.main.tree.current_case_id == REFUND_LATE, what="its run started, the cursor on it")
+        await pilot.pause(0.1)
+        assert app.main.view.divergence == -1
+        released.set()
+        await settle(app, pilot)
+        assert app.main.view.divergence == 0 and app.main.detail.divergence is not None
+        assert "divergence 1/2:" in str(app.main.detail.extra) and "▶" in app.export_screenshot()

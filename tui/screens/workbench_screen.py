@@ -319,8 +319,10 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
 
     def _show_selected(self, keep_position: bool = False) -> None:
         view = self.view
+        divergences = self._divergences()
+        if keep_position and view.divergence < 0 and divergences and not view.turn_focused and view.layer is None:
+            keep_position = False  # the case shown had no divergence (not run yet): its run's are shown as on arrival
         if not keep_position:
-            divergences = self._divergences()
             view = View(divergences[0].turn, 0) if divergences else View()
         self.view = view
         if not keep_position:  # the first divergence in sight, however short the terminal
