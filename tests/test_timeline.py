@@ -56,9 +56,8 @@ async def test_6_shows_a_workflows_and_an_agents_cli_cases_calls_from_a_real_run
         for case_id, by in ((WORKFLOW, "order_desk"), (DATASET_CASE, "weather_desk")):
             app.main.tree.select_case(case_id)
             await pilot.pause(0.1)
-            if app.main.detail.timeline_open:
-                await pilot.press("6")  # folds it
-            await pilot.press("6")  # unfolds it and brings it into view
+            if not app.main.detail.timeline_open or not app.main.detail.layer_in_view("timeline"):
+                await pilot.press("6")  # unfolds it, or brings the open one into view
             await pilot.pause(0.2)
             section = app.main.detail.query_one("#layer-timeline")
             title = str(section.query_one(".layer-title").render())
@@ -93,3 +92,27 @@ def test_a_model_calls_span_ends_with_its_answer_not_after_the_tool_it_asked_for
     asked = [s for s in spans if s.kind == "model" and s.start <= tool.start]
     assert tool.seconds >= 0.6 and asked, spans
     assert all(s.end <= tool.start + 0.05 and s.seconds < 0.5 for s in asked), spans
+
+
+async def test_6_on_another_case_brings_the_open_timeline_into_view_before_it_folds_it(tmp_path):
+    from fake_pool import CannedPool
+
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    refund_twice = "sample_agents/customer_service/customer_service.evalset.json::no_second_refund"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case("sample_agents/customer_service/customer_service.evalset.json::order_status")
+        await pilot.pause(0.1)
+        await pilot.press("6")
+        await pilot.pause(0.2)
+        assert app.main.detail.timeline_open and app.main.detail.layer_in_view("timeline")
+        app.main.tree.select_case(refund_twice)  # a long case: its timeline far below the screen
+        await pilot.pause(0.2)
+        assert app.main.detail.timeline_open and not app.main.detail.layer_in_view("timeline")
+        await pilot.press("6")
+        await pilot.pause(0.2)
+        assert app.main.detail.timeline_open and app.main.detail.layer_in_view("timeline")  # shown, not folded out of sight
+        await pilot.press("6")
+        await pilot.pause(0.1)
+        assert not app.main.detail.timeline_open

@@ -76,8 +76,12 @@ class MoveActions:
         self.detail.scroll_to_layer(layer)
 
     def action_timeline(self) -> None:
-        """`6`: the turn's calls on a time axis, unfolded and brought into view; again: folded."""
+        """`6`: the turn's calls on a time axis, unfolded and brought into view; again, once in view: folded
+        (open, below the screen on another case: brought into view)."""
         detail = self.detail
+        if detail.timeline_open and not detail.layer_in_view("timeline"):
+            detail.scroll_to_layer("timeline")
+            return
         detail.timeline_open = not detail.timeline_open
         detail.redraw()
         if detail.timeline_open:  # once it is laid out unfolded: its top at the top of the layers

@@ -388,3 +388,9 @@ class CaseDetail(Vertical):
         else:
             self.query_one("#layers", VerticalScroll).scroll_home(animate=False)
             section.scroll_visible(animate=False)
+
+    def layer_in_view(self, layer: str) -> bool:
+        """Whether a layer's title line is on screen in the scrolling layers."""
+        section = self.query_one(f"#layer-{layer}", LayerSection)
+        layers = self.query_one("#layers", VerticalScroll)
+        return section.display and layers.scroll_y <= section.virtual_region.y < layers.scroll_y + layers.size.height
