@@ -240,12 +240,19 @@ SHORT_VALUE = 60
 
 
 def short(value: Any, limit: int = SHORT_VALUE) -> str:
-    """A value as compact JSON, cut to `limit` characters."""
+    """A value as compact JSON, cut to `limit` characters (a cut text keeps its closing quote)."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    if isinstance(value, str) and limit > 3:
+        keep = limit - 3
+        while keep > 0 and len(cut := json.dumps(value[:keep] + "…", ensure_ascii=False)) > limit:
+            keep -= max(1, len(cut) - limit)
+        return json.dumps(value[:max(0, keep)] + "…", ensure_ascii=False)
+    return text[: limit - 1] + "…"
 
 
 def display_path(change: Change, prefix_len: int = 0) -> str:
