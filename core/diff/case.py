@@ -23,6 +23,7 @@ from agentdiff.core.diff.model import (
     TurnDiff,
 )
 from agentdiff.core.diff.nodes import diff_nodes
+from agentdiff.core.traces.nodes import without_transfers
 from agentdiff.core.diff.requests import diff_requests
 from agentdiff.core.diff.response import diff_response
 from agentdiff.core.diff.session import diff_session
@@ -42,6 +43,7 @@ def diff_case(
     case_id: str = "",
     locate: Optional[Locator] = None,
 ) -> CaseDiff:
+    expected, actual = without_transfers(expected, actual.transfer_parents), without_transfers(actual, actual.transfer_parents)
     turn_count = max(len(expected.turns), len(actual.turns))
     compare_requests_layer = expected.has_requests  # an EvalSet baseline records no requests
     compare_nodes = any(turn.nodes for turn in expected.turns)  # nor node paths: then only what ran is shown
@@ -105,6 +107,7 @@ def _absent_reason(layer: Layer, expected: Trace, actual: Trace) -> Optional[str
 def with_strict_node_order(diff: CaseDiff, expected: Trace, actual: Trace) -> CaseDiff:
     """The diff with its node layer compared in the order the nodes ran (`strict_node_order`); node
     divergences never decide a verdict, so nothing else changes."""
+    expected, actual = without_transfers(expected, actual.transfer_parents), without_transfers(actual, actual.transfer_parents)
     if not any(turn.nodes for turn in expected.turns):
         return diff
     turns = []

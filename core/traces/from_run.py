@@ -180,4 +180,4 @@ def trace_from_output(out: RunOutput, messages: Sequence[Message]) -> Trace:
             )
         )
     session = SessionSnapshot(app_name=out.app_name, user_id=out.user_id, state=out.state, events=tuple(out.events))
-    return Trace(turns=tuple(turns), session=session, error=out.error)
+    return Trace(turns=tuple(turns), session=session, error=out.error, transfer_parents=tuple(out.transfer_parents))

@@ -117,6 +117,7 @@ class Trace(_Value):
     turns: tuple[Turn, ...] = ()
     session: Optional[SessionSnapshot] = None
     error: Optional[str] = None  # a run that crashed or timed out
+    transfer_parents: tuple[str, ...] = ()  # a run's agents whose sub-agents' node paths are not workflow nodes (`nodes.without_transfers`)
 
     @property
     def has_requests(self) -> bool:

@@ -93,6 +93,18 @@ def node_steps(events: Sequence[dict[str, Any]]) -> tuple[NodeStep, ...]:
     )
 
 
+def without_transfers(trace: Any, parents: Sequence[str]) -> Any:
+    """`trace` without the steps that are a sub-agent's run under an agent that is not a workflow
+    (their parent's path, "" for the root, in `parents`): ADK 2 stamps those with node paths too, and
+    nodes are a workflow's."""
+    if not parents or not any(turn.nodes for turn in trace.turns):
+        return trace
+    hidden = set(parents)
+    turns = tuple(turn.model_copy(update={"nodes": tuple(step for step in turn.nodes if step.path.rpartition("/")[0] not in hidden)})
+                  for turn in trace.turns)
+    return trace.model_copy(update={"turns": turns})
+
+
 def workflow_output(events: Sequence[dict[str, Any]]) -> tuple[bool, Any]:
     """(whether the turn has one, the workflow's own output): the last event whose `output_for`
     names the root's path."""

@@ -27,6 +27,7 @@ from pathlib import Path
 from contextvars import ContextVar
 from typing import Any, AsyncGenerator, Optional
 
+from .agent_tree import llm_agents, transfer_parents
 from .harness import Harness, RanPastRecording
 from .hints import how_to_fix, project_origin, said
 from .jobs import AgentRef, Job, RunOutput
@@ -122,31 +123,6 @@ async def load_adk_agent(ref: AgentRef) -> tuple[Any, Any]:
             raise LookupError(f"Sub-Agent {ref.sub_agent!r} not found in {ref.module}")
         agent, app = found, None
     return agent, app
-
-
-def llm_agents(agent: Any) -> list[Any]:
-    """Every LlmAgent under `agent`: its sub-agents, the nodes of its workflow graphs (nested ones,
-    parallel workers' nodes) and the agents its agent tools run. (One a node creates as it runs is
-    instrumented at its first model call: `TracePlugin.before_model_callback`.)"""
-    from google.adk.agents.llm_agent import LlmAgent
-
-    found, stack, seen = [], [agent], set()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, LlmAgent):
-            found.append(node)
-        graph = getattr(node, "graph", None)
-        stack.extend(reversed([*(getattr(node, "sub_agents", None) or []), *(getattr(graph, "nodes", None) or []),
-                               getattr(node, "node", None), *(getattr(tool, "agent", None) for tool in _tools_of(node))]))
-    return found
-
-
-def _tools_of(node: Any) -> list[Any]:
-    tools = getattr(node, "tools", None)
-    return list(tools) if isinstance(tools, (list, tuple)) else []
 
 
 def model_names(module: Any) -> list[str]:
@@ -298,6 +274,7 @@ async def run_adk(job: Job) -> RunOutput:
     out.adk_version = adk_version()
     agent, app = await load_adk_agent(job.agent)
     out.agent_info = install_harness(agent)
+    out.transfer_parents = transfer_parents(agent)
     head, tail = trace_plugins(harness, instrument)
     if app is not None:
         runner = InMemoryRunner(app=app.model_copy(update={"plugins": [head, *app.plugins, tail]}))

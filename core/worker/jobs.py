@@ -149,6 +149,9 @@ class RunOutput(_Model):
     # The app's agents as ADK's `app-info` lists them (name → description, instruction, tools,
     # sub_agents), for an agents-cli trace's `agent_data.agents`; empty where ADK cannot list them.
     app_agents: dict[str, Any] = {}
+    # the agents (not workflows) whose sub-agents' node paths are runs of a sub-agent, not a workflow's
+    # nodes: their paths below the root ("" for the root itself)
+    transfer_parents: list[str] = []
     root_agent: str = ""  # the root agent's name  # why the user simulator stopped (ADK's status, e.g. "stop_signal_detected")
     _size: int = PrivateAttr(default=0)  # the bytes it came in from the worker (0: made here): what scoring it costs
     # A `fixture` job's events as the worker sent them (ADK's fixture form), once its `events` are made the
