@@ -610,3 +610,25 @@ async def test_the_case_shown_before_its_first_run_shows_its_first_divergence_wh
         await settle(app, pilot)
         assert app.main.view.divergence == 0 and app.main.detail.divergence is not None
         assert "divergence 1/2:" in str(app.main.detail.extra) and "▶" in app.export_screenshot()
+
+
+async def test_after_an_accept_the_scope_is_the_whole_case_again_and_a_case_accepted_whole_offers_no_esc(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(DIM)
+        await pilot.pause(0.1)
+        await pilot.press("2")
+        assert app.main.view.scope() == "the tool_calls layer of turn 1"
+        await pilot.press("a")
+        await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal", what="the accept's preview")
+        await pilot.press("y")
+        await until(pilot, lambda: any("written:" in n.message for n in app._notifications), what="the write")
+        await settle(app, pilot)
+        assert app.main.view.layer is None and app.main.view.scope() == "the whole case"
+        app.main.tree.select_case("sample_agents/home_automation/conformance/lights/kitchen_on_then_check")
+        await pilot.pause(0.1)
+        await pilot.press("1")
+        line = next(line for line in str(app.main.detail.extra).splitlines() if line.startswith("accept scope:"))
+        assert line.startswith("accept scope: the whole case (") and "esc" not in line, line

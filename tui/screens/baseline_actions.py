@@ -120,6 +120,8 @@ class BaselineActions:
                 self.notify(f"not written: {exc}", severity="error")
                 return
             self.notify(f"written: {plan.description} (z undoes it)")
+        if self.view.layer or self.view.turn_focused:  # written: the next accept starts from the whole case again
+            self.view = self.view._replace(layer=None, turn_focused=False)
 
     def action_review(self) -> None:
         failing = [case_id for case_id in self.tree.visible_ids if self.workbench.cases[case_id].failing]

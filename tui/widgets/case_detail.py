@@ -205,8 +205,8 @@ class CaseDetail(Vertical):
                                   style="cyan")
             whole = family_of(state.ref).accepted_whole
             if not self.short_header or view.layer or view.turn_focused:
-                self.extra.append(f"\naccept scope: {view.scope(whole)}" + (" · esc: the whole case" if view.layer or view.turn_focused else ""),
-                                  style="dim")
+                narrowed = (view.layer or view.turn_focused) and not whole  # a case accepted whole has nothing to widen
+                self.extra.append(f"\naccept scope: {view.scope(whole)}" + (" · esc: the whole case" if narrowed else ""), style="dim")
         self._render_header()
         self._render_tabs()
         self._render_layers()
