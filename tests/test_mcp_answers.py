@@ -41,11 +41,12 @@ def test_a_diff_document_is_lean_turns_from_one_changed_layers_only_and_no_word_
     }
     lean = lean_diff(document)
     assert "schema_version" not in lean and "error" not in lean and lean["divergences"][0]["turn"] == 1
-    assert "expected" not in lean["divergences"][0] and lean["first_divergence"]["text_diff"][-1].startswith("~1: ")
+    assert "expected" not in lean["divergences"][0] and "text_diff" not in lean["first_divergence"]
     assert [layer["layer"] for layer in lean["layers"]] == ["request"] and lean["other_layers"] == "response same"
     turn = lean["turns"][0]
     assert turn["turn"] == 1 and "tool_calls" not in turn and "response" not in turn
-    assert [c["text_diff"] for r in turn["request"] for c in r["changes"]] == ["the same as first_divergence"] * 2
+    first, again = [c["text_diff"] for r in turn["request"] for c in r["changes"]]
+    assert first[-1].startswith("~1: ") and again == "the same as turn 1 · a call 1 · config.system_instruction"
     assert "notes" not in turn["request"][0] and '"words"' not in json.dumps(lean) and lean["text_diffs"].startswith("long texts")
     assert "tool_calls" in lean_diff(document, every=True)["turns"][0]
 
@@ -73,6 +74,8 @@ def test_a_server_started_outside_the_project_is_rooted_at_the_project_its_paths
     elsewhere.mkdir()
     assert project_root([project / "agents" / "billing"], elsewhere.resolve()) == project.resolve()
     assert project_root([project / "agents"], project.resolve()) == project.resolve()  # inside: where it started
+    assert project_root([project / "agents" / "billing"], tmp_path.resolve()) == project.resolve()  # started above it: the project
+    assert project_root([tmp_path / "elsewhere"], tmp_path.resolve()) == tmp_path.resolve()  # no project inside: where it started
     loose = tmp_path / "loose" / "cases"
     loose.mkdir(parents=True)
     assert project_root([loose], elsewhere.resolve()) == loose.resolve()  # no project marker: the folder itself

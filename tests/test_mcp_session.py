@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
+import time
 
 from mcp_support import AGENTDIFF, mcp_session
 from tui_support import copy_samples
@@ -17,6 +19,7 @@ from agentdiff.core.baselines.journal_entries import journal_entries
 
 REFUND_LATE = "sample_agents/customer_service/customer_service.evalset.json::refund_too_late"
 ORDER_STATUS = "sample_agents/customer_service/customer_service.evalset.json::order_status"
+FIX = ("issue_refund(order_id=<order_id>, amount=<total>)", "issue_refund(order_id=<order_id>, amount=<total>) if <eligible>")
 KITCHEN = "sample_agents/home_automation/home_automation.evalset.json::turn_on_kitchen_light"
 RECORDED = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
 
@@ -34,7 +37,7 @@ async def test_a_fresh_server_shows_the_kept_failures_at_its_first_call_typed_an
         failing = await call("list_cases", filter="status:failed,error")  # the first call: nothing has run in this session
         assert {c["id"] for c in failing["cases"]} >= {REFUND_LATE} and failing["total"] == 3, failing
         lead = next(c for c in failing["cases"] if c["id"] == REFUND_LATE)
-        assert lead["kept"]["by"] == "run" and lead["kept"]["when"] and "issue_refund" in lead["first_divergence"], lead
+        assert lead["kept"]["by"] == "run" and lead["kept"]["run_started"] and "issue_refund" in lead["first_divergence"], lead
         status = await call("status")
         assert status["counts"].get("failed") == 3, status
         waiting = status["not_run_in_this_session"]
@@ -178,12 +181,43 @@ async def test_a_prompt_edit_diff_gives_each_change_once_as_changed_lines(tmp_pa
         text = diff.content[0].text
         lean = json.loads(text)
         every = await call("diff", case=RECORDED, layers="all")
-    lines = lean["first_divergence"]["text_diff"]
-    assert "~3: sentence; never [-invent-]{+make up+} a device." in lines and "+8: - Never change a device the user did not name." in lines
-    assert any(line.startswith("⋯ ") and line.endswith("unchanged lines") for line in lines), lines
-    repeats = [c["text_diff"] for t in lean["turns"] for r in t["request"] for c in r["changes"]]
-    assert len(repeats) == 4 and all(r == "the same as first_divergence" for r in repeats), repeats
+    first, *repeats = [c["text_diff"] for t in lean["turns"] for r in t["request"] for c in r["changes"]]
+    assert "~3: sentence; never [-invent-]{+make up+} a device." in first and "+8: - Never change a device the user did not name." in first
+    assert any(line.startswith("⋯ ") and line.endswith("unchanged lines") for line in first), first
+    assert len(repeats) == 3 and all(r == "the same as turn 1 · home_automation call 1 · config.system_instruction" for r in repeats), repeats
+    assert "text_diff" not in lean["first_divergence"] and "expected" not in lean["first_divergence"]  # its sides: once, in its turn
     assert "text_diffs" in lean and [layer["layer"] for layer in lean["layers"]] == ["request"] and "other_layers" in lean
     assert "tool_calls" not in lean["turns"][0] and "tool_calls" in every["turns"][0]
     whole = _cli(tmp_path, "diff", RECORDED, "--json").stdout
     assert len(text) * 4 < len(whole), (len(text), len(whole))  # the CLI's document carries both prompts in every request
+
+
+async def test_a_kept_verdict_whose_files_changed_since_is_stale_and_runs_as_affected(tmp_path):
+    samples = copy_samples(tmp_path)
+    assert _cli(tmp_path, "run", "sample_agents").returncode == 1
+    prompt = samples / "customer_service" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace(*FIX))  # edited after the kept run, before the server starts
+    later = time.time() + 2
+    os.utime(prompt, (later, later))  # (a kept run's start is to the second)
+    async with mcp_session(tmp_path) as call:
+        (late,) = (await call("list_cases", filter="refund_too_late"))["cases"]
+        assert late["status"] == "stale" and late["was"] == "failed", late
+        assert late["kept"]["changed_since"] == "sample_agents/customer_service/prompt.md", late
+        assert REFUND_LATE in (await call("status"))["stale"]
+        assert (await call("list_cases", filter="kitchen"))["cases"][0]["status"] == "passed"  # its files did not change
+        affected = await call("run", which="affected", timeout=120)
+        assert affected["done"] == affected["ran"] >= 5 and next(c for c in affected["cases"] if c["id"] == REFUND_LATE)["status"] == "passed"
+
+
+async def test_gate_judges_an_edit_once_its_runs_are_done_and_lists_the_cases_by_category(tmp_path):
+    samples = copy_samples(tmp_path)
+    assert _cli(tmp_path, "run", "sample_agents").returncode == 1
+    async with mcp_session(tmp_path, "--no-watch") as call:
+        await call("run", which="all", timeout=120)
+        prompt = samples / "customer_service" / "prompt.md"
+        prompt.write_text(prompt.read_text().replace(*FIX))
+        gate = await call("gate")  # nothing watches: the gate finds the edit, and waits for what it re-runs
+        assert gate["exit_code"] == 1 and REFUND_LATE in gate["cases"]["fixed"], gate
+        regressed = gate["cases"]["regressed"]  # the recorded cases replay the old prompt: their request layer differs
+        assert regressed and all("/conformance/" in case_id for case_id in regressed), gate
+        assert "not_judged" not in gate

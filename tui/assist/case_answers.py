@@ -25,7 +25,7 @@ class CaseAnswers:
         state = self.workbench.cases[case_id]
         if state.run is None:
             kept = self.kept.verdicts.get(case_id)
-            said = f" (its kept verdict: {kept.status}, {kept.when})" if kept is not None else ""
+            said = f" (its kept verdict: {kept.status}, from the run of {kept.run_started})" if kept is not None else ""
             raise ToolError(f"{case_id} has not run in this session{said}: `run(cases=[{case_id!r}])` runs it")
         return state, state.run
 

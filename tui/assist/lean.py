@@ -133,9 +133,7 @@ def lean_diff(document: dict[str, Any], every: bool = False) -> dict[str, Any]:
     doc = {k: v for k, v in document.items() if k not in ("schema_version", "agentdiff_version")}
     seen: dict[tuple, str] = {}
     if doc.get("first_divergence"):
-        doc["first_divergence"] = divergence(doc["first_divergence"])
-        if isinstance(doc["first_divergence"].get("text_diff"), list):
-            seen[tuple(doc["first_divergence"]["text_diff"])] = "first_divergence"
+        doc["first_divergence"] = divergence(doc["first_divergence"], sides=False)  # its two sides: in its turn, below
     doc["divergences"] = [divergence(d, sides=False) for d in doc.get("divergences") or ()]  # their sides are in the turns
     doc["turns"] = [_turn(t, every, seen) for t in doc.get("turns") or ()]
     session = doc.get("session")

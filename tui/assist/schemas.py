@@ -19,8 +19,9 @@ class KeptSaid(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     run: str
-    when: str
+    run_started: str
     by: str
+    changed_since: Optional[str] = None  # a file it read, changed since that run: the verdict may be old (the case is stale)
 
 
 class CaseLine(BaseModel):
@@ -34,6 +35,7 @@ class CaseLine(BaseModel):
     first_divergence: Optional[str] = None
     seconds: Optional[float] = None
     kept: Optional[KeptSaid] = None  # the verdict is a kept run's (not run in this session)
+    was: Optional[str] = None  # running or stale: the verdict it had
 
 
 class StatusAnswer(_Answer):
@@ -59,6 +61,7 @@ class ListAnswer(_Answer):
 
 
 class RunAnswer(_Answer):
+    done: Optional[int] = None  # of `ran`, those with their verdict now (the rest: still_running)
     why: Optional[str] = None  # why the cases this call started ran (a case's own `why` when another reason re-ran it)
     ran: int
     seconds: float
@@ -127,5 +130,7 @@ class CommandAnswer(_Answer):
     exit_code: int
     compared: Optional[str] = None  # compare and gate: which runs, and what the session side holds
     result: Optional[dict[str, Any]] = None  # compare: its JSON document
+    cases: Optional[dict[str, list[str]]] = None  # gate: the case ids of each category but unchanged
+    not_judged: Optional[dict[str, Any]] = None  # compare, gate: the session's stale cases
     output: Optional[str] = None
     messages: Optional[str] = None

@@ -50,9 +50,10 @@ def answer(value: dict) -> CallToolResult:
 
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-RUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)  # model calls
+RUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)  # model calls
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 LATEST_MAX = 200_000  # characters of the latest.json resource
+JUDGE_WAIT = 50.0  # seconds gate and compare wait for the session's runs in flight
 LayerName = Literal["request", "tool_calls", "response", "nodes", "session"]
 
 
@@ -163,10 +164,17 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
             out.append(value)
         return out
 
-    async def side(value: Optional[str]) -> tuple[Optional[str], Optional[str]]:
-        """A run as the CLI takes it, and what it is when it is this session's (session, start)."""
+    async def side(value: Optional[str], judged: dict) -> tuple[Optional[str], Optional[str]]:
+        """A run as the CLI takes it, and what it is when it is this session's (session, start). Before
+        the session is judged, the runs in flight are waited for; the stale ones are said (`judged`)."""
         if value not in ("session", "start"):
             return (kept(value)[0] if value else None), None
+        if value == "session" and "stale" not in judged:
+            running, stale = await session.settled(JUDGE_WAIT)
+            if running:
+                raise ToolError(f"{len(running)} case(s) still running after {JUDGE_WAIT:g} s ({', '.join(running[:3])}…): their "
+                                "verdicts are not in yet; call again when run(which='affected') has returned")
+            judged["stale"] = stale
         path, said = await session.current_state(value)
         return str(path), said
 
@@ -181,43 +189,63 @@ def build_server(session: AssistSession, cli: Callable[[list[str]], tuple[int, s
         except RunNotFound as exc:
             if base is not None:
                 raise ToolError(f"{exc}: kept runs are named by compare's answer, or latest, previous, session, start") from None
-            base, base_said = await side("start")
+            base, base_said = await side("start", {})
             base_run, head_run = default_pair(root, base, head)
+
         def shown(path) -> str:  # the commands run in the project's root: its own files by their short path
             return str(path.resolve().relative_to(root.resolve())) if session.owns(path) else str(path)
 
         return [shown(base_run.path), shown(head_run.path)], (f"{base_said or base_run.name} (as base) against "
                                                           f"{head_said or head_run.name} (as head)")
 
+    def by_category(result: dict) -> dict:
+        """Compare's cases as an assistant acts on them: the ids of each category but unchanged."""
+        cases: dict[str, list[str]] = {}
+        for case in result.get("cases") or ():
+            if isinstance(case, dict) and case.get("category") not in (None, "unchanged"):
+                cases.setdefault(str(case["category"]), []).append(str(case.get("id")))
+        return cases
+
+    def stale_said(judged: dict) -> dict:
+        stale = judged.get("stale") or []
+        return {"not_judged": {"stale": stale[:50], "why": "changed since they last ran and not run again: their verdicts are "
+                               "old. run(which='affected'), then ask again"}} if stale else {}
+
     @server.tool(annotations=READ, description="Compare two runs case by case: fixed, broken, still failing, new. head defaults to "
-                 "'session': this session's current state (its cases as run in it; the others as their kept runs left them). base "
-                 "defaults to the latest kept run before it (none kept: 'start', each case's first result in this session). Runs: a "
-                 "kept run's name, latest, previous, session or start. The cases whose "
-                 "verdict did not change are counted, and listed only with unchanged=true.")
+                 "'session': this session's current state (its cases as run in it, once the runs in flight are done; the others as "
+                 "their kept runs left them). base defaults to the latest kept run before it (none kept: 'start', each case's first "
+                 "result in this session). Runs: a kept run's name, latest, previous, session or start. Each case: its category, "
+                 "verdicts and first divergence; the unchanged ones are counted, and listed only with unchanged=true.")
     async def compare(ctx: Context, base: Optional[str] = None, head: Optional[str] = "session",
                       unchanged: bool = False) -> Annotated[CallToolResult, CommandAnswer]:
         async def work() -> dict:
-            (base_arg, _), (head_arg, head_said) = await side(base), await side(head or "session")
+            judged: dict = {}
+            (base_arg, _), (head_arg, head_said) = await side(base, judged), await side(head or "session", judged)
             argv, compared = await pair(base_arg, head_arg, head_said)
             said = await command(["compare", *argv, "--json"], True, compared)()
             result = said.get("result")
             if isinstance(result, dict):
-                for key in ("base", "head"):  # the runs are named in `compared`
+                for key in ("base", "head", "totals"):  # the runs are named in `compared`
                     result.pop(key, None)
-                if not unchanged and isinstance(result.get("cases"), list):
-                    result["cases"] = [c for c in result["cases"] if not (isinstance(c, dict) and c.get("category") == "unchanged")]
-                    result["unchanged_cases"] = "left out (counted in counts): unchanged=true lists them"
-            return said
+                result["cases"] = [{k: v for k, v in c.items() if k in ("id", "category", "base", "head", "first_divergence") and v is not None}
+                                   for c in result.get("cases") or () if isinstance(c, dict) and (unchanged or c.get("category") != "unchanged")]
+            return {**said, **stale_said(judged)}
         return await call(ctx, work)
 
     @server.tool(annotations=READ, description="The release gate (the rules of [tool.agentdiff.gate]; with none, no case may regress): "
-                 "pass or fail, with each rule's result. run defaults to 'session' (this session's current state); baseline to the "
-                 "latest kept run before it (none kept: 'start', each case's first result in this session).")
+                 "pass (exit_code 0) or fail, with each rule's result and the cases by category (regressed, still failing, fixed…). "
+                 "run defaults to 'session' (this session's current state, once its runs in flight are done); baseline to the latest "
+                 "kept run before it (none kept: 'start'). A case that failed in the baseline too is still failing, not a regression: "
+                 "name a baseline you trust (a kept run's name) when the latest may hold one.")
     async def gate(ctx: Context, run: Optional[str] = "session", baseline: Optional[str] = None) -> Annotated[CallToolResult, CommandAnswer]:
         async def work() -> dict:
-            (base_arg, _), (head_arg, head_said) = await side(baseline), await side(run or "session")
+            judged: dict = {}
+            (base_arg, _), (head_arg, head_said) = await side(baseline, judged), await side(run or "session", judged)
             argv, compared = await pair(base_arg, head_arg, head_said)
-            return await command(["gate", "--baseline", argv[0], argv[1]], False, compared)()
+            said = await command(["gate", "--baseline", argv[0], argv[1]], False, compared)()
+            listed = await command(["compare", *argv, "--json"], True)()
+            cases = by_category(listed.get("result") or {})
+            return {**said, **({"cases": cases} if cases else {}), **stale_said(judged)}
         return await call(ctx, work)
 
     @server.tool(annotations=READ, description="The project's failure dictionary: each named failure, its description, how blocking "

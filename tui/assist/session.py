@@ -79,7 +79,8 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
 
     def load_kept(self) -> None:
         """Read the kept runs' verdicts in a thread; the first answer that needs them waits for them."""
-        self._kept_loading = asyncio.ensure_future(asyncio.to_thread(read_kept, self.workbench.root, list(self.workbench.cases)))
+        sources = {case_id: state.ref.source for case_id, state in self.workbench.cases.items()}
+        self._kept_loading = asyncio.ensure_future(asyncio.to_thread(read_kept, self.workbench.root, sources))
 
     async def ready(self) -> None:
         if self._kept_loading is not None:
@@ -88,6 +89,11 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
                 self.kept = await loading
             except Exception as exc:  # noqa: BLE001 - unreadable kept runs: the session starts from nothing
                 self._notices.append(f"the kept runs could not be read ({type(exc).__name__}: {cut(str(exc), 200)})")
+            for case_id, kept in self.kept.verdicts.items():  # changed since: stale, for run(which="affected") to run
+                state = self.workbench.cases.get(case_id)
+                if kept.changed and state is not None and state.run is None and not state.running and not self.workbench.busy(case_id):
+                    state.stale, state.reason = True, f"{kept.changed} changed since its kept run ({kept.run})"
+                    self.workbench._emit(CaseUpdated(case_id))
 
     def _free(self, case_id: str, mode: Optional[str]) -> bool:
         """Whether running the case in `mode` (None: the session's) costs no model call."""
@@ -108,7 +114,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         verdict's), and the kept verdict it came from."""
         word = status_of(state)
         kept = self.kept.verdicts.get(state.ref.id) if state.run is None else None
-        return (kept.status if word == "not run" and kept is not None else word), kept
+        return (kept.status if word == "not run" and kept is not None and not kept.changed else word), kept
 
     def _failing(self, state: CaseState) -> bool:
         word, _ = self._word(state)
@@ -138,7 +144,9 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
             raise ToolError("a case is named by its id (as `list_cases` gives it), its end after a `/` or `::`, or its eval_id")
         found = Discovery(cases=[s.ref for s in self.workbench.cases.values()]).resolve(query.strip())
         if not found:
-            raise ToolError(f"no case {query!r} here: `list_cases` lists them (a filter narrows them: `list_cases(\"refund\")`)")
+            near = [i for i in self.workbench.cases if query.strip().lower() in i.lower()][:5]
+            raise ToolError(f"no case {query!r} here" + (f"; ids that hold it: {', '.join(near)}" if near else
+                            ": `list_cases` lists them, and a filter narrows them (`list_cases(\"part of an id\")`)"))
         if len(found) > 1:
             shown = ", ".join(ref.id for ref in found[:5])
             raise ToolError(f"{query!r} names {len(found)} cases ({shown}{'…' if len(found) > 5 else ''}): give the whole id")
@@ -173,6 +181,8 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
                 item["seconds"] = round(run.result.seconds, 3)
         elif kept is not None:
             item["kept"] = kept.said()
+            if word != kept.status:
+                item["was"] = kept.status
             if kept.error:
                 item["error"] = cut(kept.error, 600)
             elif kept.first_divergence and kept.status != "passed":
@@ -211,7 +221,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
             "reran_unchanged_since_last_status": reran,
         }
         if unrun:
-            newest = max(kept, key=lambda k: k.when) if kept else None
+            newest = max(kept, key=lambda k: k.run) if kept else None  # kept runs are named by when they started
             answer["not_run_in_this_session"] = {
                 "cases": len(unrun),
                 **({"kept_verdicts": len(kept), "newest_kept_run": newest.said()} if newest is not None else {}),
@@ -293,6 +303,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         shown = [s for s in states if s.ref.id not in still]
         return {
             "ran": len(everything),
+            "done": len(everything) - len(still),
             "seconds": round(time.monotonic() - started, 3),
             "passed": sum(1 for s in states if status_of(s) == "passed"),
             "failing": sum(1 for s in states if s.failing and not s.running and not s.stale),
@@ -344,20 +355,39 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         little) for the watcher to deliver it."""
         mark, self._mark = self._mark, time.time()
         await asyncio.sleep(SETTLE)
+        if not self.watching:  # nothing watches: the files edited since the last look are the changes
+            await self.workbench.on_changes(await asyncio.to_thread(self._edited_since, mark, True))
         if self.workbench.paused or any(s.stale or s.running or id(s.run) != self._ran.get(i) for i, s in self.workbench.cases.items()):
             return
-        edited = False
-        for path in self.workbench.index.paths():
-            try:
-                if path.stat().st_mtime >= mark:
-                    edited = True
-                    break
-            except OSError:
-                continue
+        edited = bool(self._edited_since(mark))
         deadline = time.monotonic() + (UNSEEN_WAIT if edited else 0)
         while time.monotonic() < deadline and not any(s.stale or s.running or id(s.run) != self._ran.get(i)
                                                       for i, s in self.workbench.cases.items()):
             await asyncio.sleep(0.02)
+
+    def _edited_since(self, mark: float, every: bool = False) -> list[Path]:
+        """The files some case depends on that changed since `mark` (the first one, unless `every`)."""
+        found = []
+        for path in self.workbench.index.paths():
+            try:
+                if path.stat().st_mtime >= mark:
+                    found.append(path)
+                    if not every:
+                        break
+            except OSError:
+                continue
+        return found
+
+    async def settled(self, timeout: float) -> tuple[list[str], list[str]]:
+        """Before a judgement of the current state: an edit just saved seen, and the runs in flight waited
+        for (up to `timeout`); (the cases still running, the stale ones not re-run)."""
+        await self._edits_seen()
+        busy = [i for i, s in self.workbench.cases.items() if s.running or self.workbench.busy(i)]
+        if busy:
+            await self._wait(busy, timeout, None)
+        states = self.workbench.cases.items()
+        return ([i for i, s in states if s.running or self.workbench.busy(i)],
+                [i for i, s in states if s.stale and not s.running and not self.workbench.busy(i)])
 
     def owns(self, path: Path) -> bool:
         """Whether `path` is inside the project (the only place any answer reads)."""

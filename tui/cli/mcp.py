@@ -65,16 +65,18 @@ def print_config(out: TextIO, root: Path) -> None:
 
 
 def project_root(paths: list[Path], here: Path) -> Path:
-    """Where the session is rooted: here when every path is inside it; else the project the first path is in
-    (the nearest folder above it with a pyproject.toml, a .git or an .agentdiff), else that path's folder."""
+    """Where the session is rooted: the project the first path is in, the nearest folder above it (up to
+    `here` when the paths are inside it) with a pyproject.toml, a .git or an .agentdiff; else `here` when
+    the paths are inside it, else the first path's folder."""
     resolved = [p.resolve() for p in paths]
-    if all(p == here or here in p.parents for p in resolved):
-        return here
+    inside = all(p == here or here in p.parents for p in resolved)
     first = resolved[0] if resolved[0].is_dir() else resolved[0].parent
     for folder in (first, *first.parents):
         if any((folder / marker).exists() for marker in ("pyproject.toml", ".git", ".agentdiff")):
             return folder
-    return first
+        if inside and folder == here:
+            break
+    return here if inside else first
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
