@@ -32,15 +32,18 @@ server (`agentdiff mcp`) watches the files: an edit re-runs the cases it can aff
 ## The loop
 
 1. `status` — the counts by status. A case not run in this session counts with its kept verdict (from
-   the last run that ran it; `list_cases` says which run and when). `not_run_in_this_session` says what
-   `run(which="all")` would cost.
+   the last run that ran it; `list_cases` says which run). A kept verdict whose files changed since is
+   `stale`: `run(which="affected")` runs it. `not_run_in_this_session` says what `run(which="all")` would cost.
 2. `list_cases("status:failed,error")`, then `explain(case)` on one failing case — what diverged first,
    the expected value's file and line, the failing metrics with the judge's reasons, what changed since
    the case last passed. `diff(case)` gives the layers that changed, turn by turn (turns count from 1).
 3. Edit the agent (its instruction, a tool, its code) — not the eval file.
 4. `run(which="affected")` — the cases your edit can affect, with their verdicts and why each ran.
-5. Check that nothing else broke: `gate()` — this session's current state against the last kept run; it
-   fails on any case that passed there and fails now. Fix regressions before you go on.
+5. Check that nothing else broke: `gate()` — this session's current state (once its runs are done)
+   against the latest kept run; it fails on any case that passed there and fails now, and lists the cases
+   by category (`regressed`, `still failing`, `fixed`). A case that failed there too is still failing, not
+   a regression: when the latest kept run may itself hold a regression, name a baseline you trust
+   (`gate(baseline=<a kept run's name>)`). Fix regressions before you go on.
 6. Only when the user agrees that the new behaviour is right: `accept(case, turn=…, layer=…)` returns a
    plan — the exact change to the eval file, as a diff. Show it to the user. `apply(plan_digest)` writes
    it as one journal step; `undo()` (or `agentdiff undo`, or the TUI's `z`) takes it back.
