@@ -22,6 +22,16 @@ from mcp_bench import AGENTDIFF, _project
 
 REFUND_LATE = "refund_too_late"
 DIM = "dim_living_room"
+RECORDED = "sample_agents/home_automation/conformance/lights/kitchen_on_then_check"
+
+
+def _document_size(root: Path, count: Callable[[str], int]) -> tuple[int, int]:
+    """The recorded case's diff as `agentdiff diff --json` gives it, indented as the server's answers were."""
+    import subprocess
+
+    done = subprocess.run([AGENTDIFF, "diff", RECORDED, "--json"], cwd=root, capture_output=True, text=True)
+    text = json.dumps(json.loads(done.stdout), indent=2, ensure_ascii=False)
+    return len(text), count(text)
 
 
 def _counter() -> tuple[Callable[[str], int], str]:
@@ -73,10 +83,16 @@ async def _session(root: Path, count: Callable[[str], int]) -> list[tuple[str, i
                 await step("run affected after the fix", "run", which="affected", timeout=300)
                 await step("status after the fix", "status")
                 await step("list_cases failed,error after", "list_cases", filter="status:failed,error")
-                await step("diff of a case with a changed prompt", "diff", case=DIM)
+                await step("diff of a second failing case", "diff", case=DIM)
                 plan = await step("accept (the plan)", "accept", case=DIM)
                 await step("apply", "apply", plan_digest=plan["plan_digest"])
                 await step("gate", "gate")
+                home = root / "sample_agents" / "home_automation" / "prompt.md"
+                home.write_text(home.read_text().replace("## Playbook\n", "## Playbook\n- Never change a device the user did not name.\n"))
+                await step("run a recorded case after a prompt edit", "run", cases=[RECORDED], timeout=120)
+                await step("diff of that recorded case (the prompt in every request)", "diff", case=RECORDED)
+                steps.append(("the same diff as the diff --json document, pretty-printed (the server's answer before)",
+                              *_document_size(root, count)))
     return steps
 
 
@@ -89,7 +105,7 @@ def mcp_tokens_benchmark() -> list[tuple[str, str, str]]:
         steps = asyncio.run(_session(root, count))
         seconds = time.perf_counter() - started
     rows = [(f"mcp tokens: {label}", f"{tokens:,} tokens ({chars:,} characters)", "") for label, chars, tokens in steps]
-    answers = steps[2:]
+    answers = steps[2:-1]  # the tool answers: not the tool list, the schemas, or the reference document
     rows.append(("mcp tokens: the loop's answers, in all", f"{sum(t for _, _, t in answers):,} tokens", f"counted with {how}; {seconds:.0f} s"))
     return rows
 
