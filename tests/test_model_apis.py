@@ -99,6 +99,14 @@ def test_a_call_that_keeps_failing_or_never_answers_is_named(tmp_path):
             "timed out after 2 s (the run was stopped, waiting for model call 1 of turn 1 (weather, gemini-2.5-flash))")
     finally:
         server.close()
+    server = FakeGemini(lambda call: Reply(status=503, retry_after=1.0)).start()  # retried until the run's time is up
+    try:
+        code, report, _ = _run(_project(tmp_path / "c", 1), server, "--timeout", "3")
+        (case,) = report["cases"]
+        assert case["status"] == "error" and ", attempt " in case["error"], case["error"]
+        assert "); the attempts before failed: 503 UNAVAILABLE" in case["error"], case["error"]  # why it is still waiting
+    finally:
+        server.close()
 
 
 def test_what_counts_as_transient_and_how_long_to_wait():

@@ -180,6 +180,9 @@ async def test_review_walks_the_failures_accepting_rejecting_skipping_and_taking
         assert review.case_ids == [REFUND_LATE, REFUND_TWICE, DIM]
         await until(pilot, lambda: review.plan is not None, what="the first case's preview")
         assert "--- a/sample_agents/customer_service/customer_service.evalset.json" in review.plan.preview
+        await pilot.pause(0.05)
+        title = str(review.query_one("#review-title").render())  # as the case's header says them: metrics, first divergence
+        assert "tool_trajectory_avg_score 0.00 < 1" in title and "first divergence: turn 1 · tool_calls · extra call issue_refund" in title, title
         await pilot.press("j", "G", "g", "space")  # the preview scrolls
         await pilot.press("a")  # accept refund_too_late
         await until(pilot, lambda: review.index == 1 and review.plan is not None and review.plan.case_id == REFUND_TWICE)

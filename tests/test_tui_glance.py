@@ -632,3 +632,20 @@ async def test_after_an_accept_the_scope_is_the_whole_case_again_and_a_case_acce
         await pilot.press("1")
         line = next(line for line in str(app.main.detail.extra).splitlines() if line.startswith("accept scope:"))
         assert line.startswith("accept scope: the whole case (") and "esc" not in line, line
+
+
+async def test_ctrl_d_and_ctrl_u_scroll_the_detail_from_the_tree(tmp_path):
+    copy_samples(tmp_path)
+    app = make_app(tmp_path, CannedPool(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.main.tree.select_case(REFUND_TWICE)
+        await pilot.pause(0.2)
+        layers = app.main.detail.query_one("#layers")
+        top = layers.scroll_y
+        await pilot.press("ctrl+d")
+        await pilot.pause(0.05)
+        assert layers.scroll_y > top and app.focused is app.main.tree  # the tree keeps the keys
+        await pilot.press("ctrl+u")
+        await pilot.pause(0.05)
+        assert layers.scroll_y == top

@@ -103,7 +103,8 @@ class Harness:
             if not exchange.responses and exchange.error is None:
                 attempt = f", attempt {exchange.attempts}" if exchange.attempts > 1 else ""
                 model = exchange.request.get("model") or "?"
-                return f"waiting for model call {exchange.index + 1} of turn {exchange.turn + 1} ({exchange.agent}, {model}{attempt})"
+                failed = f"; the attempts before failed: {exchange.last_failure}" if exchange.last_failure and exchange.attempts > 1 else ""
+                return f"waiting for model call {exchange.index + 1} of turn {exchange.turn + 1} ({exchange.agent}, {model}{attempt}){failed}"
         for tool in reversed(self.output.tools):
             if not tool.has_response and tool.error is None:
                 return f"waiting for tool {tool.name} in turn {tool.turn + 1} ({tool.agent})"

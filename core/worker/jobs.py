@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 RunMode = Literal["replay", "live", "record"]
 AgentKind = Literal["auto", "adk", "native"]
@@ -99,6 +99,7 @@ class ExchangeOut(_Model):
     responses: list[dict[str, Any]] = []
     error: Optional[str] = None
     attempts: int = 1  # live: how many times the call was made (rate limits and transient errors are retried)
+    last_failure: Optional[str] = Field(default=None, exclude=True)  # live: why the last attempt failed (said while it waits)
     start: Optional[float] = None  # seconds into the run when it was asked, and when its last response came
     end: Optional[float] = None
 

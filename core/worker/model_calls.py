@@ -138,7 +138,7 @@ async def call_with_retries(call: Any, model: str, what: str, exchange: Any) -> 
             if started or reason is None:
                 raise
             said = str(exc).splitlines()[-1] if str(exc) else type(exc).__name__
-            last = (said if said.startswith(reason) else f"{reason}: {said}")[:300]
+            last = exchange.last_failure = (said if said.startswith(reason) else f"{reason}: {said}")[:300]
             rate_limited = reason.startswith("429")
             if rate_limited:
                 limiter.throttled()

@@ -75,6 +75,11 @@ class MoveActions:
         self.view = self.view._replace(layer=layer)
         self.detail.scroll_to_layer(layer)
 
+    def action_scroll_detail(self, direction: int) -> None:
+        """ctrl+d / ctrl+u: the detail's layers half a page down or up, as vim and lazygit scroll."""
+        layers = self.detail.query_one("#layers")
+        layers.scroll_relative(y=direction * max(1, layers.size.height // 2), animate=False)
+
     def action_timeline(self) -> None:
         """`6`: the turn's calls on a time axis, unfolded and brought into view; again, once in view: folded
         (open, below the screen on another case: brought into view)."""

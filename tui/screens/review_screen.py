@@ -24,6 +24,28 @@ from .dialog import Dialog
 KEYS = "a accept · x reject · s skip · z back · j/k/g/G/space scroll · q quit"
 
 
+def verdict_text(run) -> Text:
+    """Under the case's title, as its header in the workbench says them: its metrics against their
+    thresholds (the failing ones red), then its first divergence, or its error."""
+    from agentdiff.core.scoring.metrics import MetricStatus
+
+    out = Text()
+    if run is None:
+        return out
+    scored = [(f"{m.name} {m.score:.2f} {'<' if m.status is MetricStatus.FAILED else '≥'} {m.threshold:g}", m.status is MetricStatus.FAILED)
+              for m in run.result.metrics if m.score is not None and m.threshold is not None]
+    if scored:
+        out.append("\n")
+        for n, (said, failed) in enumerate(scored):
+            out.append((" · " if n else "") + said, style="red" if failed else "dim")
+    first = run.diff.first_divergence if run.diff is not None else None
+    if first is not None:
+        out.append(f"\nfirst divergence: {first.summary}", style="yellow")
+    elif run.result.error:
+        out.append("\n" + run.result.located_error.splitlines()[0], style="red")
+    return out
+
+
 class ReviewScreen(Dialog[str]):
     """Returns the summary line."""
 
@@ -83,7 +105,8 @@ class ReviewScreen(Dialog[str]):
         try:
             self.plan = await self.workbench.plan_accept(case_id, repeat=self.repeat)
             body.update(diff_preview(pictured(self.plan.preview)))
-            title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {self.plan.description}", style="bold")))
+            title.update(shown(Text(f"{self.index + 1}/{len(self.case_ids)}  {self.plan.description}", style="bold")
+                               + verdict_text(state.run)))
         except Exception as exc:  # nothing to accept, a failed run: say so; x or s moves on
             body.update(shown(Text(f"cannot accept: {exc}")))
         self.query_one("#review-preview", VerticalScroll).scroll_home(animate=False)

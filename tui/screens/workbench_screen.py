@@ -61,6 +61,8 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("3", "layer('response')", "Response", "Jump to the response layer (and focus it for accept)", show=False),
         key("4", "layer('session')", "Session", "Jump to the session layer (and focus it for accept)", show=False),
         key("5", "layer('nodes')", "Nodes", "Jump to the nodes layer: what ran in an ADK 2 workflow", show=False),
+        key("ctrl+d", "scroll_detail(1)", "Detail down", "Scroll the detail half a page down, wherever the focus is (ctrl+u: up)", show=False),
+        key("ctrl+u", "scroll_detail(-1)", "Detail up", "Scroll the detail half a page up", show=False),
         key("6", "timeline", "Timeline", "The turn's model and tool calls on a time axis: latency, tokens, who made each", show=False),
         key("o", "next_run", "Next run", "A case run more than once: show its next run (its actual side, diff and accept)", show=False),
         key("O", "next_run(-1)", "Prev run", "A case run more than once: show its previous run", show=False),
