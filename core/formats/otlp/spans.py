@@ -1,0 +1,137 @@
+"""OTLP trace files, read with the OpenTelemetry project's own message classes (`opentelemetry-proto`):
+an `ExportTraceServiceRequest` (or `TracesData`: the same fields) as OTLP/protobuf bytes, or as OTLP/JSON,
+one document or one per line as a collector's file exporter writes them.
+
+OTLP/JSON ids are hex by the specification; protobuf's JSON mapping (and `MessageToJson`) writes them as
+base64. Both are read: a hex id is turned into base64 before parsing, which would otherwise decode it
+silently into other bytes. A line that does not read is a `LoadError` with its file, line and reason;
+the other lines still read."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.source_file import display_path
+
+MAX_BYTES = 256 * 1024 * 1024  # one trace file read at most
+_HEX_ID = re.compile(r"^[0-9a-fA-F]{16}$|^[0-9a-fA-F]{32}$")
+TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".otlp", ".binpb")
+
+
+@dataclass(frozen=True)
+class Span:
+    trace_id: str  # hex
+    span_id: str
+    parent_id: str  # "" for a root
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    error: Optional[str] = None  # the status message of a span whose status is ERROR
+    events: tuple[tuple[str, dict[str, Any]], ...] = ()
+    where: str = ""  # file:line it came from
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP `AnyValue` as Python."""
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [any_value(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode()
+    return getattr(value, kind)
+
+
+def _b64_ids(node: Any) -> Any:
+    """OTLP/JSON's hex ids as protobuf's JSON mapping reads bytes (base64)."""
+    if isinstance(node, dict):
+        return {k: (base64.b64encode(bytes.fromhex(v)).decode() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
+                    and _HEX_ID.match(v) else "" if k == "parentSpanId" and v == "" else _b64_ids(v)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_b64_ids(v) for v in node]
+    return node
+
+
+def _request(document: Any) -> Any:
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    if not isinstance(document, dict) or "resourceSpans" not in document and "resource_spans" not in document:
+        raise ValueError("not an OTLP trace export: no resourceSpans")
+    return json_format.ParseDict(_b64_ids(document), ExportTraceServiceRequest(), ignore_unknown_fields=True)
+
+
+def _spans(request: Any, where: str) -> list[Span]:
+    out = []
+    for resource in request.resource_spans:
+        for scope in resource.scope_spans:
+            for span in scope.spans:
+                attributes = {kv.key: any_value(kv.value) for kv in span.attributes}
+                error = (span.status.message or "error") if span.status.code == 2 else None
+                events = tuple((e.name, {kv.key: any_value(kv.value) for kv in e.attributes}) for e in span.events)
+                out.append(Span(span.trace_id.hex(), span.span_id.hex(), span.parent_span_id.hex(), span.name,
+                                span.start_time_unix_nano, span.end_time_unix_nano, attributes, error, events, where))
+    return out
+
+
+def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
+    """The spans of one trace file, and what of it could not be read."""
+    shown = display_path(path, root)
+    try:
+        data = path.read_bytes()[: MAX_BYTES + 1]
+    except OSError as exc:
+        return [], [LoadError(shown, 1, f"cannot read it: {exc.strerror or exc}")]
+    if len(data) > MAX_BYTES:
+        return [], [LoadError(shown, 1, f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")]
+    if not data.strip():
+        return [], [LoadError(shown, 1, "the file is empty, where OTLP trace data was expected")]
+    if data.lstrip()[:1] not in (b"{", b"["):
+        return _binary(data, shown)
+    text = data.decode("utf-8", errors="replace")
+    try:
+        return _spans(_request(json.loads(text)), f"{shown}:1"), []
+    except json.JSONDecodeError:
+        pass  # several documents, one a line (a file exporter's), or a broken one: read line by line
+    except (ValueError, RecursionError) as exc:
+        return [], [LoadError(shown, 1, _said(exc))]
+    spans, errors = [], []
+    for number, line in enumerate(text.splitlines(), start=1):  # a file exporter's lines: one export each
+        if not line.strip():
+            continue
+        try:
+            spans += _spans(_request(json.loads(line)), f"{shown}:{number}")
+        except (ValueError, RecursionError) as exc:
+            errors.append(LoadError(shown, number, _said(exc)))
+    return spans, errors
+
+
+def _binary(data: bytes, shown: str) -> tuple[list[Span], list[LoadError]]:
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    try:
+        request = ExportTraceServiceRequest.FromString(data)
+    except (DecodeError, ValueError) as exc:
+        return [], [LoadError(shown, 1, f"neither OTLP/JSON nor OTLP/protobuf: {exc}")]
+    spans = _spans(request, f"{shown}:1")
+    if not spans:
+        return [], [LoadError(shown, 1, "no spans: not an OTLP/protobuf trace export")]
+    return spans, []
+
+
+def _said(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg} (column {exc.colno})"
+    return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
