@@ -15,6 +15,7 @@ from .color import wants_color
 from .errors import EXIT_USAGE, UsageError, exists, exit_code, print_errors
 from .options import add_color_option, add_report_options, check_reports, write_reports
 from .score_agents_cli import agents_cli_kind, score_agents_cli
+from .score_traces import score_traces, split_traces
 from .table import render_case_table
 
 NAME = "score"
@@ -23,14 +24,16 @@ NAME = "score"
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         NAME,
-        help="re-score stored ADK results (*.evalset_result.json) or agents-cli traces and grades, with zero agent calls",
+        help="re-score stored ADK results (*.evalset_result.json), OpenTelemetry traces, or agents-cli traces and grades, with zero agent calls",
         description="Re-score the actual invocations stored in ADK results files, exactly as ADK scores them. "
         "Folders are searched for *.evalset_result.json. The runs of one eval case in a file are grouped as "
         "AgentEvaluator groups num_runs. An agents-cli grade results file (results_<ts>.json) is shown with its "
         "stored scores; an agents-cli trace file (traces_<ts>.json) is graded by the eval config's local metrics "
-        "and diffed against each case's baseline.",
+        "and diffed against each case's baseline. OpenTelemetry traces of ADK (OTLP files or folders, either telemetry schema) are "
+        "scored the same way, each conversation against the EvalSet case it maps to (its eval_id is the conversation's "
+        "session id, as `agentdiff import` names it, else its user messages are the same).",
     )
-    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files or folders")
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results files, trace files, or folders of them")
     parser.add_argument("--config", type=Path, help="a test_config.json whose criteria replace the stored ones")
     parser.add_argument("--adk-version", metavar="X.Y.Z",
                         help="score as this ADK version scores (default: the version in the project's Python, see doctor)")
@@ -90,14 +93,17 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_USAGE
         config = loaded.config
     rules = _rules(args)
-    agents_cli = [(kind, path) for path in args.results if (kind := agents_cli_kind(path)) is not None]
-    files, errors = _result_files([path for path in args.results if path not in {p for _, p in agents_cli}])
+    traces, given = split_traces(args.results)
+    agents_cli = [(kind, path) for path in given if (kind := agents_cli_kind(path)) is not None]
+    files, errors = _result_files([path for path in given if path not in {p for _, p in agents_cli}])
     case_ids = find_eval_sets(Path.cwd()) if files else None  # to name each case as `run` does
     cases, load_errors = rescore_files(files, config, root=Path.cwd(), case_ids=case_ids, rules=rules)
     errors += load_errors
     if agents_cli:
         more, more_errors = score_agents_cli(agents_cli, args, Path.cwd())
         cases, errors = [*cases, *more], [*errors, *more_errors]
+    if traces:
+        cases = [*cases, *score_traces(traces, args, Path.cwd(), err)]
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err)
     if args.json:

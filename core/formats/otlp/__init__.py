@@ -1,2 +1,2 @@
-"""OpenTelemetry traces of ADK agents (OTLP/JSON and OTLP/protobuf), in both of ADK's telemetry schemas:
-`spans` reads the files, `conversations` turns their spans into the trace model every run becomes."""
+"""OpenTelemetry trace files (OTLP/JSON and OTLP/protobuf) as their spans (`spans`); `traces.otlp` makes
+ADK's spans, in both of its telemetry schemas, the conversations every run becomes."""

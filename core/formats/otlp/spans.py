@@ -36,6 +36,7 @@ class Span:
     error: Optional[str] = None  # the status message of a span whose status is ERROR
     events: tuple[tuple[str, dict[str, Any]], ...] = ()
     where: str = ""  # file:line it came from
+    adk_version: Optional[str] = None  # its instrumentation scope's version, when that scope is ADK's
 
 
 def any_value(value: Any) -> Any:
@@ -75,12 +76,13 @@ def _spans(request: Any, where: str) -> list[Span]:
     out = []
     for resource in request.resource_spans:
         for scope in resource.scope_spans:
+            adk = scope.scope.version or None if scope.scope.name == "gcp.vertex.agent" else None
             for span in scope.spans:
                 attributes = {kv.key: any_value(kv.value) for kv in span.attributes}
                 error = (span.status.message or "error") if span.status.code == 2 else None
                 events = tuple((e.name, {kv.key: any_value(kv.value) for kv in e.attributes}) for e in span.events)
                 out.append(Span(span.trace_id.hex(), span.span_id.hex(), span.parent_span_id.hex(), span.name,
-                                span.start_time_unix_nano, span.end_time_unix_nano, attributes, error, events, where))
+                                span.start_time_unix_nano, span.end_time_unix_nano, attributes, error, events, where, adk))
     return out
 
 

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional
 
 from agentdiff.core.traces.model import LlmExchange, ToolCall, Trace, Turn
 
-from .spans import Span
+from agentdiff.core.formats.otlp.spans import Span
 
 MERGED = "(merged tools)"
 SCHEMA_2_CONTENT = ("schema 2 traces hold no message content unless ADK runs with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="
@@ -37,6 +37,7 @@ class Conversation:
     where: str  # the file:line of its first span
     agent: str = ""
     missing: list[str] = field(default_factory=list)  # what the exporter left out, and how to keep it
+    adk_version: Optional[str] = None  # the ADK that emitted it (its instrumentation scope's version)
 
 
 def _json(value: Any) -> Any:
@@ -191,10 +192,12 @@ def conversations(spans: Iterable[Span]) -> list[Conversation]:
     out = []
     for conversation_id, turns in grouped.items():
         turns.sort(key=lambda members: min(s.start_ns for s in members))
-        schema = 1 if any(s.name in ("invocation", "call_llm") for members in turns for s in members) else 2
-        built = [_turn(i, members, schema) for i, members in enumerate(turns)]
-        missing = [] if all(held for _, _, held, _ in built) else [SCHEMA_1_CONTENT if schema == 1 else SCHEMA_2_CONTENT]
+        schemas = [1 if any(s.name in ("invocation", "call_llm") for s in members) else 2 for members in turns]  # each trace its own
+        built = [_turn(i, members, schemas[i]) for i, members in enumerate(turns)]
+        missing = sorted({SCHEMA_1_CONTENT if schemas[i] == 1 else SCHEMA_2_CONTENT for i, (_, _, held, _) in enumerate(built) if not held})
+        schema = schemas[0]
         first = min((s for members in turns for s in members), key=lambda s: s.start_ns)
         out.append((first.start_ns, Conversation(conversation_id, schema, Trace(turns=tuple(t for t, _, _, _ in built)),
-                                                 [i for _, i, _, _ in built], first.where, next((a for _, _, _, a in built if a), ""), missing)))
+                                                 [i for _, i, _, _ in built], first.where, next((a for _, _, _, a in built if a), ""), missing,
+                                                 next((s.adk_version for members in turns for s in members if s.adk_version), None))))
     return [conversation for _, conversation in sorted(out, key=lambda pair: pair[0])]

@@ -1,0 +1,69 @@
+"""`agentdiff score` on OpenTelemetry traces (OTLP files, or folders of them): each traced conversation
+scored against the EvalSet case it maps to, with no agent call (`core.run.traced_otlp`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence, TextIO
+
+SNIFF = 65_536  # bytes read to tell an OTLP/JSON file
+
+
+def is_trace_file(path: Path) -> bool:
+    """Whether a file holds OTLP traces: protobuf by its suffix, JSON by a `resourceSpans` near its start."""
+    from agentdiff.core.formats.otlp.spans import TRACE_SUFFIXES
+
+    if not path.is_file() or path.suffix not in TRACE_SUFFIXES or path.name.endswith(".evalset_result.json"):
+        return False
+    if path.suffix in (".pb", ".binpb", ".otlp"):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF)
+    except OSError:
+        return False
+    return b'"resourceSpans"' in head or b'"resource_spans"' in head
+
+
+def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """(the trace files given or under the folders given, the other paths)."""
+    from .import_traces import trace_files
+
+    traces, rest = [], []
+    for path in paths:
+        if path.is_dir():
+            found = [p for p in trace_files([path]) if is_trace_file(p)]
+            traces += found
+            if not found:
+                rest.append(path)
+        elif is_trace_file(path):
+            traces.append(path)
+        else:
+            rest.append(path)
+    return traces, rest
+
+
+def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
+    import asyncio
+
+    from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.project.discovery import EvalCaseRef, discover
+    from agentdiff.core.run.options import RunOptions
+    from agentdiff.core.run.traced_otlp import score_conversations
+    from agentdiff.core.worker.pool import WorkerPool
+
+    from .import_traces import read_conversations
+    from .options import agents_python
+
+    conversations = read_conversations(list(files), root, err)
+    config, _ = load_project_config(root)
+    refs = [ref for ref in discover(list(config.paths) or [Path(".")], root).cases if isinstance(ref, EvalCaseRef)]
+    pool = WorkerPool(timeout=config.timeout or 120.0, python=agents_python(args, config).path)
+    options = RunOptions(agents_dirs=config.agents, mapping=config.agent_for, judge_cache=root / ".agentdiff" / "judge-cache")
+    try:
+        runs, unscored = asyncio.run(score_conversations(conversations, refs, pool, options, root))
+    finally:
+        pool.close()
+    for line in unscored:
+        print(f"not scored: {line}", file=err)
+    return [run.result for run in runs]
