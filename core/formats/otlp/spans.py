@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from google.protobuf.json_format import ParseError
+
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.source_file import display_path
 
@@ -92,11 +94,11 @@ def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
     try:
         data = path.read_bytes()[: MAX_BYTES + 1]
     except OSError as exc:
-        return [], [LoadError(shown, 1, f"cannot read it: {exc.strerror or exc}")]
+        return [], [LoadError(file=shown, line=1, message=f"cannot read it: {exc.strerror or exc}")]
     if len(data) > MAX_BYTES:
-        return [], [LoadError(shown, 1, f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")]
+        return [], [LoadError(file=shown, line=1, message=f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")]
     if not data.strip():
-        return [], [LoadError(shown, 1, "the file is empty, where OTLP trace data was expected")]
+        return [], [LoadError(file=shown, line=1, message="the file is empty, where OTLP trace data was expected")]
     if data.lstrip()[:1] not in (b"{", b"["):
         return _binary(data, shown)
     text = data.decode("utf-8", errors="replace")
@@ -104,16 +106,16 @@ def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
         return _spans(_request(json.loads(text)), f"{shown}:1"), []
     except json.JSONDecodeError:
         pass  # several documents, one a line (a file exporter's), or a broken one: read line by line
-    except (ValueError, RecursionError) as exc:
-        return [], [LoadError(shown, 1, _said(exc))]
+    except (ValueError, RecursionError, ParseError) as exc:
+        return [], [LoadError(file=shown, line=1, message=_said(exc))]
     spans, errors = [], []
     for number, line in enumerate(text.splitlines(), start=1):  # a file exporter's lines: one export each
         if not line.strip():
             continue
         try:
             spans += _spans(_request(json.loads(line)), f"{shown}:{number}")
-        except (ValueError, RecursionError) as exc:
-            errors.append(LoadError(shown, number, _said(exc)))
+        except (ValueError, RecursionError, ParseError) as exc:
+            errors.append(LoadError(file=shown, line=number, message=_said(exc)))
     return spans, errors
 
 
@@ -124,10 +126,10 @@ def _binary(data: bytes, shown: str) -> tuple[list[Span], list[LoadError]]:
     try:
         request = ExportTraceServiceRequest.FromString(data)
     except (DecodeError, ValueError) as exc:
-        return [], [LoadError(shown, 1, f"neither OTLP/JSON nor OTLP/protobuf: {exc}")]
+        return [], [LoadError(file=shown, line=1, message=f"neither OTLP/JSON nor OTLP/protobuf: {exc}")]
     spans = _spans(request, f"{shown}:1")
     if not spans:
-        return [], [LoadError(shown, 1, "no spans: not an OTLP/protobuf trace export")]
+        return [], [LoadError(file=shown, line=1, message="no spans: not an OTLP/protobuf trace export")]
     return spans, []
 
 

@@ -1,0 +1,169 @@
+"""OpenTelemetry traces in: what ADK 2.13 itself emits, in both telemetry schemas, read as the
+conversations ADK's own session events say happened; imported as EvalSet cases a live run then
+matches; scored with no agent call; and files that do not read said with their line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentdiff.core.formats.otlp.spans import read_spans
+from agentdiff.core.traces.otlp import conversations
+
+FIXTURES = Path(__file__).parent / "fixtures" / "otlp"
+AGENTDIFF = str(Path(sys.executable).parent / "agentdiff")
+CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+VARIANTS = {"schema1": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
+            "schema2": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "2", CONTENT: "SPAN_ONLY"},
+            "schema2-bare": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "2"}}
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory) -> dict[str, Path]:
+    """What ADK emitted running the weather agent's conversations, per schema (each in its own process:
+    ADK reads its telemetry settings when it starts)."""
+    out = tmp_path_factory.mktemp("otlp")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ADK_", "OTEL_"))}
+    for name, settings in VARIANTS.items():
+        done = subprocess.run([sys.executable, str(FIXTURES / "emit_spans.py"), str(out / name)], env={**env, **settings},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+    return {name: out / name for name in VARIANTS}
+
+
+def _what_adk_did(events: list[dict]) -> list[dict]:
+    """Per turn, from ADK's session events: the user's text, each tool call with its response, the final text."""
+    turns: list[dict] = []
+    for event in events:
+        parts = (event.get("content") or {}).get("parts") or []
+        if event.get("author") == "user" and any("text" in p for p in parts):
+            turns.append({"user": "".join(p["text"] for p in parts if "text" in p), "calls": [], "responses": [], "final": None})
+            continue
+        for part in parts:
+            if "function_call" in part:
+                turns[-1]["calls"].append((part["function_call"]["name"], part["function_call"].get("args")))
+            elif "function_response" in part:
+                turns[-1]["responses"].append(part["function_response"]["response"])
+            elif part.get("text") and event.get("author") != "user":
+                turns[-1]["final"] = part["text"]
+    return turns
+
+
+@pytest.mark.parametrize("variant", ["schema1", "schema2"])
+def test_both_schemas_read_as_what_adks_session_says_happened(emitted, variant):
+    folder = emitted[variant]
+    spans, errors = read_spans(folder / "traces.json", folder)
+    assert errors == []
+    found = {c.id: c for c in conversations(spans)}
+    session = json.loads((folder / "session.json").read_text())
+    assert sorted(found) == sorted(session)
+    for session_id, events in session.items():
+        conversation = found[session_id]
+        assert conversation.schema == int(variant[-1]) and conversation.missing == [] and conversation.adk_version == "2.13.0"
+        adk = _what_adk_did(events)
+        assert len(conversation.trace.turns) == len(adk), session_id  # one trace a turn, joined by the session id
+        for turn, did in zip(conversation.trace.turns, adk):
+            assert turn.user_text == did["user"]
+            assert [(c.name, c.args) for c in turn.tool_calls] == did["calls"], session_id  # the merged span is no call
+            assert [c.response for c in turn.tool_calls if c.has_response] == did["responses"]
+            assert turn.final_response == did["final"]
+            assert all(call.agent == "weather_agent" and call.end >= call.start for call in turn.tool_calls)
+    assert found["sess-error"].trace.turns[0].error == "ValueError: unknown city: Atlantis"
+    assert found["sess-error"].trace.turns[0].tool_calls[0].error == "ValueError: unknown city: Atlantis"
+    parallel = found["sess-parallel"].trace.turns[0]
+    assert [x.request["contents"][-1]["parts"][0] for x in parallel.llm][0] == {"text": "Compare the weather in Paris and Tokyo."}
+    assert parallel.llm[0].responses[0]["usage_metadata"]["prompt_token_count"] == 17
+
+
+def test_hex_and_base64_ids_and_protobuf_read_alike(emitted):
+    folder = emitted["schema2"]
+    by_base64, _ = read_spans(folder / "traces.json", folder)
+    by_hex, errors = read_spans(folder / "traces.hex.json", folder)
+    assert errors == [] and [(s.trace_id, s.span_id, s.parent_id) for s in by_hex] == [(s.trace_id, s.span_id, s.parent_id) for s in by_base64]
+    assert all(len(s.trace_id) == 32 and len(s.span_id) == 16 for s in by_hex)
+    binary, errors = read_spans(folder / "traces.pb", folder)
+    assert errors == [] and [c.trace for c in conversations(binary)] == [conversations(by_base64)[0].trace]
+
+
+def test_a_trace_without_content_says_what_is_missing_and_how_to_keep_it(emitted, tmp_path):
+    folder = emitted["schema2-bare"]
+    spans, _ = read_spans(folder / "traces.json", folder)
+    (single, *_) = conversations(spans)
+    assert single.missing and CONTENT in single.missing[0] and "SPAN_ONLY" in single.missing[0]
+    assert [c.name for c in single.trace.turns[0].tool_calls] == ["get_weather"] and single.trace.turns[0].tool_calls[0].args is None  # never made up
+    done = subprocess.run([AGENTDIFF, "import", str(folder / "traces.json"), "--into", "cases.evalset.json", "--yes"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "left out: sess-single" in done.stderr and CONTENT in done.stderr, done.stderr
+    assert not (tmp_path / "cases.evalset.json").exists()
+
+
+def _project(tmp_path: Path) -> Path:
+    import shutil
+
+    shutil.copytree(FIXTURES / "weather_agent", tmp_path / "weather_agent", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([AGENTDIFF, *args], cwd=root, capture_output=True, text=True, env={**os.environ, "AGENTDIFF_NO_COLOR": "1"})
+
+
+def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_call_and_undo_takes_back(emitted, tmp_path):
+    root = _project(tmp_path)
+    imported = _cli(root, "import", str(emitted["schema2"] / "traces.json"), "--into", "weather_agent/traced.evalset.json", "--yes")
+    assert imported.returncode == 0, imported.stderr
+    assert "import 4 traced conversations into weather_agent/traced.evalset.json" in imported.stdout
+    data = json.loads((root / "weather_agent/traced.evalset.json").read_text())
+    assert [case["eval_id"] for case in data["eval_cases"]] == ["sess-single", "sess-parallel", "sess-multi", "sess-error"]
+    ran = json.loads(_cli(root, "run", "weather_agent", "--json").stdout)
+    verdicts = {case["eval_id"]: case["status"] for case in ran["cases"]}
+    assert verdicts == {"sess-single": "passed", "sess-parallel": "passed", "sess-multi": "passed", "sess-error": "error"}, verdicts
+    again = _cli(root, "import", str(emitted["schema2"] / "traces.json"), "--into", "weather_agent/traced.evalset.json", "--yes")
+    assert again.returncode == 1 and "already in weather_agent/traced.evalset.json: sess-single" in again.stdout
+
+    scored = _cli(root, "score", str(emitted["schema1"] / "traces.json"), "--json")  # the other schema's traces, against those cases
+    results = {case["eval_id"]: case for case in json.loads(scored.stdout)["cases"]}
+    assert {k: v["status"] for k, v in results.items()} == verdicts, scored.stderr
+    assert all(case["mode"] == "score" for case in results.values())
+    scores = {m["name"]: m["score"] for m in results["sess-parallel"]["metrics"]}
+    assert scores["tool_trajectory_avg_score"] == 1.0 and scores["response_match_score"] == 1.0
+
+    agent = root / "weather_agent" / "agent.py"
+    agent.write_text(agent.read_text().replace('"Paris": ("sunny", 21)', '"Paris": ("stormy", 30)'))  # the agent changes
+    diffed = json.loads(_cli(root, "run", "weather_agent", "--json").stdout)
+    changed = {case["eval_id"]: case for case in diffed["cases"]}
+    assert changed["sess-parallel"]["status"] == "failed" and changed["sess-multi"]["status"] == "passed"
+    layers = {layer["layer"] for layer in changed["sess-single"]["layers"] if layer["status"] == "changed"}
+    assert "response" in layers, changed["sess-single"]
+    undone = _cli(root, "undo")
+    assert undone.returncode == 0 and not (root / "weather_agent/traced.evalset.json").exists()  # the file was new
+
+
+@pytest.mark.parametrize("text, said", [
+    ("", "the file is empty"),
+    ('{"resourceSpans": "x"}\n', "repeated field resourceSpans"),
+    ('{"resourceSpans": []}\n{not json\n', "invalid JSON"),
+    ("[" * 100_000, "nested too deeply"),
+    ('{"other": 1}', "not an OTLP trace export"),
+])
+def test_a_trace_file_that_does_not_read_is_an_error_with_its_line_and_the_rest_reads(tmp_path, text, said):
+    path = tmp_path / "traces.json"
+    path.write_text(text)
+    spans, errors = read_spans(path, tmp_path)
+    assert spans == [] and errors and said in str(errors[0]), errors
+
+
+def test_a_broken_line_loses_only_itself(emitted, tmp_path):
+    lines = (emitted["schema1"] / "traces.json").read_text().splitlines()
+    path = tmp_path / "traces.json"
+    path.write_text("\n".join([lines[0], '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}', lines[1]]) + "\n")
+    spans, errors = read_spans(path, tmp_path)
+    assert [e.line for e in errors] == [2] and sorted(c.id for c in conversations(spans)) == ["sess-parallel", "sess-single"]
+    garbage = tmp_path / "traces.pb"
+    garbage.write_bytes(b"\x00\xff" * 50)
+    assert read_spans(garbage, tmp_path)[1]
