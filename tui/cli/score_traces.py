@@ -13,7 +13,10 @@ def is_trace_file(path: Path) -> bool:
     """Whether a file holds OTLP traces: protobuf by its suffix, JSON by a `resourceSpans` near its start."""
     from agentdiff.core.formats.otlp.spans import TRACE_SUFFIXES
 
-    if not path.is_file() or path.suffix not in TRACE_SUFFIXES or path.name.endswith(".evalset_result.json"):
+    try:
+        if not path.is_file() or path.suffix not in TRACE_SUFFIXES or path.name.endswith(".evalset_result.json"):
+            return False
+    except OSError:  # a name too long for a file, say: not a trace (the caller says why it is not there)
         return False
     if path.suffix in (".pb", ".binpb", ".otlp"):
         return True
@@ -29,9 +32,13 @@ def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     """(the trace files given or under the folders given, the other paths)."""
     from .import_traces import trace_files
 
+    from .errors import exists
+
     traces, rest = [], []
     for path in paths:
-        if path.is_dir():
+        if not exists(path):
+            rest.append(path)
+        elif path.is_dir():
             found = [p for p in trace_files([path]) if is_trace_file(p)]
             traces += found
             if not found:
