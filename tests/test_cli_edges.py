@@ -14,7 +14,7 @@ from agentdiff.tui.cli import main, watch
 from conftest import ROOT
 
 SAMPLE_RESULTS = ROOT / "sample_agents" / "home_automation" / ".adk" / "eval_history"
-COMMANDS = "score, list, run, record, accept, import, review, undo, redo, diff, compare, gate, baselines, sign, failures, merge, serve, mcp, skills, doctor, completion, watch"
+COMMANDS = "score, list, run, record, accept, import, review, undo, redo, diff, compare, gate, baselines, sign, failures, merge, serve, receive, mcp, skills, doctor, completion, watch"
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -167,3 +167,51 @@ def test_a_broken_line_loses_only_itself(emitted, tmp_path):
     garbage = tmp_path / "traces.pb"
     garbage.write_bytes(b"\x00\xff" * 50)
     assert read_spans(garbage, tmp_path)[1]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_receive_takes_what_an_otlp_http_exporter_sends_and_refuses_other_hosts(tmp_path):
+    import time
+    import urllib.error
+    import urllib.request
+
+    port = _free_port()
+    folder = tmp_path / "received"
+    server = subprocess.Popen([AGENTDIFF, "receive", str(folder), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "receiving OTLP traces on" not in (line := server.stderr.readline()) and time.monotonic() < deadline:
+            assert server.poll() is None, line
+        endpoint = f"http://127.0.0.1:{port}/v1/traces"
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("ADK_", "OTEL_"))}, **VARIANTS["schema2"],
+               "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint}
+        done = subprocess.run([sys.executable, str(FIXTURES / "emit_spans.py"), str(tmp_path / "emitted")], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        sent, _ = read_spans(tmp_path / "emitted" / "traces.json", tmp_path)
+        got, errors = read_spans(folder / "traces.json", tmp_path)  # the exporter's protobuf, kept as OTLP/JSON lines
+        assert errors == [] and [c.trace for c in conversations(got)] == [c.trace for c in conversations(sent)]
+
+        def post(body: bytes, kind: str, host: str = f"127.0.0.1:{port}") -> int:
+            request = urllib.request.Request(endpoint, data=body, headers={"Content-Type": kind, "Host": host}, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    return answer.status
+            except urllib.error.HTTPError as refused:
+                return refused.code
+
+        line = (tmp_path / "emitted" / "traces.json").read_text().splitlines()[0].encode()
+        assert post(line, "application/json") == 200  # OTLP/JSON too
+        assert post(line, "application/json", host=f"rebound.example:{port}") == 403  # a name that is not this server's
+        assert post(b"{not json", "application/json") == 400 and post(line, "text/plain") == 415
+        assert len((folder / "traces.json").read_text().splitlines()) == len(sent) + 1  # a line an export (a span each), then the posted one
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -20,14 +20,14 @@ from typing import Optional, Sequence, TextIO
 
 from agentdiff.core import __version__
 
-from . import accept, baselines, compare, completion, diff, doctor, failures, gate, import_traces, list_cases, mcp, merge, record, redo, review, run, score, serve, sign, skills, undo, watch
+from . import accept, baselines, compare, completion, diff, doctor, failures, gate, import_traces, list_cases, mcp, merge, receive, record, redo, review, run, score, serve, sign, skills, undo, watch
 from .endings import ENDING, Terminated, ending, left, say, terminated, what_stopped
 from .errors import EXIT_USAGE, UsageError, exists, quoted
 from ..safe_text import SafeStream
 
 # In the order `agentdiff --help` lists them; each module has NAME, add_parser() and command().
 COMMANDS = {module.NAME: module for module in (score, list_cases, watch, run, record, accept, import_traces, review, undo, redo, diff, compare, gate,
-                                               baselines, sign, failures, merge, serve, mcp, skills, doctor, completion)}
+                                               baselines, sign, failures, merge, serve, receive, mcp, skills, doctor, completion)}
 
 
 def build_parser() -> argparse.ArgumentParser:

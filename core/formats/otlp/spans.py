@@ -139,3 +139,20 @@ def _said(exc: BaseException) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON: {exc.msg} (column {exc.colno})"
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+def export_line(data: bytes, json_body: bool) -> tuple[str, int, list[str]]:
+    """An OTLP/HTTP export's body (JSON or protobuf) as one OTLP/JSON line, with its span count and the
+    conversations (session ids) it holds; ValueError when it is not a trace export."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    try:
+        request = _request(json.loads(data)) if json_body else ExportTraceServiceRequest.FromString(data)
+    except (ValueError, RecursionError, DecodeError, ParseError) as exc:
+        raise ValueError(f"not an OTLP trace export: {_said(exc)}") from None
+    spans = _spans(request, "")
+    ids = sorted({str(s.attributes.get("gen_ai.conversation.id") or s.attributes.get("gcp.vertex.agent.session_id"))
+                  for s in spans if s.attributes.get("gen_ai.conversation.id") or s.attributes.get("gcp.vertex.agent.session_id")})
+    return json_format.MessageToJson(request, indent=None), len(spans), ids
