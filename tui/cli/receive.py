@@ -88,8 +88,17 @@ def make_app(folder: Path, host: str, port: int, say: Callable[[str], None]):
             return web.json_response({})
         return web.Response(body=ExportTraceServiceResponse().SerializeToString(), content_type="application/x-protobuf")
 
+    async def other_signal(request: web.Request) -> web.Response:
+        """Metrics and logs (an exporter given OTEL_EXPORTER_OTLP_ENDPOINT sends all three): taken, not kept."""
+        await request.read()
+        if request.content_type == "application/json":
+            return web.json_response({})
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
     app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
     app.router.add_post("/v1/traces", traces)
+    app.router.add_post("/v1/metrics", other_signal)
+    app.router.add_post("/v1/logs", other_signal)
     return app
 
 
