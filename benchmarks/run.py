@@ -1059,6 +1059,16 @@ def mcp_tokens_benchmark() -> list[tuple[str, str, str]]:
     return measure()
 
 
+@benchmark("otlp")
+def otlp_benchmark() -> list[tuple[str, str, str]]:
+    """OpenTelemetry traces scored per second with no agent call, against a re-run of the same cases
+    (benchmarks/otlp_bench.py)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from otlp_bench import otlp_benchmark as measure
+
+    return measure()
+
+
 @benchmark("scale")
 def scale_benchmark() -> list[tuple[str, str, str]]:
     """`list` and `run --json` at several sizes (`AGENTDIFF_SCALE_SIZES`, default 1000,5000), one eval set and
