@@ -133,6 +133,16 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     scores = {m["name"]: m["score"] for m in results["sess-parallel"]["metrics"]}
     assert scores["tool_trajectory_avg_score"] == 1.0 and scores["response_match_score"] == 1.0
 
+    exported = _cli(root, "run", "weather_agent", "--report", "otlp=run.otlp.json")  # the run as OpenTelemetry, read back
+    assert exported.returncode == 1, exported.stderr  # (sess-error errs, as its trace did)
+    spans, errors = read_spans(root / "run.otlp.json", root)
+    assert errors == [] and len(conversations(spans)) == 4
+    evaluations = [e for s in spans for name, e in s.events if name == "gen_ai.evaluation.result"]
+    assert {"gen_ai.evaluation.name": "tool_trajectory_avg_score", "gen_ai.evaluation.score.value": 1.0,
+            "gen_ai.evaluation.score.label": "passed"} in evaluations, evaluations
+    again_scored = json.loads(_cli(root, "score", "run.otlp.json", "--json").stdout)
+    assert {case["eval_id"]: case["status"] for case in again_scored["cases"]} == verdicts
+
     agent = root / "weather_agent" / "agent.py"
     agent.write_text(agent.read_text().replace('"Paris": ("sunny", 21)', '"Paris": ("stormy", 30)'))  # the agent changes
     diffed = json.loads(_cli(root, "run", "weather_agent", "--json").stdout)

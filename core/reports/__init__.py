@@ -23,14 +23,14 @@ RENDERERS: dict[str, Callable[[Sequence[CaseResult]], str]] = {
     "markdown": render_markdown,
     "csv": render_csv,
 }
-REPORT_KINDS = (*RENDERERS, "adk", "agents-cli")
+REPORT_KINDS = (*RENDERERS, "adk", "agents-cli", "otlp")
 # adk=DIR: EvalSetResult files in each app's .adk/eval_history under the agents dir DIR;
 # agents-cli=DIR: a trace file of the agents-cli cases (`traces_<time>.json`) that `agents-cli eval grade --traces DIR` grades
 DIR_KINDS = ("adk", "agents-cli")
 
 
 def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Optional[Mapping[str, Mapping[str, float]]] = None,
-                 load_errors: Sequence = (), shard: Optional[str] = None, traces: Sequence[dict] = ()) -> None:
+                 load_errors: Sequence = (), shard: Optional[str] = None, traces: Sequence[dict] = (), otlp: Sequence = ()) -> None:
     """Write one report; CSV appends (as AgentEvaluator does), the others replace the file whole (a
     temporary file renamed over it: a reader never sees half a report). `prices` (per million tokens,
     by model) adds estimated costs to the JSON report."""
@@ -45,6 +45,13 @@ def write_report(kind: str, cases: Sequence[CaseResult], path: Path, prices: Opt
         from agentdiff.core.reports.agents_cli_traces import write_traces
 
         write_traces(traces, path)
+        return
+    if kind == "otlp":  # (result, trace, agent) of each case: its run as OpenTelemetry, with its metrics as evaluation events
+        import time
+
+        from agentdiff.core.reports.otlp_export import write_otlp
+
+        write_otlp(otlp, path, time.time_ns())
         return
     if kind == "csv":
         append_csv(cases, path)

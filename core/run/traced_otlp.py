@@ -3,8 +3,9 @@ the project's EvalSet case it maps to, its run what the trace did (`traces.otlp_
 scored by the case's criteria exactly as a live run is (judged metrics through the judge, and its cache)
 and diffed against the case's baseline.
 
-A conversation maps to the case whose eval_id is its session id (as `agentdiff import` names it), else
-to the one case whose user messages are its user messages, turn for turn."""
+A conversation maps to the case whose id is its session id (as `run --report otlp` names it), or whose
+eval_id is (as `agentdiff import` names it), else to the one case whose user messages are its user
+messages, turn for turn."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _user_texts(ref: EvalCaseRef) -> Optional[tuple[str, ...]]:
 
 def match(conversation: Conversation, refs: Sequence[EvalCaseRef]) -> tuple[Optional[EvalCaseRef], str]:
     """The case a conversation maps to, or None and why."""
-    named = [ref for ref in refs if ref.eval_id == case_id_of(conversation)]
+    named = [ref for ref in refs if ref.id == conversation.id] or [ref for ref in refs if ref.eval_id == case_id_of(conversation)]
     if len(named) == 1:
         return named[0], ""
     said = tuple(turn.user_text for turn in conversation.trace.turns)

@@ -100,7 +100,8 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         "--report", action="append", type=report_spec, default=[], metavar="KIND=FILE",
         help=f"also write a report ({', '.join(REPORT_KINDS)}); repeatable; csv appends; adk=DIR writes ADK EvalSetResult "
         "files into DIR/<app>/.adk/eval_history (DIR: the agents folder, as adk web's); agents-cli=DIR writes the agents-cli "
-        "cases' runs as a trace file DIR/traces_<time>.json for `agents-cli eval grade --traces`",
+        "cases' runs as a trace file DIR/traces_<time>.json for `agents-cli eval grade --traces`; otlp=FILE writes every case's run as "
+        "OpenTelemetry (OTLP/JSON, a line a case, ADK's GenAI spans) with a gen_ai.evaluation.result event per metric",
     )
 
 
@@ -205,7 +206,7 @@ def check_reports(reports: Sequence[tuple[str, Path]], err: TextIO, protected: f
 
 
 def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, prices=None, load_errors=(), protected: frozenset = frozenset(),
-                  shard=None, traces=()) -> bool:
+                  shard=None, traces=(), otlp=()) -> bool:
     """Write every `--report`; a report that cannot be written is one line on `err` (no traceback) and
     the others are still written. True when all were written."""
     ok = check_reports(reports, err, protected)
@@ -213,7 +214,7 @@ def write_reports(reports: Sequence[tuple[str, Path]], cases, err: TextIO, price
         if problem:
             continue
         try:
-            write_report(kind, cases, path, prices, load_errors, shard, traces)
+            write_report(kind, cases, path, prices, load_errors, shard, traces, otlp)
         except OSError as error:
             print(f"error: cannot write the {kind} report to {path}: {error.strerror or error}", file=err)
             ok = False

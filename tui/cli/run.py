@@ -280,6 +280,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     python = agents_python(args, config) if found.cases else None
     keep_invocations = any(kind in ("csv", "adk") for kind, _ in args.report)  # only the CSV and ADK reports list them
     wants_traces = any(kind == "agents-cli" for kind, _ in args.report)
+    wants_otlp = any(kind == "otlp" for kind, _ in args.report)
+    otlp: list = []  # (result, trace, agent) of each case, for --report otlp=FILE
     traces: list[tuple[str, dict]] = []  # (case id, the case as agents-cli's trace file holds it)
     cases = ResultSpool()  # past its first 2,000, the results wait on disk for the reports
     progress = Progress(err, len(found.cases), live=_same_terminal(err, out), color=wants_color(args.color, err))
@@ -339,6 +341,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 cases.append(case_run.result if keep_invocations else slim(case_run.result), rank)
                 if wants_traces:
                     traces.extend(agents_cli_trace(case_run))
+                if wants_otlp and case_run.trace is not None:
+                    otlp.append((case_run.result, case_run.trace, case_run.agent.label if case_run.agent is not None else ""))
                 progress.case_done(case_run.result, seconds)
 
             unsettled: list[tuple[object, float, int]] = []  # --until-confident: kept whole until they settle
@@ -377,7 +381,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if traces:
         order = {ref.id: i for i, ref in enumerate(found.cases)}
         traces.sort(key=lambda item: order.get(item[0], 0))
-    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files, keeper.shard, [t for _, t in traces])
+    reports_written = write_reports(args.report, cases, err, config.prices, errors, found_files, keeper.shard, [t for _, t in traces], otlp)
     runtime = {"python": python.python, "interpreter": python.path, "chosen_by": python.why, "adk": python.adk} if python else None
     keeper.finish(cases, config.prices, runtime, errors)
     if keeper.problem:  # the results stand; only compare and gate will not find this run
