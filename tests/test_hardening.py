@@ -61,6 +61,15 @@ def test_no_loader_raises_on_any_bytes(tmp_path, data):
         path.write_bytes(data)
         loaded, errors = load(path)
         assert loaded is not None or errors
+    from agentdiff.core.formats.otlp.spans import read_spans
+    from agentdiff.core.traces.otlp import conversations
+
+    for name in ("traces.json", "traces.pb"):  # OpenTelemetry trace files: read, or said; never raised
+        path = tmp_path / name
+        path.write_bytes(data)
+        spans, errors = read_spans(path, tmp_path)
+        assert spans or errors
+        conversations(spans)
     case = tmp_path / "cat" / "case"
     case.mkdir(parents=True, exist_ok=True)
     for name in ("spec.yaml", "generated-recordings.yaml", "generated-session.yaml"):

@@ -225,3 +225,17 @@ def test_receive_takes_what_an_otlp_http_exporter_sends_and_refuses_other_hosts(
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_colliding_ids_a_span_its_own_parent_and_wrong_types_still_read(tmp_path):
+    span = {"traceId": "0" * 32, "spanId": "1" * 16, "parentSpanId": "1" * 16, "name": "execute_tool get_weather",
+            "startTimeUnixNano": "5", "endTimeUnixNano": "1",  # ends before it starts
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                           {"key": "gen_ai.tool.call.arguments", "value": {"intValue": "7"}},  # not the JSON text ADK writes
+                           {"key": "gen_ai.conversation.id", "value": {"arrayValue": {"values": [{"stringValue": "x"}]}}}]}
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span, span]}]}]}))
+    spans, errors = read_spans(path, tmp_path)
+    assert errors == [] and len(spans) == 2
+    (conversation,) = conversations(spans)
+    assert [call.args for call in conversation.trace.turns[0].tool_calls] == [None, None] and conversation.missing
