@@ -132,6 +132,10 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     assert all(case["mode"] == "score" for case in results.values())
     scores = {m["name"]: m["score"] for m in results["sess-parallel"]["metrics"]}
     assert scores["tool_trajectory_avg_score"] == 1.0 and scores["response_match_score"] == 1.0
+    from agentdiff.core.reports.kept_runs import kept_runs, load_traces
+
+    (kept,) = [run for run in kept_runs(root) if run.meta.get("source") == "traces"]  # what `B` and compare take
+    assert "kept as run" in scored.stderr and set(load_traces(kept)) == {case["id"] for case in results.values()}
 
     exported = _cli(root, "run", "weather_agent", "--report", "otlp=run.otlp.json")  # the run as OpenTelemetry, read back
     assert exported.returncode == 1, exported.stderr  # (sess-error errs, as its trace did)

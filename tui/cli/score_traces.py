@@ -52,8 +52,10 @@ def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
 
 def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
     import asyncio
+    import time
 
     from agentdiff.core.project.config import load_project_config
+    from agentdiff.core.reports.kept_runs import RunKeeper
     from agentdiff.core.project.discovery import EvalCaseRef, discover
     from agentdiff.core.run.options import RunOptions
     from agentdiff.core.run.traced_otlp import score_conversations
@@ -67,10 +69,19 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
     refs = [ref for ref in discover(list(config.paths) or [Path(".")], root).cases if isinstance(ref, EvalCaseRef)]
     pool = WorkerPool(timeout=config.timeout or 120.0, python=agents_python(args, config).path)
     options = RunOptions(agents_dirs=config.agents, mapping=config.agent_for, judge_cache=root / ".agentdiff" / "judge-cache")
+    started = time.time()
     try:
         runs, unscored = asyncio.run(score_conversations(conversations, refs, pool, options, root))
     finally:
         pool.close()
     for line in unscored:
         print(f"not scored: {line}", file=err)
+    if runs and config.keep_runs > 0:  # kept as a run: the TUI's B sets it beside the cases, compare and gate read it
+        keeper = RunKeeper(root, "traces", config.keep_runs, started)
+        keeper.partial = f"traced conversations from {', '.join(str(f) for f in list(files)[:3])}"
+        for run in runs:
+            keeper.add(run)
+        kept = keeper.finish([run.result for run in runs])
+        if kept is not None:
+            print(f"kept as run {kept.name} (B in the workbench sets it beside your cases; compare and gate take it)", file=err)
     return [run.result for run in runs]
