@@ -243,3 +243,27 @@ def test_colliding_ids_a_span_its_own_parent_and_wrong_types_still_read(tmp_path
     assert errors == [] and len(spans) == 2
     (conversation,) = conversations(spans)
     assert [call.args for call in conversation.trace.turns[0].tool_calls] == [None, None] and conversation.missing
+
+
+def test_scores_from_traces_equal_adks_scores_of_the_same_invocations(emitted, tmp_path):
+    """ADK's own evaluators on the invocations ADK's own session events make (the conversation as ADK
+    recorded it) against the imported cases give the scores `score TRACES` gives from the spans."""
+    from google.adk.evaluation.eval_case import Invocation
+    from google.adk.evaluation.eval_metrics import EvalMetric
+    from google.adk.evaluation.evaluation_generator import EvaluationGenerator
+    from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
+    from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
+    from google.adk.events.event import Event
+
+    root = _project(tmp_path)
+    assert _cli(root, "import", str(emitted["schema2"] / "traces.json"), "--into", "weather_agent/traced.evalset.json", "--yes").returncode == 0
+    scored = json.loads(_cli(root, "score", str(emitted["schema1"] / "traces.json"), "--json").stdout)  # the other schema's spans
+    ours = {case["eval_id"]: {m["name"]: m["score"] for m in case["metrics"]} for case in scored["cases"]}
+    cases = {c["eval_id"]: c for c in json.loads((root / "weather_agent/traced.evalset.json").read_text())["eval_cases"]}
+    session = json.loads((emitted["schema1"] / "session.json").read_text())
+    for session_id in ("sess-single", "sess-parallel", "sess-multi"):
+        actual = EvaluationGenerator.convert_events_to_eval_invocations([Event.model_validate(e) for e in session[session_id]])
+        expected = [Invocation.model_validate(turn) for turn in cases[session_id]["conversation"]]
+        trajectory = TrajectoryEvaluator(threshold=1.0).evaluate_invocations(actual, expected).overall_score
+        rouge = RougeEvaluator(EvalMetric(metric_name="response_match_score", threshold=0.8)).evaluate_invocations(actual, expected).overall_score
+        assert (ours[session_id]["tool_trajectory_avg_score"], ours[session_id]["response_match_score"]) == (trajectory, rouge), session_id
