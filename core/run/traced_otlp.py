@@ -1,10 +1,10 @@
 """OpenTelemetry traces scored with no agent call (`agentdiff score TRACES`): each traced conversation is
-the project's EvalSet case it maps to, its run what the trace did (`traces.otlp_cases.as_run_output`),
-scored by the case's criteria exactly as a live run is (judged metrics through the judge, and its cache)
-and diffed against the case's baseline.
+the project's case it maps to, its run what the trace did (`traces.otlp_cases.as_run_output`), judged and
+scored by the case's family as a kept run of it is re-scored (`CaseFamily.judge_again`, `rescore`), and
+diffed against the case's baseline.
 
 A conversation maps to the case whose id is its session id (as `run --report otlp` names it), or whose
-eval_id is (as `agentdiff import` names it), else to the one case whose user messages are its user
+eval key is (as `agentdiff import` names it), else to the one case whose user messages are its user
 messages, turn for turn."""
 
 from __future__ import annotations
@@ -12,28 +12,29 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from agentdiff.core.project.agent_memo import AgentMemo
-from agentdiff.core.project.discovery import EvalCaseRef
-from agentdiff.core.run.case_run import CaseRun
-from agentdiff.core.run.eval_case import score_eval_case
-from agentdiff.core.run.judging import judge_outputs
+from agentdiff.core.project.family import family_of
+from agentdiff.core.run.case_run import CaseRun, unrun
 from agentdiff.core.run.options import RunOptions
+from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.traces.otlp import Conversation
 from agentdiff.core.traces.otlp_cases import as_run_output, case_id_of, unusable
 
 
-def _user_texts(ref: EvalCaseRef) -> Optional[tuple[str, ...]]:
-    conversation = ref.case.conversation
-    if conversation is None:
+def _user_texts(ref: Any) -> Optional[tuple[str, ...]]:
+    try:
+        messages = family_of(ref).messages(ref)
+    except (NotImplementedError, ValueError):
         return None
-    return tuple("".join(p.text or "" for p in (turn.user_content.parts or []) if p.text) for turn in conversation)
+    return tuple("".join(p.get("text", "") for p in (m.content.get("parts") or []) if isinstance(p, dict)) for m in messages)
 
 
-def match(conversation: Conversation, refs: Sequence[EvalCaseRef]) -> tuple[Optional[EvalCaseRef], str]:
+def match(conversation: Conversation, refs: Sequence[Any]) -> tuple[Optional[Any], str]:
     """The case a conversation maps to, or None and why."""
-    named = [ref for ref in refs if ref.id == conversation.id] or [ref for ref in refs if ref.eval_id == case_id_of(conversation)]
+    named = [ref for ref in refs if ref.id == conversation.id] or \
+        [ref for ref in refs if family_of(ref).eval_key(ref) == case_id_of(conversation)]
     if len(named) == 1:
         return named[0], ""
     said = tuple(turn.user_text for turn in conversation.trace.turns)
@@ -42,11 +43,11 @@ def match(conversation: Conversation, refs: Sequence[EvalCaseRef]) -> tuple[Opti
         return alike[0], ""
     if named or alike:
         cases = named or alike
-        return None, f"maps to {len(cases)} cases ({', '.join(ref.id for ref in cases[:3])}): give them distinct eval_ids"
-    return None, "maps to no eval case here, by its id or its user messages: `agentdiff import` makes it one"
+        return None, f"maps to {len(cases)} cases ({', '.join(ref.id for ref in cases[:3])}): give them distinct ids"
+    return None, "maps to no case here, by its id or its user messages: `agentdiff import` makes it one"
 
 
-async def score_conversations(conversations: Sequence[Conversation], refs: Sequence[EvalCaseRef], pool, options: RunOptions,
+async def score_conversations(conversations: Sequence[Conversation], refs: Sequence[Any], pool, options: RunOptions,
                               root: Path) -> tuple[list[CaseRun], list[str]]:
     """Each conversation scored against the case it maps to; and what could not be scored, said."""
     memo = AgentMemo(root)
@@ -58,12 +59,13 @@ async def score_conversations(conversations: Sequence[Conversation], refs: Seque
         if ref is None or why is not None:
             said.append(f"{conversation.where}: conversation {conversation.id}: {why or unmatched}")
             return None
+        family = family_of(ref)
         agent = memo.resolve(ref, options.agents_dirs, options.mapping).agent
-        out = as_run_output(conversation)
-        judged = await judge_outputs(ref, agent, [out], pool, options) if pool is not None else [None]
-        run = await asyncio.to_thread(score_eval_case, ref, agent, [out], judged)  # type: ignore[arg-type]
+        stub = unrun(ref, agent, "score", CaseStatus.NOT_EVALUATED, "")
+        traced = CaseRun(stub.ref, stub.result, agent, outputs=(as_run_output(conversation),))  # a kept run of it, as the trace has it
+        judged = await family.judge_again(ref, traced, pool, options) if pool is not None else []
+        run = await asyncio.to_thread(family.rescore, ref, traced, judged, options)
         return dataclasses.replace(run, result=dataclasses.replace(run.result, mode="score"))
 
     runs = await asyncio.gather(*(one(c) for c in conversations))
     return [run for run in runs if run is not None], said
-

@@ -56,7 +56,7 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
 
     from agentdiff.core.project.config import load_project_config
     from agentdiff.core.reports.kept_runs import RunKeeper
-    from agentdiff.core.project.discovery import EvalCaseRef, discover
+    from agentdiff.core.project.discovery import discover
     from agentdiff.core.run.options import RunOptions
     from agentdiff.core.run.traced_otlp import score_conversations
     from agentdiff.core.worker.pool import WorkerPool
@@ -66,7 +66,7 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
 
     conversations = read_conversations(list(files), root, err)
     config, _ = load_project_config(root)
-    refs = [ref for ref in discover(list(config.paths) or [Path(".")], root).cases if isinstance(ref, EvalCaseRef)]
+    refs = discover(list(config.paths) or [Path(".")], root).cases
     pool = WorkerPool(timeout=config.timeout or 120.0, python=agents_python(args, config).path)
     options = RunOptions(agents_dirs=config.agents, mapping=config.agent_for, judge_cache=root / ".agentdiff" / "judge-cache")
     started = time.time()
