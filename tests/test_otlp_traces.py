@@ -100,6 +100,8 @@ def test_a_trace_without_content_says_what_is_missing_and_how_to_keep_it(emitted
                           capture_output=True, text=True)
     assert done.returncode == 1 and "left out: sess-single" in done.stderr and CONTENT in done.stderr, done.stderr
     assert not (tmp_path / "cases.evalset.json").exists()
+    scored = subprocess.run([AGENTDIFF, "score", str(folder / "traces.json")], cwd=tmp_path, capture_output=True, text=True)
+    assert scored.returncode == 2 and "not scored: conversation sess-single" in scored.stderr, scored.stderr  # never a silent pass
 
 
 def _project(tmp_path: Path) -> Path:
@@ -130,6 +132,7 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     results = {case["eval_id"]: case for case in json.loads(scored.stdout)["cases"]}
     assert {k: v["status"] for k, v in results.items()} == verdicts, scored.stderr
     assert all(case["mode"] == "score" for case in results.values())
+    assert results["sess-single"]["tool_calls"] == 1 and results["sess-single"]["model_calls"] == 2 and results["sess-single"]["seconds"] > 0
     scores = {m["name"]: m["score"] for m in results["sess-parallel"]["metrics"]}
     assert scores["tool_trajectory_avg_score"] == 1.0 and scores["response_match_score"] == 1.0
     from agentdiff.core.reports.kept_runs import kept_runs, load_traces
@@ -211,6 +214,8 @@ def test_receive_takes_what_an_otlp_http_exporter_sends_and_refuses_other_hosts(
         assert done.returncode == 0, done.stderr[-2000:]
         sent, _ = read_spans(tmp_path / "emitted" / "traces.json", tmp_path)
         got, errors = read_spans(folder / "traces.json", tmp_path)  # the exporter's protobuf, kept as OTLP/JSON lines
+        first = json.loads((folder / "traces.json").read_text().splitlines()[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+        assert len(first["traceId"]) == 32 and first["kind"] == 1  # OTLP/JSON's own form: hex ids, integer enums
         assert errors == [] and [c.trace for c in conversations(got)] == [c.trace for c in conversations(sent)]
 
         def post(body: bytes, kind: str, host: str = f"127.0.0.1:{port}") -> int:
@@ -243,6 +248,9 @@ def test_colliding_ids_a_span_its_own_parent_and_wrong_types_still_read(tmp_path
     assert errors == [] and len(spans) == 2
     (conversation,) = conversations(spans)
     assert [call.args for call in conversation.trace.turns[0].tool_calls] == [None, None] and conversation.missing
+    served = dict(span, traceId="2" * 32, name="POST /run", attributes=[{"key": "http.method", "value": {"stringValue": "POST"}}])
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [served]}]}]}))
+    assert conversations(read_spans(path, tmp_path)[0]) == []  # a server's own request: no agent ran in it, no conversation
 
 
 def test_scores_from_traces_equal_adks_scores_of_the_same_invocations(emitted, tmp_path):

@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 
 from agentdiff.core.project.agent_memo import AgentMemo
 from agentdiff.core.project.family import family_of
-from agentdiff.core.run.case_run import CaseRun, unrun
+from agentdiff.core.run.case_run import CaseRun, summarised, unrun
 from agentdiff.core.run.options import RunOptions
 from agentdiff.core.scoring.results import CaseStatus
 from agentdiff.core.traces.otlp import Conversation
@@ -43,7 +43,8 @@ def match(conversation: Conversation, refs: Sequence[Any]) -> tuple[Optional[Any
         return alike[0], ""
     if named or alike:
         cases = named or alike
-        return None, f"maps to {len(cases)} cases ({', '.join(ref.id for ref in cases[:3])}): give them distinct ids"
+        return None, (f"maps to {len(cases)} cases ({', '.join(ref.id for ref in cases[:3])}), by "
+                      + ("its id" if named else "its user messages") + ": score it with one of them only (or name the case by its session id)")
     return None, "maps to no case here, by its id or its user messages: `agentdiff import` makes it one"
 
 
@@ -64,7 +65,7 @@ async def score_conversations(conversations: Sequence[Conversation], refs: Seque
         stub = unrun(ref, agent, "score", CaseStatus.NOT_EVALUATED, "")
         traced = CaseRun(stub.ref, stub.result, agent, outputs=(as_run_output(conversation),))  # a kept run of it, as the trace has it
         judged = await family.judge_again(ref, traced, pool, options) if pool is not None else []
-        run = await asyncio.to_thread(family.rescore, ref, traced, judged, options)
+        run = summarised(await asyncio.to_thread(family.rescore, ref, traced, judged, options))  # its seconds and calls, as a run's
         return dataclasses.replace(run, result=dataclasses.replace(run.result, mode="score"))
 
     runs = await asyncio.gather(*(one(c) for c in conversations))

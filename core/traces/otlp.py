@@ -49,6 +49,10 @@ def _json(value: Any) -> Any:
         return None
 
 
+def _agent_span(span: Span) -> bool:
+    return span.name in ("invocation", "call_llm") or _op(span) in ("invoke_agent", "invoke_workflow", "generate_content", "execute_tool")
+
+
 def _op(span: Span) -> str:
     op = span.attributes.get("gen_ai.operation.name")
     return op if isinstance(op, str) else span.name.split(" ", 1)[0]
@@ -184,6 +188,8 @@ def conversations(spans: Iterable[Span]) -> list[Conversation]:
     traces: dict[str, list[Span]] = {}
     for span in spans:
         traces.setdefault(span.trace_id, []).append(span)
+    for trace_id in [t for t, members in traces.items() if not any(_agent_span(s) for s in members)]:
+        del traces[trace_id]  # no agent ran in it: a server's own request (adk api_server traces its endpoints), not a turn
     grouped: dict[str, list[list[Span]]] = {}
     for trace_id, members in traces.items():
         conversation = next((str(s.attributes[k]) for s in members for k in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")

@@ -24,7 +24,11 @@ def as_run_output(conversation: Conversation) -> RunOutput:
     exchanges: list[ExchangeOut] = []
     tools: list[ToolOut] = []
     errors: dict[int, str] = {}
+    seconds: dict[int, float] = {}
     for turn in conversation.trace.turns:
+        times = [t for x in (*turn.llm, *turn.tool_calls) for t in (x.start, x.end) if t is not None]
+        if times:  # the turn's span of model and tool calls, as its trace timed them
+            seconds[turn.index] = round(max(times) - min(times), 3)
         events.append({"author": "user", "content": _user(turn.user_text)})
         steps = sorted([(x.seq, "model", x) for x in turn.llm] + [(c.seq, "tool", c) for c in turn.tool_calls], key=lambda s: s[0])
         answered: list[dict[str, Any]] = []
@@ -51,7 +55,7 @@ def as_run_output(conversation: Conversation) -> RunOutput:
             errors[turn.index] = turn.error
     first_error = next(iter(errors.items()), None)  # a turn that raised ended the run, as a live run's does
     return RunOutput(events=events, exchanges=exchanges, tools=tools, turn_errors=errors, adk_version=conversation.adk_version,
-                     app_name=conversation.agent, root_agent=conversation.agent,
+                     app_name=conversation.agent, root_agent=conversation.agent, turn_seconds=seconds, seconds=sum(seconds.values()),
                      error=f"{first_error[1]} (turn {first_error[0] + 1})" if first_error else None)
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from .errors import EXIT_FAILED, EXIT_OK, UsageError, print_errors
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, print_errors
 
 NAME = "import"
 
@@ -45,7 +45,8 @@ def trace_files(paths: list[Path]) -> list[Path]:
     return found
 
 
-def read_conversations(paths: list[Path], root: Path, err: TextIO) -> list:
+def read_conversations(paths: list[Path], root: Path) -> tuple[list, list]:
+    """The conversations of the trace files given (folders searched), and what did not read."""
     from agentdiff.core.formats.otlp.spans import read_spans
     from agentdiff.core.traces.otlp import conversations
 
@@ -57,8 +58,7 @@ def read_conversations(paths: list[Path], root: Path, err: TextIO) -> list:
         found, problems = read_spans(file, root)
         spans += found
         errors += problems
-    print_errors(errors, err)
-    return conversations(spans)
+    return conversations(spans), errors
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -69,7 +69,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .accept import _confirm
 
     root = Path.cwd()
-    found = read_conversations(list(args.traces), root, err)
+    found, errors = read_conversations(list(args.traces), root)
+    print_errors(errors, err)
     target = args.into
     if target.is_dir() or not target.name.endswith((".evalset.json", ".test.json")):
         raise UsageError(f"--into names an EvalSet file (*.evalset.json or *.test.json), not {target}")
@@ -97,7 +98,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             added.append(eval_id)
     if not added:
         print("nothing to import: no conversation with its content that the file does not have already", file=out)
-        return EXIT_FAILED
+        return EXIT_USAGE if errors else EXIT_FAILED
     text = edit_json(before, data) if before is not None else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     out.writelines(difflib.unified_diff((before or "").splitlines(keepends=True), text.splitlines(keepends=True),
                                         f"a/{target}", f"b/{target}"))
@@ -112,4 +113,4 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (BaselineConflict, BaselineWriteError) as exc:
         raise UsageError(str(exc)) from None
     print(f"written: {entry.reason} (`agentdiff undo` takes it back)", file=out)
-    return EXIT_OK
+    return EXIT_USAGE if errors else EXIT_OK  # some file did not read: said above

@@ -103,7 +103,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         more, more_errors = score_agents_cli(agents_cli, args, Path.cwd())
         cases, errors = [*cases, *more], [*errors, *more_errors]
     if traces:
-        cases = [*cases, *score_traces(traces, args, Path.cwd(), err)]
+        more, more_errors = score_traces(traces, args, Path.cwd(), err)
+        cases, errors = [*cases, *more], [*errors, *more_errors]
     print_errors(errors, err)
     reports_written = write_reports(args.report, cases, err)
     if args.json:

@@ -50,7 +50,8 @@ def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     return traces, rest
 
 
-def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
+def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> tuple[list, list]:
+    """The traced conversations' results, and what could not be read or scored (as load errors: exit 2)."""
     import asyncio
     import time
 
@@ -64,7 +65,9 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
     from .import_traces import read_conversations
     from .options import agents_python
 
-    conversations = read_conversations(list(files), root, err)
+    from agentdiff.core.formats.load_error import LoadError
+
+    conversations, errors = read_conversations(list(files), root)
     config, _ = load_project_config(root)
     refs = discover(list(config.paths) or [Path(".")], root).cases
     pool = WorkerPool(timeout=config.timeout or 120.0, python=agents_python(args, config).path)
@@ -74,8 +77,10 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
         runs, unscored = asyncio.run(score_conversations(conversations, refs, pool, options, root))
     finally:
         pool.close()
-    for line in unscored:
-        print(f"not scored: {line}", file=err)
+    for said in unscored:  # `file:line: conversation …: why`
+        where, _, why = said.partition(": ")
+        file, _, line = where.rpartition(":")
+        errors.append(LoadError(file=file or where, line=int(line) if line.isdigit() else None, message=f"not scored: {why}"))
     if runs and config.keep_runs > 0:  # kept as a run: the TUI's B sets it beside the cases, compare and gate read it
         keeper = RunKeeper(root, "traces", config.keep_runs, started)
         keeper.partial = f"traced conversations from {', '.join(str(f) for f in list(files)[:3])}"
@@ -84,4 +89,4 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> list:
         kept = keeper.finish([run.result for run in runs])
         if kept is not None:
             print(f"kept as run {kept.name} (B in the workbench sets it beside your cases; compare and gate take it)", file=err)
-    return [run.result for run in runs]
+    return [run.result for run in runs], errors

@@ -155,4 +155,15 @@ def export_line(data: bytes, json_body: bool) -> tuple[str, int, list[str]]:
     spans = _spans(request, "")
     ids = sorted({str(s.attributes.get("gen_ai.conversation.id") or s.attributes.get("gcp.vertex.agent.session_id"))
                   for s in spans if s.attributes.get("gen_ai.conversation.id") or s.attributes.get("gcp.vertex.agent.session_id")})
-    return json_format.MessageToJson(request, indent=None), len(spans), ids
+    document = _hex_ids(json_format.MessageToDict(request, use_integers_for_enums=True))  # OTLP/JSON's own form
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")), len(spans), ids
+
+
+def _hex_ids(node: Any) -> Any:
+    """Protobuf's JSON mapping's base64 ids as OTLP/JSON's hex."""
+    if isinstance(node, dict):
+        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str) else _hex_ids(v))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
