@@ -91,7 +91,9 @@ def _install(tmp_path: Path, monkeypatch, *args: str) -> str:
 def test_skills_install_writes_each_assistants_skill_and_mcp_configuration_and_never_loses_an_edit(tmp_path, monkeypatch):
     (tmp_path / ".gemini").mkdir()
     (tmp_path / ".gemini" / "settings.json").write_text('{"theme": "dark"}')
+    (tmp_path / ".gemini" / "settings.json").chmod(0o600)  # private: it may hold tokens
     said = _install(tmp_path, monkeypatch)
+    assert (tmp_path / ".gemini" / "settings.json").stat().st_mode & 0o777 == 0o600  # and still private
     for folder in (".claude", ".agents", ".gemini", ".github"):
         skill = (tmp_path / folder / "skills" / "agentdiff-eval-loop" / "SKILL.md").read_text()
         assert skill.startswith("---\nname: agentdiff-eval-loop") and "| tool_calls |" in skill and "agentdiff run --json" in skill
@@ -115,3 +117,17 @@ def test_skills_install_writes_each_assistants_skill_and_mcp_configuration_and_n
     assert "Our team's own rule." in (skill.parent / "SKILL.md.orig").read_text() and "Our team's own rule." not in skill.read_text()
     codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
     assert codex["model"] == "o4" and codex["mcp_servers"]["agentdiff"]["args"] == ["mcp"]
+
+
+def test_drop_forgets_the_step_it_was_confirmed_for_or_none(tmp_path):
+    from agentdiff.core.baselines.journal import BaselineConflict, FileWrite, drop_last, write_baseline
+
+    first = write_baseline([FileWrite(tmp_path / "a.json", "1\n", None)], tmp_path, "one")
+    second = write_baseline([FileWrite(tmp_path / "b.json", "2\n", None)], tmp_path, "two")
+    try:
+        drop_last(tmp_path, expected=first.id)  # another step was written since it was shown
+    except BaselineConflict as exc:
+        assert f"the newest step is now {second.id}" in str(exc)
+    else:
+        raise AssertionError("dropped a step nobody confirmed")
+    assert drop_last(tmp_path, expected=second.id).id == second.id

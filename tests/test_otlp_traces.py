@@ -149,6 +149,9 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
             "gen_ai.evaluation.score.label": "passed"} in evaluations, evaluations
     again_scored = json.loads(_cli(root, "score", "run.otlp.json", "--json").stdout)
     assert {case["eval_id"]: case["status"] for case in again_scored["cases"]} == verdicts
+    _cli(root, "run", "weather_agent", "--report", "otlp=again.otlp.json")
+    both = json.loads(_cli(root, "score", "run.otlp.json", "again.otlp.json", "--json").stdout)
+    assert len(both["cases"]) == 8 and {c["status"] for c in both["cases"] if c["eval_id"] != "sess-error"} == {"passed"}  # never merged
 
     agent = root / "weather_agent" / "agent.py"
     agent.write_text(agent.read_text().replace('"Paris": ("sunny", 21)', '"Paris": ("stormy", 30)'))  # the agent changes
@@ -275,3 +278,32 @@ def test_scores_from_traces_equal_adks_scores_of_the_same_invocations(emitted, t
         trajectory = TrajectoryEvaluator(threshold=1.0).evaluate_invocations(actual, expected).overall_score
         rouge = RougeEvaluator(EvalMetric(metric_name="response_match_score", threshold=0.8)).evaluate_invocations(actual, expected).overall_score
         assert (ours[session_id]["tool_trajectory_avg_score"], ours[session_id]["response_match_score"]) == (trajectory, rouge), session_id
+
+
+def test_receive_takes_gzip_as_an_exporter_sends_it_and_an_empty_export_adds_nothing(tmp_path):
+    import gzip
+    import time
+    import urllib.request
+
+    port = _free_port()
+    folder = tmp_path / "received"
+    server = subprocess.Popen([AGENTDIFF, "receive", str(folder), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "receiving OTLP traces on" not in server.stderr.readline() and time.monotonic() < deadline:
+            assert server.poll() is None
+        line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "1" * 32, "spanId": "2" * 16, "name": "invoke_agent a",
+                                                                          "startTimeUnixNano": "1", "endTimeUnixNano": "2"}]}]}]})
+
+        def post(body: bytes, encoding: str = "") -> int:
+            headers = {"Content-Type": "application/json", **({"Content-Encoding": encoding} if encoding else {})}
+            with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=body, headers=headers,
+                                                               method="POST"), timeout=10) as answer:
+                return answer.status
+
+        assert post(gzip.compress(line.encode()), "gzip") == 200  # as the collector's otlphttp exporter sends by default
+        assert post(b'{"resourceSpans": []}') == 200
+        assert len((folder / "traces.json").read_text().splitlines()) == 1  # the empty export added no line
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -275,6 +275,11 @@ def test_the_eta_takes_off_what_the_cases_in_flight_have_run_already():
     assert progress.eta(8) == 8  # b has run 8 of its 8 s, c none of its 8: not (8 + 8) / 2 afresh with nothing run
     progress.finished("b")
     assert progress.eta(9) == 7  # c started 1 s ago
+    deep = Progress(jobs=2)  # a case finished below the heap's top is no case left
+    deep.queued(["x", "y", "z"], in_flight=False, now=0, expected={"x": 10.0, "y": 9.0, "z": 1.0})
+    deep.started_case("x", 0), deep.started_case("y", 0)
+    deep.finished("y")
+    assert deep.eta(5) == 5  # x's 5 s left (z's 1 s beside it): y's 9 s went with it
 
 
 def test_run_says_how_long_is_left_from_the_cases_last_times(tmp_path, monkeypatch):

@@ -360,8 +360,9 @@ def redo_last(root: Path) -> Optional[JournalEntry]:
         return _step(root, undone[0], "redo")
 
 
-def drop_last(root: Path) -> Optional[JournalEntry]:
-    """Forget the newest applied entry (its files stay as they are), so older ones can be undone."""
+def drop_last(root: Path, expected: Optional[str] = None) -> Optional[JournalEntry]:
+    """Forget the newest applied entry (its files stay as they are), so older ones can be undone; with
+    `expected`, only when that is the newest entry's id (checked under the project's lock)."""
     with project_lock(root):
         recover(root)
         applied = journal_entries(root, ("applied",))
@@ -373,6 +374,8 @@ def drop_last(root: Path) -> Optional[JournalEntry]:
             return JournalEntry(bad.id, f"an unreadable journal entry ({bad.why})", time.time(), (), bad.seq, "dropped")
         if not applied:
             return None
+        if expected is not None and applied[-1].id != expected:
+            raise BaselineConflict(f"the newest step is now {applied[-1].id} ({applied[-1].reason}), not {expected}: nothing was dropped")
         entry = with_state(applied[-1], "dropped")
         try:
             save_entry(root, entry)

@@ -67,11 +67,11 @@ def _span(trace_id: str, span_id: str, parent: str, name: str, start: float, end
 
 def case_export(result: CaseResult, trace: Trace, agent: str, base_ns: int) -> dict[str, Any]:
     """One case's run as one `ExportTraceServiceRequest` (a dict in OTLP/JSON's form)."""
-    conversation = result.id
+    conversation = f"{result.id}@{base_ns}"  # this run's: two exports of one suite stay two conversations
     spans = []
     for turn in trace.turns:
-        trace_id = _id(conversation, turn.index)
-        root = _id(conversation, turn.index, "root", size=8)
+        trace_id = _id(base_ns, conversation, turn.index)  # a run's own ids: two exports of one suite never merge
+        root = _id(base_ns, conversation, turn.index, "root", size=8)
         times = [t for x in (*turn.llm, *turn.tool_calls) for t in (x.start, x.end) if t is not None]
         start, end = (min(times), max(times)) if times else (0.0, 0.0)
         events = []
@@ -84,13 +84,14 @@ def case_export(result: CaseResult, trace: Trace, agent: str, base_ns: int) -> d
                                                     gen_ai__evaluation__score__label=metric.status.value,
                                                     gen_ai__evaluation__explanation=metric.reason)})
         spans.append(_span(trace_id, root, "", f"invoke_agent {agent}", start, end, _attrs(
-            gen_ai__operation__name="invoke_agent", gen_ai__agent__name=agent, gen_ai__conversation__id=conversation), base_ns,
+            gen_ai__operation__name="invoke_agent", gen_ai__agent__name=agent, gen_ai__conversation__id=conversation,
+            agentdiff__case__id=result.id), base_ns,
             turn.error, events))
         for n, exchange in enumerate(turn.llm):
             request, response = exchange.request or {}, (exchange.responses[-1] if exchange.responses else {})
             usage = response.get("usage_metadata") or {}
             output = _messages([response["content"]]) if response.get("content") else None
-            spans.append(_span(trace_id, _id(conversation, turn.index, "llm", n, size=8), root, f"generate_content {request.get('model', '')}",
+            spans.append(_span(trace_id, _id(base_ns, conversation, turn.index, "llm", n, size=8), root, f"generate_content {request.get('model', '')}",
                                exchange.start or start, exchange.end or start, _attrs(
                                    gen_ai__operation__name="generate_content", gen_ai__request__model=request.get("model"),
                                    gen_ai__agent__name=exchange.agent, gen_ai__conversation__id=conversation,
@@ -99,7 +100,7 @@ def case_export(result: CaseResult, trace: Trace, agent: str, base_ns: int) -> d
                                    gen_ai__input__messages=_messages(request.get("contents")), gen_ai__output__messages=output),
                                base_ns, exchange.error))
         for n, call in enumerate(turn.tool_calls):
-            spans.append(_span(trace_id, _id(conversation, turn.index, "tool", n, size=8), root, f"execute_tool {call.name}",
+            spans.append(_span(trace_id, _id(base_ns, conversation, turn.index, "tool", n, size=8), root, f"execute_tool {call.name}",
                                call.start or start, call.end or start, _attrs(
                                    gen_ai__operation__name="execute_tool", gen_ai__tool__name=call.name, gen_ai__agent__name=call.agent,
                                    gen_ai__tool__call__id=call.id,

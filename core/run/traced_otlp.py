@@ -33,7 +33,7 @@ def _user_texts(ref: Any) -> Optional[tuple[str, ...]]:
 
 def match(conversation: Conversation, refs: Sequence[Any]) -> tuple[Optional[Any], str]:
     """The case a conversation maps to, or None and why."""
-    named = [ref for ref in refs if ref.id == conversation.id] or \
+    named = [ref for ref in refs if ref.id in (conversation.id, conversation.case)] or \
         [ref for ref in refs if family_of(ref).eval_key(ref) == case_id_of(conversation)]
     if len(named) == 1:
         return named[0], ""

@@ -38,6 +38,7 @@ class Conversation:
     agent: str = ""
     missing: list[str] = field(default_factory=list)  # what the exporter left out, and how to keep it
     adk_version: Optional[str] = None  # the ADK that emitted it (its instrumentation scope's version)
+    case: Optional[str] = None  # the case it is a run of, when agentdiff exported it (`agentdiff.case.id`)
 
 
 def _json(value: Any) -> Any:
@@ -58,8 +59,9 @@ def _op(span: Span) -> str:
     return op if isinstance(op, str) else span.name.split(" ", 1)[0]
 
 
-def _semconv_parts(parts: Iterable[Any], names: dict[str, str]) -> list[dict[str, Any]]:
-    """GenAI-convention message parts as google-genai's (`text`, `function_call`, `function_response`)."""
+def _semconv_parts(parts: Iterable[Any], names: dict[str, str], pending: list[str]) -> list[dict[str, Any]]:
+    """GenAI-convention message parts as google-genai's (`text`, `function_call`, `function_response`). A
+    response names its call by id where the call gave one, else it answers the oldest call unanswered."""
     out = []
     for part in parts:
         if not isinstance(part, dict):
@@ -68,16 +70,24 @@ def _semconv_parts(parts: Iterable[Any], names: dict[str, str]) -> list[dict[str
         if kind == "text":
             out.append({"text": part.get("content", "")})
         elif kind == "tool_call":
-            names[str(part.get("id"))] = str(part.get("name"))
+            if part.get("id") is not None:
+                names[str(part["id"])] = str(part.get("name"))
+            pending.append(str(part.get("name")))
             out.append({"function_call": {"name": part.get("name"), "args": part.get("arguments") or {}}})
         elif kind == "tool_call_response":
-            out.append({"function_response": {"name": names.get(str(part.get("id")), ""), "response": part.get("response") or {}}})
+            name = names.pop(str(part.get("id")), None) if part.get("id") is not None else None
+            if name is not None and name in pending:
+                pending.remove(name)
+            elif pending:
+                name = pending.pop(0)
+            out.append({"function_response": {"name": name or "", "response": part.get("response") or {}}})
     return out
 
 
 def _contents(messages: Any) -> list[dict[str, Any]]:
     names: dict[str, str] = {}
-    return [{"role": "model" if m.get("role") == "assistant" else m.get("role") or "user", "parts": _semconv_parts(m.get("parts") or (), names)}
+    pending: list[str] = []
+    return [{"role": "model" if m.get("role") == "assistant" else m.get("role") or "user", "parts": _semconv_parts(m.get("parts") or (), names, pending)}
             for m in messages or () if isinstance(m, dict)]
 
 
@@ -205,5 +215,7 @@ def conversations(spans: Iterable[Span]) -> list[Conversation]:
         first = min((s for members in turns for s in members), key=lambda s: s.start_ns)
         out.append((first.start_ns, Conversation(conversation_id, schema, Trace(turns=tuple(t for t, _, _, _ in built)),
                                                  [i for _, i, _, _ in built], first.where, next((a for _, _, _, a in built if a), ""), missing,
-                                                 next((s.adk_version for members in turns for s in members if s.adk_version), None))))
+                                                 next((s.adk_version for members in turns for s in members if s.adk_version), None),
+                                                 next((str(s.attributes["agentdiff.case.id"]) for members in turns for s in members
+                                                       if s.attributes.get("agentdiff.case.id")), None))))
     return [conversation for _, conversation in sorted(out, key=lambda pair: pair[0])]

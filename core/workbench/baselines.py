@@ -67,9 +67,9 @@ class Baselines:
     async def redo(self) -> Optional[JournalEntry]:
         return await self._journal(redo_last, "redone")
 
-    async def drop(self) -> Optional[JournalEntry]:
-        """Forget the newest journal entry (its files stay), so older ones can be undone."""
-        return await asyncio.to_thread(drop_last, self.root)
+    async def drop(self, expected: Optional[str] = None) -> Optional[JournalEntry]:
+        """Forget the newest journal entry (its files stay), so older ones can be undone (`expected`: only that one)."""
+        return await asyncio.to_thread(drop_last, self.root, expected)
 
     async def _journal(self, step: Callable[[Path], Optional[JournalEntry]], done: str) -> Optional[JournalEntry]:
         async with self._lock():

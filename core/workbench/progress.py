@@ -69,6 +69,16 @@ class Progress:
     def completed(self) -> int:
         return len(self.done)
 
+    def _longest_waiting(self, ran: dict[str, float]) -> float:
+        """The longest last time of a case left that is not in flight (the heap's top few, looked at in
+        a widening window: finished cases deep in it are popped only when they reach its top)."""
+        k = len(ran) + 1
+        while True:
+            found = next((-neg for neg, i in heapq.nsmallest(k, self._longest) if i not in ran and i in self._left), None)
+            if found is not None or k >= len(self._longest):
+                return found or 0.0
+            k *= 2
+
     def eta(self, now: float) -> Optional[float]:
         """Seconds until the batch ends (see the module's docstring); None when nothing tells yet."""
         left = len(self._left)
@@ -82,7 +92,7 @@ class Progress:
                 ran = {i: now - at for i, at in self._running.items() if i in self._left}  # in flight: part done
                 known = max(0.0, self._known) - sum(min(seconds, self.expected[i]) for i, seconds in ran.items() if i in self.expected)
                 unknown = mean * (left - self._counted) - sum(min(seconds, mean) for i, seconds in ran.items() if i not in self.expected)
-                waiting = next((-neg for neg, i in heapq.nsmallest(len(ran) + 1, self._longest) if i not in ran), 0.0)
+                waiting = self._longest_waiting(ran)
                 longest = max([waiting, *(self.expected[i] - seconds for i, seconds in ran.items() if i in self.expected)])
                 self._estimate = (max((max(0.0, known) + max(0.0, unknown)) / max(1, self.jobs), longest), now)
             estimate, at = self._estimate

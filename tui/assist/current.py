@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 
 class CurrentState:
-    """(A mixin of `AssistSession`: `workbench`, `kept` and `ready` are its.)"""
+    """(A mixin of `AssistSession`: `workbench`, `kept`, `ready`, `_edits_seen` and `_wait` are its.)"""
 
     _first: Optional[dict[str, Any]] = None  # case → its first result in this session
 
@@ -61,6 +61,30 @@ class CurrentState:
                 + (f", {len(carried)} carried from kept runs (not run since)" if carried else "")
                 + (f", {unrun} never run (left out)" if unrun else ""))
         return path, said
+
+    def _edited_since(self, mark: float, every: bool = False) -> list[Path]:
+        """The files some case depends on that changed since `mark` (the first one, unless `every`)."""
+        found = []
+        for path in self.workbench.index.paths():
+            try:
+                if path.stat().st_mtime >= mark:
+                    found.append(path)
+                    if not every:
+                        break
+            except OSError:
+                continue
+        return found
+
+    async def settled(self, timeout: float) -> tuple[list[str], list[str]]:
+        """Before a judgement of the current state: an edit just saved seen, and the runs in flight waited
+        for (up to `timeout`); (the cases still running, the stale ones not re-run)."""
+        await self._edits_seen()
+        busy = [i for i, s in self.workbench.cases.items() if s.running or self.workbench.busy(i)]
+        if busy:
+            await self._wait(busy, timeout, None)
+        states = self.workbench.cases.items()
+        return ([i for i, s in states if s.running or self.workbench.busy(i)],
+                [i for i, s in states if s.stale and not s.running and not self.workbench.busy(i)])
 
     @property
     def session_file(self) -> Path:

@@ -51,8 +51,8 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
     confirm_live_above: int = 50
     activity: Optional[Activity] = None
     watching: bool = True
-    _seen: dict[str, tuple[str, int]] = field(default_factory=dict)  # case → (status, id of its run) at the last `status`
-    _ran: dict[str, int] = field(default_factory=dict)  # case → id of its run when `run` last looked
+    _seen: dict[str, tuple[str, Any]] = field(default_factory=dict)  # case → (status, its run) at the last `status`
+    _ran: dict[str, Any] = field(default_factory=dict)  # case → its run when `run` last looked (the object: an id could be reused)
     _plans: dict[str, tuple[AcceptPlan, str, object]] = field(default_factory=dict)  # digest → (plan, case, the run it is of)
     _mark: float = field(default_factory=time.time)  # when `run` last looked for edits
     _notices: list[str] = field(default_factory=list)  # the engine's notices since they were last said
@@ -62,7 +62,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
     def __post_init__(self) -> None:
         self.workbench.subscribe(self._on_event)
         self.workbench.hold_runs = self._hold_live  # type: ignore[method-assign]
-        self._ran = {i: id(s.run) for i, s in self.workbench.cases.items()}
+        self._ran = {i: s.run for i, s in self.workbench.cases.items()}
 
     def _on_event(self, event: Any) -> None:
         message = getattr(event, "message", None)
@@ -83,17 +83,24 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         self._kept_loading = asyncio.ensure_future(asyncio.to_thread(read_kept, self.workbench.root, sources))
 
     async def ready(self) -> None:
-        if self._kept_loading is not None:
-            loading, self._kept_loading = self._kept_loading, None
-            try:
-                self.kept = await loading
-            except Exception as exc:  # noqa: BLE001 - unreadable kept runs: the session starts from nothing
-                self._notices.append(f"the kept runs could not be read ({type(exc).__name__}: {cut(str(exc), 200)})")
-            for case_id, kept in self.kept.verdicts.items():  # changed since: stale, for run(which="affected") to run
-                state = self.workbench.cases.get(case_id)
-                if kept.changed and state is not None and state.run is None and not state.running and not self.workbench.busy(case_id):
-                    state.stale, state.reason = True, f"{kept.changed} changed since its kept run ({kept.run})"
-                    self.workbench._emit(CaseUpdated(case_id))
+        loading = self._kept_loading
+        if loading is None:
+            return
+        try:
+            kept = await asyncio.shield(loading)  # a call cancelled while it waits leaves the reading to the next one
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - unreadable kept runs: the session starts from nothing
+            kept = Kept({}, {})
+            self._notices.append(f"the kept runs could not be read ({type(exc).__name__}: {cut(str(exc), 200)})")
+        if self._kept_loading is not loading:
+            return  # another call took it meanwhile
+        self._kept_loading, self.kept = None, kept
+        for case_id, verdict in self.kept.verdicts.items():  # changed since: stale, for run(which="affected") to run
+            state = self.workbench.cases.get(case_id)
+            if verdict.changed and state is not None and state.run is None and not state.running and not self.workbench.busy(case_id):
+                state.stale, state.reason = True, f"{verdict.changed} changed since its kept run ({verdict.run})"
+                self.workbench._emit(CaseUpdated(case_id))
 
     def _free(self, case_id: str, mode: Optional[str]) -> bool:
         """Whether running the case in `mode` (None: the session's) costs no model call."""
@@ -199,9 +206,9 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         for state in states:
             word, _ = self._word(state)
             counts[word] = counts.get(word, 0) + 1
-            now = (word, id(state.run))
+            now = (word, state.run)
             before = self._seen.get(state.ref.id)
-            if before is not None and before != now and word not in ("running", "stale"):
+            if before is not None and (before[0] != word or before[1] is not state.run) and word not in ("running", "stale"):
                 if before[0] != word:
                     changed.append({"id": state.ref.id, "was": before[0], "now": word, "why": cut(state.reason, 300)})
                 else:
@@ -297,7 +304,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         everything = list(dict.fromkeys([*waiting, *ids]))
         started = time.monotonic()
         await self._wait(everything, max(0.1, min(float(timeout), 3600.0)), progress)
-        self._ran = {i: id(s.run) for i, s in self.workbench.cases.items()}
+        self._ran = {i: s.run for i, s in self.workbench.cases.items()}
         states = [self.workbench.cases[i] for i in everything if i in self.workbench.cases]
         still = {s.ref.id for s in states if s.running or s.stale}
         shown = [s for s in states if s.ref.id not in still]
@@ -321,7 +328,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
     async def _wait(self, ids: list[str], timeout: float, progress: Optional[Progress]) -> None:
         """Until `ids` are done or `timeout` has passed; every `PROGRESS_EVERY` seconds meanwhile, how
         many are done (a client's request timeout starts again at each)."""
-        deadline = time.monotonic() + timeout
+        deadline, sent = time.monotonic() + timeout, 0.0
         while True:
             left = deadline - time.monotonic()
             step = left if progress is None else min(left, PROGRESS_EVERY)
@@ -330,8 +337,9 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
             states = [self.workbench.cases[i] for i in ids if i in self.workbench.cases]
             done = sum(1 for s in states if not s.running and not s.stale)
             running = [s.ref.id.rsplit("/", 1)[-1] for s in states if s.running][:3]
+            sent = max(sent + 0.001, float(done))  # MCP's progress only grows: a case queued again never takes it back
             with contextlib.suppress(Exception):  # a client gone, or one that asked for no progress
-                await progress(done, len(ids), f"{done} of {len(ids)} done" + (f"; running {', '.join(running)}" if running else ""))
+                await progress(sent, len(ids), f"{done} of {len(ids)} done" + (f"; running {', '.join(running)}" if running else ""))
 
     async def _selection(self, cases: Optional[Sequence[str]], which: Optional[str]) -> tuple[list[str], list[str], str]:
         """(the cases to start, those already running or run since the last look that are waited for, why)."""
@@ -340,7 +348,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
             await self._edits_seen()
             busy = self.workbench.busy
             waiting = [i for i, s in states.items() if s.running or busy(i)
-                       or (s.run is not None and id(s.run) != self._ran.get(i) and not s.stale)]
+                       or (s.run is not None and s.run is not self._ran.get(i) and not s.stale)]
             start = [i for i, s in states.items() if s.stale and not s.running and i not in waiting]
             return start, waiting, "affected by a change"
         if which == "failed":  # this session's failures, and kept ones of cases not run since
@@ -357,37 +365,13 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
         await asyncio.sleep(SETTLE)
         if not self.watching:  # nothing watches: the files edited since the last look are the changes
             await self.workbench.on_changes(await asyncio.to_thread(self._edited_since, mark, True))
-        if self.workbench.paused or any(s.stale or s.running or id(s.run) != self._ran.get(i) for i, s in self.workbench.cases.items()):
+        if self.workbench.paused or any(s.stale or s.running or s.run is not self._ran.get(i) for i, s in self.workbench.cases.items()):
             return
         edited = bool(self._edited_since(mark))
         deadline = time.monotonic() + (UNSEEN_WAIT if edited else 0)
-        while time.monotonic() < deadline and not any(s.stale or s.running or id(s.run) != self._ran.get(i)
+        while time.monotonic() < deadline and not any(s.stale or s.running or s.run is not self._ran.get(i)
                                                       for i, s in self.workbench.cases.items()):
             await asyncio.sleep(0.02)
-
-    def _edited_since(self, mark: float, every: bool = False) -> list[Path]:
-        """The files some case depends on that changed since `mark` (the first one, unless `every`)."""
-        found = []
-        for path in self.workbench.index.paths():
-            try:
-                if path.stat().st_mtime >= mark:
-                    found.append(path)
-                    if not every:
-                        break
-            except OSError:
-                continue
-        return found
-
-    async def settled(self, timeout: float) -> tuple[list[str], list[str]]:
-        """Before a judgement of the current state: an edit just saved seen, and the runs in flight waited
-        for (up to `timeout`); (the cases still running, the stale ones not re-run)."""
-        await self._edits_seen()
-        busy = [i for i, s in self.workbench.cases.items() if s.running or self.workbench.busy(i)]
-        if busy:
-            await self._wait(busy, timeout, None)
-        states = self.workbench.cases.items()
-        return ([i for i, s in states if s.running or self.workbench.busy(i)],
-                [i for i, s in states if s.stale and not s.running and not self.workbench.busy(i)])
 
     def owns(self, path: Path) -> bool:
         """Whether `path` is inside the project (the only place any answer reads)."""

@@ -96,7 +96,10 @@ class Writes:
             return {"done": False, "step": newest.id, "what": newest.reason, "files": [f["path"] for f in newest.files],
                     **({"written_by": newest.author} if newest.author else {}),
                     "next": f"dropping forgets this step: undo can no longer take it back. Ask the user; then drop(confirm={newest.id!r})"}
-        entry = await self.workbench.drop()
+        try:
+            entry = await self.workbench.drop(confirm)  # that step only: another written meanwhile is not dropped unasked
+        except BaselineConflict as exc:
+            raise ToolError(str(exc)) from None
         if entry is None:
             return {"done": False, "said": "nothing to drop"}
         self._say(f"dropped from the journal: {entry.reason}")

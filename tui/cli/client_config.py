@@ -30,8 +30,12 @@ def _write(path: Path, text: str) -> None:
     if path.is_symlink():
         raise OSError(f"{path} is a symbolic link; not written through")
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644  # a private config (tokens in `env`) stays private
     temp = path.with_name(f".{path.name}.agentdiff.tmp")
-    temp.write_text(text, encoding="utf-8")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(temp, mode)
     os.replace(temp, path)
 
 
@@ -98,6 +102,8 @@ def _toml_entry(path: Path, entry: dict, force: bool) -> Written:
     if current is not None:  # forced: the old table (to the next table header) replaced
         _keep_old(path)
         text = re.sub(rf"(?ms)^\[mcp_servers\.{SERVER}\]\n.*?(?=^\[|\Z)", lambda _: table + "\n", text, count=1)
+        if tomllib.loads(text).get("mcp_servers", {}).get(SERVER) != entry:  # written another way (dotted keys): not found to replace
+            raise ValueError(f"{path}: its agentdiff entry is not a [mcp_servers.agentdiff] table agentdiff can replace; edit it by hand")
     else:
         text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + table
     tomllib.loads(text)  # what is written still reads

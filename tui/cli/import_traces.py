@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 from pathlib import Path
 from typing import TextIO
@@ -62,7 +63,7 @@ def read_conversations(paths: list[Path], root: Path) -> tuple[list, list]:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, FileWrite, sha256_of, write_baseline
+    from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, FileWrite, write_baseline
     from agentdiff.core.formats.json_edit import edit_json
     from agentdiff.core.traces.otlp_cases import case_id_of, eval_case, unusable
 
@@ -74,7 +75,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     target = args.into
     if target.is_dir() or not target.name.endswith((".evalset.json", ".test.json")):
         raise UsageError(f"--into names an EvalSet file (*.evalset.json or *.test.json), not {target}")
-    before = target.read_text(encoding="utf-8") if target.exists() else None
+    raw = target.read_bytes() if target.exists() else None  # hashed as read: an edit made while the prompt waits is refused
+    before = raw.decode("utf-8") if raw is not None else None  # (line endings as they are)
     try:
         data = json.loads(before) if before is not None else {"eval_set_id": target.name.split(".")[0], "name": target.name.split(".")[0],
                                                              "eval_cases": []}
@@ -109,7 +111,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print("not written", file=out)
         return EXIT_FAILED
     try:
-        entry = write_baseline([FileWrite(target.resolve(), text, sha256_of(target) if before is not None else None)], root, description)
+        expected = hashlib.sha256(raw).hexdigest() if raw is not None else None
+        entry = write_baseline([FileWrite(target.resolve(), text, expected)], root, description)
     except (BaselineConflict, BaselineWriteError) as exc:
         raise UsageError(str(exc)) from None
     print(f"written: {entry.reason} (`agentdiff undo` takes it back)", file=out)

@@ -30,9 +30,10 @@ def is_trace_file(path: Path) -> bool:
 
 def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     """(the trace files given or under the folders given, the other paths)."""
-    from .import_traces import trace_files
+    from agentdiff.core.formats.adk_results import RESULT_SUFFIX
 
     from .errors import exists
+    from .import_traces import trace_files
 
     traces, rest = [], []
     for path in paths:
@@ -41,7 +42,7 @@ def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         elif path.is_dir():
             found = [p for p in trace_files([path]) if is_trace_file(p)]
             traces += found
-            if not found:
+            if not found or next(path.rglob(f"*{RESULT_SUFFIX}"), None) is not None:  # its ADK results too
                 rest.append(path)
         elif is_trace_file(path):
             traces.append(path)
