@@ -103,11 +103,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     say = lambda what: print(what, file=err, flush=True)  # noqa: E731
     app = make_app(args.folder, args.host, args.port, say)
 
-    async def listening(_app) -> None:
+    def listening(_said: str) -> None:  # called once the socket listens (aiohttp's own banner, replaced)
         where = url_of("127.0.0.1" if wildcard(args.host) else args.host, args.port)
         say(f"receiving OTLP traces on {where}/v1/traces into {args.folder}/{TRACES_FILE} (Ctrl+C stops); point an exporter at it: "
             f"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={where}/v1/traces")
 
-    app.on_startup.append(listening)
-    web.run_app(app, host=args.host or None, port=args.port, print=None, handle_signals=True)
+    web.run_app(app, host=args.host or None, port=args.port, print=listening, handle_signals=True)
     return EXIT_OK
