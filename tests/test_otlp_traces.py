@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -197,18 +198,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_receive_takes_what_an_otlp_http_exporter_sends_and_refuses_other_hosts(tmp_path):
+@contextmanager
+def receiver(folder: Path):
+    """`agentdiff receive FOLDER` on a free port, once it says it listens; its port."""
     import time
-    import urllib.error
-    import urllib.request
 
     port = _free_port()
-    folder = tmp_path / "received"
     server = subprocess.Popen([AGENTDIFF, "receive", str(folder), "--port", str(port)], stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         while "receiving OTLP traces on" not in (line := server.stderr.readline()) and time.monotonic() < deadline:
             assert server.poll() is None, line
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_receive_takes_what_an_otlp_http_exporter_sends_and_refuses_other_hosts(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    folder = tmp_path / "received"
+    with receiver(folder) as port:
         endpoint = f"http://127.0.0.1:{port}/v1/traces"
         env = {**{k: v for k, v in os.environ.items() if not k.startswith(("ADK_", "OTEL_"))}, **VARIANTS["schema2"],
                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint}
@@ -234,9 +246,6 @@ def test_receive_takes_what_an_otlp_http_exporter_sends_and_refuses_other_hosts(
         assert post(line, "application/json", host=f"rebound.example:{port}") == 403  # a name that is not this server's
         assert post(b"{not json", "application/json") == 400 and post(line, "text/plain") == 415
         assert len((folder / "traces.json").read_text().splitlines()) == len(sent) + 1  # a line an export (a span each), then the posted one
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_colliding_ids_a_span_its_own_parent_and_wrong_types_still_read(tmp_path):
@@ -282,16 +291,10 @@ def test_scores_from_traces_equal_adks_scores_of_the_same_invocations(emitted, t
 
 def test_receive_takes_gzip_as_an_exporter_sends_it_and_an_empty_export_adds_nothing(tmp_path):
     import gzip
-    import time
     import urllib.request
 
-    port = _free_port()
     folder = tmp_path / "received"
-    server = subprocess.Popen([AGENTDIFF, "receive", str(folder), "--port", str(port)], stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while "receiving OTLP traces on" not in server.stderr.readline() and time.monotonic() < deadline:
-            assert server.poll() is None
+    with receiver(folder) as port:
         line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "1" * 32, "spanId": "2" * 16, "name": "invoke_agent a",
                                                                           "startTimeUnixNano": "1", "endTimeUnixNano": "2"}]}]}]})
 
@@ -304,6 +307,3 @@ def test_receive_takes_gzip_as_an_exporter_sends_it_and_an_empty_export_adds_not
         assert post(gzip.compress(line.encode()), "gzip") == 200  # as the collector's otlphttp exporter sends by default
         assert post(b'{"resourceSpans": []}') == 200
         assert len((folder / "traces.json").read_text().splitlines()) == 1  # the empty export added no line
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

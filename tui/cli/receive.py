@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import zlib
 from pathlib import Path
 from typing import Callable, TextIO
 
 from .errors import EXIT_OK
-from .serve import authority, exposure_warning, url_of, wildcard, _machine_names
+from .serve import exposure_warning, server_names, url_of, wildcard
 
 NAME = "receive"
 MAX_BODY = 64 * 1024 * 1024
@@ -48,11 +47,7 @@ def make_app(folder: Path, host: str, port: int, say: Callable[[str], None]):
 
     from agentdiff.core.formats.otlp.spans import export_line
 
-    names = {authority(host, port)}
-    if exposure_warning(host) is None or wildcard(host):
-        names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    if wildcard(host):
-        names |= _machine_names(port)
+    names = server_names(host, port)
 
     @web.middleware
     async def guard(request: web.Request, handler):
@@ -69,7 +64,7 @@ def make_app(folder: Path, host: str, port: int, say: Callable[[str], None]):
             raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=request.content_length)
         try:  # aiohttp has inflated a gzip or deflate body already, within client_max_size
             line, count, conversations = export_line(await request.read(), kind == "application/json")
-        except (ValueError, OSError, zlib.error) as exc:
+        except (ValueError, OSError) as exc:
             raise web.HTTPBadRequest(text=f"agentdiff receive: {exc}") from None
         if count:  # an export with no span adds nothing
             _append(folder / TRACES_FILE, line)

@@ -115,6 +115,18 @@ def _machine_names(port: int) -> set[str]:
     return names
 
 
+def server_names(host: str, port: int) -> set[str]:
+    """The `host:port` names a request may give a server bound to `host` (its Host header, a browser's
+    Origin): its own; on loopback (or every interface) any of loopback's; on every interface, the
+    machine's names too."""
+    names = {authority(host, port)}
+    if exposure_warning(host) is None or wildcard(host):
+        names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    if wildcard(host):
+        names |= _machine_names(port)
+    return names
+
+
 def guarded_server(command: str, host: str, port: int, token: str, listening: Callable[[], None] = lambda: None):
     """textual-serve's server with a guard: a page, file or socket is served only to a request naming
     this server by its own address (no DNS rebinding), from its own pages (the Origin a browser sends),
@@ -125,11 +137,7 @@ def guarded_server(command: str, host: str, port: int, token: str, listening: Ca
     from aiohttp import web
     from textual_serve.server import Server
 
-    names = {authority(host, port)}
-    if exposure_warning(host) is None or wildcard(host):  # loopback (or every interface): any of its names
-        names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    if wildcard(host):
-        names |= _machine_names(port)
+    names = server_names(host, port)
 
     def own_names(request: web.Request) -> set[str]:
         if not wildcard(host):
