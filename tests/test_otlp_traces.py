@@ -81,6 +81,28 @@ def test_both_schemas_read_as_what_adks_session_says_happened(emitted, variant):
     assert parallel.llm[0].responses[0]["usage_metadata"]["prompt_token_count"] == 17
 
 
+@pytest.mark.parametrize("schema", [1, 2])
+def test_sub_agents_agent_tools_streaming_and_sequences_read_as_adks_session_says(schema):
+    """Captured from ADK 2.13 (`fixtures/otlp/multi_agent/emit_multi.py`): a transfer to a sub-agent over two
+    turns, an AgentTool whose agent calls a tool of its own, a streamed answer, a SequentialAgent."""
+    folder = FIXTURES / "multi_agent"
+    spans, errors = read_spans(folder / f"schema{schema}.hex.jsonl", folder)
+    found = {c.id: c for c in conversations(spans)}
+    session = json.loads((folder / f"schema{schema}.session.json").read_text())
+    assert errors == [] and sorted(found) == sorted(session)  # the AgentTool's own session is no conversation of its own
+    for session_id, events in session.items():
+        conversation = found[session_id]
+        for turn, did in zip(conversation.trace.turns, _what_adk_did(events), strict=True):
+            assert turn.user_text == did["user"]
+            assert [(c.name, c.args) for c in turn.tool_calls] == did["calls"], session_id  # the AgentTool's own calls are its session's
+            assert [c.response for c in turn.tool_calls if c.has_response] == did["responses"]
+            assert turn.final_response == did["final"], session_id  # a streamed answer once, not its chunks and then it
+    transfer = found["sess-transfer"].trace.turns[0]
+    assert [(x.agent, x.index) for x in transfer.llm] == [("coordinator", 0), ("weather_agent", 0), ("weather_agent", 1)]
+    assert [c.agent for c in transfer.tool_calls] == ["coordinator", "weather_agent"] and found["sess-transfer"].agent == "coordinator"
+    assert [x.agent for x in found["sess-sequential"].trace.turns[0].llm] == ["researcher", "researcher", "writer"]
+
+
 def test_hex_and_base64_ids_and_protobuf_read_alike(emitted):
     folder = emitted["schema2"]
     by_base64, _ = read_spans(folder / "traces.json", folder)
@@ -307,3 +329,44 @@ def test_receive_takes_gzip_as_an_exporter_sends_it_and_an_empty_export_adds_not
         assert post(gzip.compress(line.encode()), "gzip") == 200  # as the collector's otlphttp exporter sends by default
         assert post(b'{"resourceSpans": []}') == 200
         assert len((folder / "traces.json").read_text().splitlines()) == 1  # the empty export added no line
+
+
+async def test_traces_arriving_in_the_project_are_pending_cases_live_that_accept_makes_eval_cases(emitted, tmp_path):
+    """The traces family: each conversation `receive` appends to the project's traces.json is a new case as
+    it arrives (watch loads it, and its run is its trace: no agent call); accepting it adds it to
+    traced.evalset.json in its agent's folder, where it is an EvalSet case, and it is pending no more."""
+    from agentdiff.core.scoring.results import CaseStatus
+    from agentdiff.core.workbench.workbench import Workbench
+    from workbench_support import EchoPool
+
+    root = _project(tmp_path)
+    lines = (emitted["schema2"] / "traces.hex.json").read_text().splitlines(keepends=True)  # one export a conversation
+    traces = root / "traces" / "traces.json"
+    traces.parent.mkdir()
+    pool = EchoPool()
+    wb = Workbench(root, [root], pool)
+    assert list(wb.cases) == []
+    traces.write_text(lines[0])
+    await wb.on_changes([traces])
+    await wb.wait()
+    assert list(wb.cases) == ["traces/traces.json::sess-single"]
+    with open(traces, "a") as handle:  # more arrive
+        handle.writelines(lines[1:])
+    await wb.on_changes([traces])
+    await wb.wait()
+    pending = [f"traces/traces.json::{s}" for s in ("sess-single", "sess-parallel", "sess-multi", "sess-error")]
+    assert sorted(wb.cases) == sorted(pending) and all(wb.cases[i].status is CaseStatus.NEW for i in pending) and pool.jobs == []
+    multi = wb.cases[pending[2]].run
+    assert [t.user_text for t in multi.trace.turns] == ["What's the weather in Berlin?", "Thanks! And in Rome?"]
+    assert [c.name for c in multi.trace.turns[1].tool_calls] == ["get_weather"] and multi.diff.divergences == ()
+
+    plan = await wb.plan_accept_all(pending[:3])
+    target = root / "weather_agent" / "traced.evalset.json"
+    assert [w.path for w in plan.writes] == [target]
+    await wb.accept(plan)
+    await wb.wait()
+    assert sorted(wb.cases) == sorted([pending[3], *(f"weather_agent/traced.evalset.json::{s}" for s in ("sess-single", "sess-parallel", "sess-multi"))])
+    assert [c["eval_id"] for c in json.loads(target.read_text())["eval_cases"]] == ["sess-single", "sess-parallel", "sess-multi"]
+    await wb.undo()
+    await wb.wait()
+    assert not target.exists() and sorted(wb.cases) == sorted(pending)

@@ -31,6 +31,9 @@ def _key(ref: CaseRef, agents_dirs: tuple[Path, ...], mapping: Mapping[str, str]
     """Everything resolution looks at besides the file system (the project's pyproject, packages and
     AgentEvaluator tests are read from it; the root is the memo's)."""
     family = family_of(ref)
+    placed = family.placed_agent(ref)
+    if placed is not None:
+        return ("placed", placed.agents_dir, placed.name)
     named = family.named_agent(ref)
     if named is not None:
         return ("named", family.unit(ref), named, agents_dirs)

@@ -57,7 +57,7 @@ from agentdiff.core.project.named_eval_files import (  # noqa: F401 - is_eval_se
     unread_eval_sets,
 )
 from agentdiff.core.project.warm_reads import ReadAhead
-from agentdiff.core.project.family import FINDERS, family_of, finders
+from agentdiff.core.project.family import FINDERS, CaseFamily, family_named, family_of, finders
 
 DATASETS_DIR = "datasets"  # agents-cli's datasets folder (`dataset_cases`)
 
@@ -212,7 +212,7 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
     for number, units in sorted(claimed.items()):  # the formats found by finders of their own
         found.cases.extend(finders()[number].load(_unique([u for u in units if _utf8_name(u)]), root, found.errors, checks.near))
     found.cases.sort(key=lambda ref: (family_of(ref).listed_after, ref.category))  # stable: file order kept
-    found.cases, clashes = _without_clashes(found.cases)
+    found.cases, clashes = _without_clashes(_without_stand_ins(found.cases))
     found.errors.extend(clashes)
     found.errors.sort(key=lambda e: (e.file, e.line or 0))
     if not found.cases and not found.errors and searched:  # eval sets named otherwise: say how to include them
@@ -294,6 +294,16 @@ def _utf8_name(path: Path) -> bool:
     except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8 (kept as surrogates)
         return False
     return True
+
+
+def _without_stand_ins(cases: list[CaseRef]) -> list[CaseRef]:
+    """The cases without those standing in for a case found here (`CaseFamily.stands_in_for`: a traced
+    conversation accepted into an eval set other than its own target, by `agentdiff import --into`)."""
+    standing = {name for name in {ref.family for ref in cases} if type(family_named(name)).stands_in_for is not CaseFamily.stands_in_for}
+    if not standing:
+        return cases
+    keys = {key for ref in cases if ref.family not in standing and (key := family_of(ref).eval_key(ref)) is not None}
+    return [ref for ref in cases if ref.family not in standing or family_of(ref).stands_in_for(ref) not in keys]
 
 
 def _without_clashes(cases: list[CaseRef]) -> tuple[list[CaseRef], list[LoadError]]:

@@ -26,6 +26,7 @@ REGISTERED: dict[str, str] = {
     "agents_cli": "agentdiff.core.families.agents_cli:AgentsCliFamily",
     "conformance": "agentdiff.core.families.conformance:ConformanceFamily",
     "adk_test": "agentdiff.core.families.adk_test.family:AdkTestFamily",
+    "traces": "agentdiff.core.families.traces.family:TracesFamily",
 }
 
 
@@ -34,6 +35,7 @@ REGISTERED: dict[str, str] = {
 #: folders and agents-cli's datasets are found by discovery's own walk (`discovery._walk`).
 FINDERS: dict[str, str] = {
     "adk_test": "agentdiff.core.families.adk_test.cases:FixtureFinder",
+    "traces": "agentdiff.core.families.traces.cases:TraceFinder",
 }
 
 
@@ -82,6 +84,11 @@ class CaseFamily:
 
     def eval_key(self, ref: Any) -> Optional[str]:
         """A name besides its id and name that a query may give for it (an eval set's eval_id)."""
+        return None
+
+    def stands_in_for(self, ref: Any) -> Optional[str]:
+        """The eval key of the case it stands in for until that case exists (a traced conversation, until
+        it is accepted as an EvalSet case): discovery leaves it out once a case of that key is found."""
         return None
 
     def tree_group(self, ref: Any) -> str:

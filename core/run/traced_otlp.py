@@ -32,7 +32,9 @@ def _user_texts(ref: Any) -> Optional[tuple[str, ...]]:
 
 
 def match(conversation: Conversation, refs: Sequence[Any]) -> tuple[Optional[Any], str]:
-    """The case a conversation maps to, or None and why."""
+    """The case a conversation maps to, or None and why (a case standing in for one, a pending traced
+    conversation, is none: it is what the trace did, not what was expected)."""
+    refs = [ref for ref in refs if family_of(ref).stands_in_for(ref) is None]
     named = [ref for ref in refs if ref.id in (conversation.id, conversation.case)] or \
         [ref for ref in refs if family_of(ref).eval_key(ref) == case_id_of(conversation)]
     if len(named) == 1:

@@ -91,7 +91,7 @@ def _contents(messages: Any) -> list[dict[str, Any]]:
             for m in messages or () if isinstance(m, dict)]
 
 
-def _exchange(span: Span, schema: int, index: int, seq: int, base: int) -> tuple[LlmExchange, bool]:
+def _exchange(span: Span, schema: int, index: int, seq: int, base: int, agent: str) -> tuple[LlmExchange, bool]:
     """A model call, and whether it held its content."""
     attrs = span.attributes
     model = str(attrs.get("gen_ai.request.model") or span.name.partition(" ")[2] or "model")
@@ -119,13 +119,14 @@ def _exchange(span: Span, schema: int, index: int, seq: int, base: int) -> tuple
         if config:
             request["config"] = config
         output = _json(attrs.get("gen_ai.output.messages"))
+        if isinstance(output, list) and len(output) > 1:  # a streamed call: each chunk, then the whole answer with its finish reason
+            output = [m for m in output if isinstance(m, dict) and m.get("finish_reason")] or output[-1:]
         contents = _contents(output) if isinstance(output, list) else []
         parts = [p for c in contents for p in c["parts"]]
         response = {**({"content": {"role": "model", "parts": parts}} if contents else {}), **({"usage_metadata": usage} if usage else {})}
         reasons = attrs.get("gen_ai.response.finish_reasons")
         if isinstance(reasons, list) and reasons:
             response["finish_reason"] = str(reasons[-1]).upper()
-    agent = str(attrs.get("gen_ai.agent.name") or "")
     return LlmExchange(agent=agent, index=index, seq=seq, request=request, responses=(response,), error=span.error,
                        start=(span.start_ns - base) / 1e9, end=(span.end_ns - base) / 1e9), held
 
@@ -174,11 +175,37 @@ def _turn(index: int, spans: list[Span], schema: int) -> tuple[Turn, Optional[st
     base = min(s.start_ns for s in spans)
     ordered = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
     llm, tools, counts, held, invocation = [], [], {}, True, None
+    by_id = {s.span_id: s for s in spans}
+
+    def agent_of(span: Span) -> str:
+        """The agent a span names, else the one its nearest `invoke_agent` span names (schema 1's `call_llm` names none)."""
+        seen: set[str] = set()
+        at: Optional[Span] = span
+        while at is not None and at.span_id not in seen:
+            seen.add(at.span_id)
+            if at.attributes.get("gen_ai.agent.name") and (at is span or _op(at) == "invoke_agent"):
+                return str(at.attributes["gen_ai.agent.name"])
+            at = by_id.get(at.parent_id)
+        return ""
+
+    def in_a_tool(span: Span) -> bool:
+        """Whether it ran inside a tool's call (an AgentTool's agent): its session is the tool's own, not the conversation's."""
+        seen: set[str] = {span.span_id}  # a span its own ancestor (ids that collide) is in nothing
+        at = by_id.get(span.parent_id)
+        while at is not None and at.span_id not in seen:
+            seen.add(at.span_id)
+            if _op(at) == "execute_tool":
+                return True
+            at = by_id.get(at.parent_id)
+        return False
+
     for seq, span in enumerate(ordered):
+        if in_a_tool(span):
+            continue
         op = _op(span)  # schema 1's call_llm has none: its name (its generate_content child repeats its tokens)
         if (schema == 1 and op == "call_llm") or (schema == 2 and op == "generate_content"):
-            agent = str(span.attributes.get("gen_ai.agent.name") or "")
-            exchange, had = _exchange(span, schema, counts.get(agent, 0), seq, base)
+            agent = agent_of(span)
+            exchange, had = _exchange(span, schema, counts.get(agent, 0), seq, base, agent)
             counts[agent] = counts.get(agent, 0) + 1
             llm.append(exchange)
             held = held and had
@@ -202,7 +229,8 @@ def conversations(spans: Iterable[Span]) -> list[Conversation]:
         del traces[trace_id]  # no agent ran in it: a server's own request (adk api_server traces its endpoints), not a turn
     grouped: dict[str, list[list[Span]]] = {}
     for trace_id, members in traces.items():
-        conversation = next((str(s.attributes[k]) for s in members for k in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
+        conversation = next((str(s.attributes[k]) for s in sorted(members, key=lambda s: s.start_ns)  # the outermost's (an AgentTool's has its own)
+                             for k in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
                              if s.attributes.get(k)), trace_id)
         grouped.setdefault(conversation, []).append(members)
     out = []

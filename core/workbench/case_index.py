@@ -152,6 +152,10 @@ class CaseIndex:
     def is_source(self, path: Path) -> bool:
         return path in self._by_source
 
+    def defined_by(self, path: Path) -> set[str]:
+        """The cases one of whose defining files (`CaseFamily.watched`) `path` is."""
+        return set(self._by_source.get(path, ()))
+
     def known(self, path: Path) -> bool:
         """A case's source, or a file an agent read: a path that is gone still means something."""
         return path in self._by_source or path in self._by_read

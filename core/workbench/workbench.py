@@ -365,6 +365,7 @@ class Workbench(Baselines):
         for each of their cases; the re-scores are done here (and returned, done), the runs left to
         the caller."""
         units = units_for(paths, set(self.units.values()), self.paths)
+        units |= {self.units[i] for path in paths for i in self.index.defined_by(path) if i in self.units}  # a file a case is defined by
         if not units:
             return []
         before = {case_id: self.cases[case_id].ref for case_id, unit in self.units.items() if unit in units}

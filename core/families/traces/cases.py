@@ -1,0 +1,141 @@
+"""A traced conversation as a pending case, and the finder that discovery asks for them.
+
+A trace file (`traces.json` as `agentdiff receive` writes it, `*.traces.json`, `*.otlp.json`, `*.otlp`,
+and their `.jsonl` forms) holds conversations of an ADK agent (`traces.otlp`). Each one with its content,
+not yet made a case, is a case of its own: id `<file>::<session id>`, category its agent, nothing
+expected until it is accepted (insta's new snapshots), which adds it to its target EvalSet file
+(`target_of`) as a case expecting what it did. One the target holds already, or that agentdiff's own
+`run --report otlp` wrote (a run of a case), is none. A file named so that holds no OTLP traces is
+none of ours; one whose conversations left their content out is a load error saying how to keep it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Optional
+
+from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.project.agents import is_agent_dir, valid_agent_name
+from agentdiff.core.project.case_ids import eval_case_id
+from agentdiff.core.project.family import CaseFinder
+from agentdiff.core.traces.otlp import Conversation
+from agentdiff.core.traces.otlp_cases import case_id_of, unusable
+
+#: The EvalSet file a traced conversation is accepted into, in its agent's folder (else beside the trace).
+TARGET_NAME = "traced.evalset.json"
+NAMES = ("traces.json", "traces.jsonl")
+SUFFIXES = (".traces.json", ".traces.jsonl", ".otlp.json", ".otlp.jsonl", ".otlp")
+_MARKERS = ("pyproject.toml", ".git", ".agentdiff")  # a project's root: no agent is looked for above it
+_SNIFF = 65_536
+
+
+@dataclass(frozen=True)
+class TracedCaseRef:
+    family: ClassVar[str] = "traces"
+    conversation: Conversation
+    path: Path  # the trace file
+    display: str
+    target: Path  # the EvalSet file accepting it adds it to
+    line: Optional[int] = None
+    checks: tuple = ()
+    digest: str = ""
+    id: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", eval_case_id(self.display, self.name))
+
+    @property
+    def source(self) -> str:
+        return self.display
+
+    @property
+    def category(self) -> str:
+        return self.conversation.agent or "traced"
+
+    @property
+    def name(self) -> str:
+        return case_id_of(self.conversation)
+
+
+def is_trace_name(name: str) -> bool:
+    return name in NAMES or name.endswith(SUFFIXES)
+
+
+def target_of(path: Path, agent: str) -> Path:
+    """Where a conversation of this trace file is accepted into: `traced.evalset.json` in its agent's
+    folder, the nearest one named so from the trace's folder up to its project's root, else beside it."""
+    here = Path(os.path.abspath(path)).parent
+    if agent and valid_agent_name(agent):
+        for folder in (here, *here.parents):
+            if is_agent_dir(folder / agent):
+                return folder / agent / TARGET_NAME
+            if any((folder / marker).exists() for marker in _MARKERS):
+                break
+    return here / TARGET_NAME
+
+
+def eval_ids_in(target: Path) -> set[str]:
+    """The eval_ids an EvalSet file holds (none when it is missing or does not read: its own load says why)."""
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return set()
+    cases = data.get("eval_cases") if isinstance(data, dict) else None
+    return {c["eval_id"] for c in cases or () if isinstance(c, dict) and isinstance(c.get("eval_id"), str)}
+
+
+def _holds_traces(path: Path) -> bool:
+    if path.suffix == ".otlp":
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF)
+    except OSError:
+        return True  # read by the loader, which says why it cannot be
+    return b'"resourceSpans"' in head or b'"resource_spans"' in head
+
+
+class TraceFinder(CaseFinder):
+    def claims(self, path: Path) -> bool:
+        return is_trace_name(path.name)
+
+    def load(self, units: list[Path], root: Path, errors: list, checks_near: Any) -> list:
+        from agentdiff.core.formats.otlp.spans import read_spans
+        from agentdiff.core.traces.otlp import conversations
+
+        refs = []
+        for path in units:
+            if not _holds_traces(path):
+                continue  # a file of that name that is not OTLP: none of ours
+            spans, problems = read_spans(path, root)
+            errors.extend(problems)
+            shown = display_path(path, root)
+            left_out: dict[str, list[Conversation]] = {}
+            imported: dict[Path, set[str]] = {}
+            for conversation in conversations(spans):
+                if conversation.case is not None:
+                    continue  # agentdiff's own export of a case's run (`run --report otlp`): that case's, not a new one
+                why = unusable(conversation)
+                if why is not None:
+                    left_out.setdefault(why, []).append(conversation)
+                    continue
+                target = target_of(path, conversation.agent)
+                if target not in imported:
+                    imported[target] = eval_ids_in(target)
+                if case_id_of(conversation) in imported[target]:
+                    continue  # accepted already: the EvalSet case is it now
+                line = conversation.where.rpartition(":")[2]
+                text = conversation.trace.model_dump_json()
+                refs.append(TracedCaseRef(conversation, path, shown, target, int(line) if line.isdigit() else None,
+                                          digest=hashlib.sha256(text.encode()).hexdigest()[:16]))
+            for why, left in left_out.items():
+                first = left[0].where.rpartition(":")[2]
+                errors.append(LoadError(file=shown, line=int(first) if first.isdigit() else None,
+                                        message=f"{len(left)} traced conversation{'s' if len(left) != 1 else ''} left out "
+                                        f"({', '.join(c.id for c in left[:3])}{'…' if len(left) > 3 else ''}): {why}"))
+        return refs

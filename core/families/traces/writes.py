@@ -1,0 +1,78 @@
+"""Traced conversations written into an EvalSet file as cases expecting what they did: by accepting
+pending traced cases (`TracedAccepts`) and by `agentdiff import` (`with_cases`). A case whose eval_id
+the file holds already is left as it is; the file's own text is kept around the cases added."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from agentdiff.core.baselines.documents import RecordError
+from agentdiff.core.baselines.journal import FileWrite
+from agentdiff.core.formats.json_edit import edit_json
+from agentdiff.core.project.family import AcceptBatch
+from agentdiff.core.traces.otlp import Conversation
+from agentdiff.core.traces.otlp_cases import case_id_of, eval_case
+
+from .cases import TracedCaseRef
+
+
+class NotAnEvalSet(RecordError):
+    """The file to add cases to does not read as an EvalSet."""
+
+
+def with_cases(before: Optional[str], target: Path, conversations: Sequence[Conversation]) -> tuple[str, list[str], list[str]]:
+    """The file's text with a case for each conversation it does not hold yet (`before` None: a new
+    file), the eval_ids added, and those it held already."""
+    stem = target.name.split(".")[0]
+    try:
+        data: Any = json.loads(before) if before is not None else {"eval_set_id": stem, "name": stem, "eval_cases": []}
+    except ValueError as exc:
+        raise NotAnEvalSet(f"{target} is not valid JSON ({exc}); nothing was written") from None
+    cases = data.get("eval_cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list):
+        raise NotAnEvalSet(f"{target} is not an EvalSet file (no eval_cases list); nothing was written")
+    have = {case.get("eval_id") for case in cases if isinstance(case, dict)}
+    added, already = [], []
+    for conversation in conversations:
+        eval_id = case_id_of(conversation)
+        if eval_id in have:
+            already.append(eval_id)
+            continue
+        cases.append(eval_case(conversation, eval_id))
+        have.add(eval_id)
+        added.append(eval_id)
+    if not added:
+        return before or "", added, already
+    text = edit_json(before, data) if before is not None else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return text, added, already
+
+
+class TracedAccepts(AcceptBatch):
+    """Pending traced cases accepted: each target file gains its cases in one write."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.by_target: dict[Path, list[TracedCaseRef]] = {}
+
+    def add(self, request: Any, out: Any) -> bool:
+        ref: TracedCaseRef = request.run.ref
+        self.by_target.setdefault(ref.target, []).append(ref)
+        return True
+
+    def writes(self, planned: list) -> list[FileWrite]:
+        writes = []
+        for target, refs in self.by_target.items():
+            earlier = next((i for i, w in enumerate(planned) if w.path == target), None)
+            if earlier is not None:  # another family's accept writes it too (a case of it fixed in the same batch): one write
+                text, added, _ = with_cases(planned[earlier].text, target, [r.conversation for r in refs])
+                if added:
+                    planned[earlier] = FileWrite(target, text, planned[earlier].expected_sha256)
+                continue
+            raw = target.read_bytes() if target.exists() else None
+            text, added, _ = with_cases(raw.decode("utf-8") if raw is not None else None, target, [r.conversation for r in refs])
+            if added:
+                writes.append(FileWrite(target, text, hashlib.sha256(raw).hexdigest() if raw is not None else None))
+        return writes
