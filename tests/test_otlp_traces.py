@@ -370,3 +370,27 @@ async def test_traces_arriving_in_the_project_are_pending_cases_live_that_accept
     await wb.undo()
     await wb.wait()
     assert not target.exists() and sorted(wb.cases) == sorted(pending)
+
+
+def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with_their_first_baseline(emitted, tmp_path):
+    """A trace of the project's own agent goes into traced-dataset.json (a continuation for more turns
+    than one) with what it did as its baseline, which a live run of the agent then matches."""
+    root = _project(tmp_path)
+    (root / "agents-cli-manifest.yaml").write_text("agent_directory: weather_agent\nname: weather\n")
+    (root / "traces").mkdir()
+    (root / "traces" / "traces.json").write_text((emitted["schema2"] / "traces.hex.json").read_text())
+    listed = _cli(root, "list", "--json")
+    assert {c["kind"] for c in json.loads(listed.stdout)["cases"]} == {"traces"}
+    imported = _cli(root, "import", "traces", "--yes")
+    assert imported.returncode == 0, imported.stderr
+    dataset = json.loads((root / "tests/eval/datasets/traced-dataset.json").read_text())["eval_cases"]
+    assert [c["eval_case_id"] for c in dataset] == ["sess-single", "sess-parallel", "sess-multi", "sess-error"]
+    multi = dataset[2]["agent_data"]["turns"]
+    assert [e["author"] for e in multi[-1]["events"]] == ["user"] and len(multi) == 2  # the first turn given, the last sent
+    assert dataset[0]["reference"]["response"]["parts"] == [{"text": "Weather report -- Paris: sunny, 21C."}]
+    baselines = json.loads((root / "tests/eval/baselines/traced-dataset.json").read_text())["eval_cases"]
+    assert [len(b["agentdiff_llm_requests"]) for b in baselines][:3] == [2, 2, 2]
+    ran = _cli(root, "run", "--json")
+    results = {c["id"].rpartition("::")[2]: c["status"] for c in json.loads(ran.stdout)["cases"]}
+    assert results == {"sess-single": "passed", "sess-parallel": "passed", "sess-multi": "passed", "sess-error": "error"}, ran.stderr
+    assert _cli(root, "list", "--json").stdout.count('"kind": "traces"') == 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 from pathlib import Path
 from typing import TextIO
 
@@ -63,9 +62,10 @@ def read_conversations(paths: list[Path], root: Path) -> tuple[list, list]:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, FileWrite, write_baseline
+    from agentdiff.core.baselines.journal import BaselineConflict, BaselineWriteError, write_baseline
     from agentdiff.core.families.traces.cases import target_of
-    from agentdiff.core.families.traces.writes import NotAnEvalSet, with_cases
+    from agentdiff.core.baselines.documents import RecordError
+    from agentdiff.core.families.traces.writes import conversation_writes
     from agentdiff.core.traces.otlp_cases import unusable
 
     from .accept import _confirm
@@ -82,21 +82,17 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"left out: {conversation.id} ({conversation.where}): {why}", file=err)
         elif conversation.case is None:  # not agentdiff's own export of a case's run
             trace_file = root / conversation.where.rpartition(":")[0]
-            by_target.setdefault(args.into or target_of(trace_file, conversation.agent), []).append(conversation)
-    writes, added = [], []
-    for target, conversations in by_target.items():
-        raw = target.read_bytes() if target.exists() else None  # hashed as read: an edit made while the prompt waits is refused
-        try:
-            text, new, already = with_cases(raw.decode("utf-8") if raw is not None else None, target, conversations)  # line endings kept
-        except NotAnEvalSet as exc:
-            raise UsageError(str(exc)) from None
-        for eval_id in already:
-            print(f"already in {_shown(target, root)}: {eval_id} (left as it is)", file=out)
-        if new:
-            out.writelines(difflib.unified_diff((raw.decode("utf-8") if raw is not None else "").splitlines(keepends=True),
-                                                text.splitlines(keepends=True), f"a/{_shown(target, root)}", f"b/{_shown(target, root)}"))
-            writes.append(FileWrite(target.resolve(), text, hashlib.sha256(raw).hexdigest() if raw is not None else None))
-            added += [(eval_id, target) for eval_id in new]
+            by_target.setdefault(args.into.resolve() if args.into else target_of(trace_file, conversation.agent), []).append(conversation)
+    try:
+        writes, added, already = conversation_writes(by_target, [])
+    except RecordError as exc:
+        raise UsageError(str(exc)) from None
+    for eval_id, target in already:
+        print(f"already in {_shown(target, root)}: {eval_id} (left as it is)", file=out)
+    for write in writes:
+        before = write.path.read_text(encoding="utf-8") if write.expected_sha256 is not None else ""
+        shown = _shown(write.path, root)
+        out.writelines(difflib.unified_diff(before.splitlines(keepends=True), write.text.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"))
     if not added:
         print("nothing to import: no conversation with its content that is not a case already", file=out)
         return EXIT_USAGE if errors else EXIT_FAILED

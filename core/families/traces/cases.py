@@ -67,9 +67,15 @@ def is_trace_name(name: str) -> bool:
 
 
 def target_of(path: Path, agent: str) -> Path:
-    """Where a conversation of this trace file is accepted into: `traced.evalset.json` in its agent's
-    folder, the nearest one named so from the trace's folder up to its project's root, else beside it."""
+    """Where a conversation of this trace file is accepted into: in an agents-cli project whose agent made
+    it, its `traced-dataset.json` (`datasets`); else `traced.evalset.json` in its agent's folder, the
+    nearest one named so from the trace's folder up to its project's root, else beside the trace."""
+    from .datasets import dataset_target
+
     here = Path(os.path.abspath(path)).parent
+    dataset = dataset_target(path, agent)  # an agents-cli project's own agent: its datasets
+    if dataset is not None:
+        return dataset
     if agent and valid_agent_name(agent):
         for folder in (here, *here.parents):
             if is_agent_dir(folder / agent):
@@ -80,13 +86,13 @@ def target_of(path: Path, agent: str) -> Path:
 
 
 def eval_ids_in(target: Path) -> set[str]:
-    """The eval_ids an EvalSet file holds (none when it is missing or does not read: its own load says why)."""
+    """The ids the cases of an EvalSet file (or an agents-cli dataset) have (none when it is missing or does not read: its own load says why)."""
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return set()
     cases = data.get("eval_cases") if isinstance(data, dict) else None
-    return {c["eval_id"] for c in cases or () if isinstance(c, dict) and isinstance(c.get("eval_id"), str)}
+    return {str(c.get("eval_id") or c.get("eval_case_id") or c.get("evalCaseId")) for c in cases or () if isinstance(c, dict)}
 
 
 def _holds_traces(path: Path) -> bool:

@@ -50,29 +50,50 @@ def with_cases(before: Optional[str], target: Path, conversations: Sequence[Conv
     return text, added, already
 
 
+def conversation_writes(by_target: dict[Path, list[Conversation]], planned: list) -> tuple[list[FileWrite], list[tuple[str, Path]], list[tuple[str, Path]]]:
+    """The writes adding each target's conversations to it (an EvalSet file, or an agents-cli dataset
+    and its baselines), the cases added and those a target held already, each with its target. A
+    file `planned` writes already (another family's accept of the same batch) is edited there."""
+    from agentdiff.core.baselines.dataset_accept import DatasetFile, dataset_writes
+
+    from .datasets import into_dataset, is_dataset
+
+    writes: list[FileWrite] = []
+    added: list[tuple[str, Path]] = []
+    already: list[tuple[str, Path]] = []
+    datasets: dict[Path, DatasetFile] = {}
+    for target, conversations in by_target.items():
+        if is_dataset(target):
+            new, held = into_dataset(target, conversations, datasets)
+        else:
+            earlier = next((i for i, w in enumerate(planned) if w.path == target), None)
+            raw = target.read_bytes() if earlier is None and target.exists() else None
+            before = planned[earlier].text if earlier is not None else raw.decode("utf-8") if raw is not None else None
+            text, new, held = with_cases(before, target, conversations)  # line endings kept
+            if new and earlier is not None:  # one write of it: this batch's other accepts and these cases
+                planned[earlier] = FileWrite(target, text, planned[earlier].expected_sha256)
+            elif new:
+                writes.append(FileWrite(target, text, hashlib.sha256(raw).hexdigest() if raw is not None else None))
+        added += [(i, target) for i in new]
+        already += [(i, target) for i in held]
+    for write in dataset_writes(datasets):
+        if any(w.path == write.path for w in planned):
+            raise RecordError(f"{write.path.name} is written by another accept of this batch: accept the traced conversations apart")
+        writes.append(write)
+    return writes, added, already
+
+
 class TracedAccepts(AcceptBatch):
     """Pending traced cases accepted: each target file gains its cases in one write."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.by_target: dict[Path, list[TracedCaseRef]] = {}
+        self.by_target: dict[Path, list[Conversation]] = {}
 
     def add(self, request: Any, out: Any) -> bool:
         ref: TracedCaseRef = request.run.ref
-        self.by_target.setdefault(ref.target, []).append(ref)
+        self.by_target.setdefault(ref.target, []).append(ref.conversation)
         return True
 
     def writes(self, planned: list) -> list[FileWrite]:
-        writes = []
-        for target, refs in self.by_target.items():
-            earlier = next((i for i, w in enumerate(planned) if w.path == target), None)
-            if earlier is not None:  # another family's accept writes it too (a case of it fixed in the same batch): one write
-                text, added, _ = with_cases(planned[earlier].text, target, [r.conversation for r in refs])
-                if added:
-                    planned[earlier] = FileWrite(target, text, planned[earlier].expected_sha256)
-                continue
-            raw = target.read_bytes() if target.exists() else None
-            text, added, _ = with_cases(raw.decode("utf-8") if raw is not None else None, target, [r.conversation for r in refs])
-            if added:
-                writes.append(FileWrite(target, text, hashlib.sha256(raw).hexdigest() if raw is not None else None))
-        return writes
+        return conversation_writes(self.by_target, planned)[0]
