@@ -394,3 +394,42 @@ def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with
     results = {c["id"].rpartition("::")[2]: c["status"] for c in json.loads(ran.stdout)["cases"]}
     assert results == {"sess-single": "passed", "sess-parallel": "passed", "sess-multi": "passed", "sess-error": "error"}, ran.stderr
     assert _cli(root, "list", "--json").stdout.count('"kind": "traces"') == 0
+
+
+async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_makes_one_a_case(emitted, tmp_path, worker_pool):
+    from agentdiff.core.scoring.results import CaseStatus
+    from agentdiff.tui.app import create_app
+    from tui_support import FakeEditor, ScriptedChanges, screen_text, settle, until
+
+    root = _project(tmp_path)
+    lines = (emitted["schema1"] / "traces.hex.json").read_text().splitlines(keepends=True)
+    traces = root / "traces" / "traces.json"
+    traces.parent.mkdir()
+    traces.write_text(lines[0])
+    changes = ScriptedChanges()
+    app = create_app(root, [root], pool=worker_pool, changes=changes, watch=True, editor=FakeEditor(), clock=lambda: 1_800_000_000.0,
+                     project="traced")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot, timeout=30)
+        assert list(app.workbench.cases) == ["traces/traces.json::sess-single"]
+        with open(traces, "a") as handle:  # the receiver appends what the exporter sends next
+            handle.writelines(lines[1:])
+        await changes.push(traces)
+        await changes.handled()
+        await settle(app, pilot, timeout=30)
+        multi = "traces/traces.json::sess-multi"
+        assert len(app.workbench.cases) == 4 and app.workbench.cases[multi].status is CaseStatus.NEW
+        app.main.tree.select_case(multi)
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "+ sess-multi" in shown and "What's the weather in Berlin?" in shown  # what the trace did, shown as new
+        await pilot.press("a")
+        await until(pilot, lambda: type(app.screen).__name__ == "AcceptModal")
+        assert "+++ b/weather_agent/traced.evalset.json" in app.screen.preview and '"eval_id": "sess-multi"' in app.screen.preview
+        await pilot.press("y")
+        await settle(app, pilot, timeout=30)
+        accepted = "weather_agent/traced.evalset.json::sess-multi"
+        assert multi not in app.workbench.cases and app.workbench.cases[accepted].status is CaseStatus.PASSED  # the agent, run again, did it
+        await pilot.press("z")
+        await settle(app, pilot, timeout=30)
+        assert accepted not in app.workbench.cases and app.workbench.cases[multi].status is CaseStatus.NEW
