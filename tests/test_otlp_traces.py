@@ -399,6 +399,7 @@ def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with
 async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_makes_one_a_case(emitted, tmp_path, worker_pool):
     from agentdiff.core.scoring.results import CaseStatus
     from agentdiff.tui.app import create_app
+    from textual.widgets import OptionList
     from tui_support import FakeEditor, ScriptedChanges, screen_text, settle, until
 
     root = _project(tmp_path)
@@ -408,7 +409,7 @@ async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_mak
     traces.write_text(lines[0])
     changes = ScriptedChanges()
     app = create_app(root, [root], pool=worker_pool, changes=changes, watch=True, editor=FakeEditor(), clock=lambda: 1_800_000_000.0,
-                     project="traced")
+                     project="traced", keep_runs=3)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot, timeout=30)
         assert list(app.workbench.cases) == ["traces/traces.json::sess-single"]
@@ -430,6 +431,16 @@ async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_mak
         await settle(app, pilot, timeout=30)
         accepted = "weather_agent/traced.evalset.json::sess-multi"
         assert multi not in app.workbench.cases and app.workbench.cases[accepted].status is CaseStatus.PASSED  # the agent, run again, did it
+
+        await pilot.press("B")  # the trace file, as a kept run: its conversation of the case scored with no agent call
+        await until(pilot, lambda: type(app.screen).__name__ == "ComparePicker")
+        options = app.screen.query_one(OptionList)
+        (at,) = [i for i in range(options.option_count) if options.get_option_at_index(i).id.startswith("traces:")]
+        options.highlighted = at
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.versus is not None, timeout=30)
+        assert app.main.versus.run.meta["source"] == "traces" and app.main.versus.verdicts[accepted]["status"] == "passed"
+        app.main.versus = None
         await pilot.press("z")
         await settle(app, pilot, timeout=30)
         assert accepted not in app.workbench.cases and app.workbench.cases[multi].status is CaseStatus.NEW

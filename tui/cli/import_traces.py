@@ -33,7 +33,7 @@ def add_parser(commands) -> None:
 
 def trace_files(paths: list[Path]) -> list[Path]:
     """The files given, and the trace files under the folders given (sorted, hidden ones left out)."""
-    from agentdiff.core.formats.otlp.spans import TRACE_SUFFIXES
+    from agentdiff.core.formats.otlp.names import TRACE_SUFFIXES
 
     found: list[Path] = []
     for path in paths:
@@ -47,18 +47,12 @@ def trace_files(paths: list[Path]) -> list[Path]:
 
 def read_conversations(paths: list[Path], root: Path) -> tuple[list, list]:
     """The conversations of the trace files given (folders searched), and what did not read."""
-    from agentdiff.core.formats.otlp.spans import read_spans
-    from agentdiff.core.traces.otlp import conversations
+    from agentdiff.core.reports.traced_runs import read_conversations as read
 
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {missing[0]}")
-    spans, errors = [], []
-    for file in trace_files(paths):
-        found, problems = read_spans(file, root)
-        spans += found
-        errors += problems
-    return conversations(spans), errors
+    return read(trace_files(paths), root)
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -11,7 +11,7 @@ SNIFF = 65_536  # bytes read to tell an OTLP/JSON file
 
 def is_trace_file(path: Path) -> bool:
     """Whether a file holds OTLP traces: protobuf by its suffix, JSON by a `resourceSpans` near its start."""
-    from agentdiff.core.formats.otlp.spans import TRACE_SUFFIXES
+    from agentdiff.core.formats.otlp.names import TRACE_SUFFIXES
 
     try:
         if not path.is_file() or path.suffix not in TRACE_SUFFIXES or path.name.endswith(".evalset_result.json"):
@@ -54,40 +54,23 @@ def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
 def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> tuple[list, list]:
     """The traced conversations' results, and what could not be read or scored (as load errors: exit 2)."""
     import asyncio
-    import time
 
     from agentdiff.core.project.config import load_project_config
-    from agentdiff.core.reports.kept_runs import RunKeeper
     from agentdiff.core.project.discovery import discover
+    from agentdiff.core.reports.traced_runs import score_trace_files
     from agentdiff.core.run.options import RunOptions
-    from agentdiff.core.run.traced_otlp import score_conversations
     from agentdiff.core.worker.pool import WorkerPool
 
-    from .import_traces import read_conversations
     from .options import agents_python
 
-    from agentdiff.core.formats.load_error import LoadError
-
-    conversations, errors = read_conversations(list(files), root)
     config, _ = load_project_config(root)
     refs = discover(list(config.paths) or [Path(".")], root).cases
     pool = WorkerPool(timeout=config.timeout or 120.0, python=agents_python(args, config).path)
     options = RunOptions(agents_dirs=config.agents, mapping=config.agent_for, judge_cache=root / ".agentdiff" / "judge-cache")
-    started = time.time()
     try:
-        runs, unscored = asyncio.run(score_conversations(conversations, refs, pool, options, root))
+        scored = asyncio.run(score_trace_files(list(files), refs, pool, options, root, config.keep_runs))
     finally:
         pool.close()
-    for said in unscored:  # `file:line: conversation …: why`
-        where, _, why = said.partition(": ")
-        file, _, line = where.rpartition(":")
-        errors.append(LoadError(file=file or where, line=int(line) if line.isdigit() else None, message=f"not scored: {why}"))
-    if runs and config.keep_runs > 0:  # kept as a run: the TUI's B sets it beside the cases, compare and gate read it
-        keeper = RunKeeper(root, "traces", config.keep_runs, started)
-        keeper.partial = f"traced conversations from {', '.join(str(f) for f in list(files)[:3])}"
-        for run in runs:
-            keeper.add(run)
-        kept = keeper.finish([run.result for run in runs])
-        if kept is not None:
-            print(f"kept as run {kept.name} (B in the workbench sets it beside your cases; compare and gate take it)", file=err)
-    return [run.result for run in runs], errors
+    if scored.kept is not None:
+        print(f"kept as run {scored.kept.name} (B in the workbench sets it beside your cases; compare and gate take it)", file=err)
+    return [run.result for run in scored.runs], scored.errors

@@ -1,6 +1,7 @@
 """The run picker of `B`: compare the workbench with a kept run (its regressions marked in the tree,
 its actual beside the current one in the detail), with agents-cli's grade results of the project
-(their scores beside the current ones), or with the baselines again."""
+(their scores beside the current ones), with a trace file of the project (scored first, with no agent
+call), or with the baselines again."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from textual.widgets.option_list import Option
 from .dialog import Dialog
 
 BASELINES = "-"  # the option that goes back to comparing with the baselines
+TRACES = "traces:"  # an option's id that names a trace file: its conversations are scored first
 
 
 class ComparePicker(Dialog[Optional[str]]):
@@ -25,9 +27,9 @@ class ComparePicker(Dialog[Optional[str]]):
 
     BINDINGS = [("escape", "dismiss", "Close"), ("q", "dismiss", "Close"), ("j", "down", "Down"), ("k", "up", "Up")]
 
-    def __init__(self, root: Path, current: Optional[str], agents_cli_roots: Sequence[Path] = ()) -> None:
+    def __init__(self, root: Path, current: Optional[str], agents_cli_roots: Sequence[Path] = (), traces: Sequence[Path] = ()) -> None:
         super().__init__()
-        self.root, self.current, self.agents_cli_roots = root, current, agents_cli_roots
+        self.root, self.current, self.agents_cli_roots, self.traces = root, current, agents_cli_roots, traces
 
     def compose(self) -> ComposeResult:
         options = [Option(Text("the baselines (expected | actual)", style="bold" if self.current is None else ""), id=BASELINES)]
@@ -43,10 +45,14 @@ class ComparePicker(Dialog[Optional[str]]):
             shown_path = path.relative_to(self.root) if path.is_relative_to(self.root) else path
             options.append(Option(Text(f"{shown_path}  agents-cli eval grade: its scores beside the current ones",
                                        style="bold" if str(path) == self.current else ""), id=str(path)))
+        for path in self.traces:  # OpenTelemetry traces: scored when chosen, then kept as a run
+            shown_path = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+            options.append(Option(Text(f"{shown_path}  traced conversations: scored now, with no agent call, then compared"), id=TRACES + str(path)))
         with Vertical(id="prompt-dialog"):
             yield Static("Compare with a kept run (B)", classes="prompt-question")
             yield OptionList(*options, id="runs")
-            yield Static("enter chooses · esc closes · runs are kept by agentdiff run and each TUI session; grade results are agents-cli's", classes="prompt-hint")
+            yield Static("enter chooses · esc closes · runs are kept by agentdiff run and each TUI session; grade results are agents-cli's; "
+                         "trace files are scored when chosen", classes="prompt-hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

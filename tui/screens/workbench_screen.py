@@ -27,7 +27,6 @@ from textual.widgets import Static
 from ..case_filter import matches
 from ..case_rows import LookAlikes, case_facts, case_row, group_summary, load_error_summary, startup_notices
 from ..heap import HeapSettler
-from ..versus import Versus, agents_cli_roots, ids_by_eval_id
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
 from ..widgets.filter_bar import FilterBar
@@ -35,6 +34,7 @@ from ..widgets import steady
 from ..widgets.header_bar import HeaderBar, Tally
 from ..widgets.key_footer import KeyFooter
 from .baseline_actions import BaselineActions
+from .compare_actions import CompareActions
 from .help_screen import HelpScreen
 from .layout_actions import LayoutActions
 from .move_actions import MoveActions
@@ -48,7 +48,7 @@ def key(key: str, action: str, description: str, help: str, show: bool = True, k
     return Binding(key, action, description, show=show, key_display=key_display, tooltip=help)
 
 
-class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions, RunActions, Screen):
+class WorkbenchScreen(BaselineActions, CompareActions, TriageActions, LayoutActions, MoveActions, RunActions, Screen):
     BINDINGS = [
         key("n", "next_failure", "Next failure", "Next failing case"),
         key("N", "previous_failure", "Prev failure", "Previous failing case", show=False),
@@ -81,7 +81,7 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         key("f", "failures_only", "Failures", "Show failures only"),
         key("l", "label", "Label", "Label the failure (kept in agentdiff-triage.yaml); on a group or cluster row, all its cases", show=False),
         key("W", "since_pass", "Since pass", "What changed since the case last passed: the files its agent read then that differ now, as diffs", show=False),
-        key("B", "compare_with", "Compare", "Compare with a kept run: regressions marked in the tree, that run's actual beside the current one", show=False),
+        key("B", "compare_with", "Compare", "Compare with a kept run (or a trace file, scored first): regressions marked in the tree, that run's actual beside the current one", show=False),
         key("C", "clusters", "Clusters", "Group the tree by failure cluster (the first divergence's signature), or back by agent", show=False),
         key("c", "comment", "Comment", "Comment on the case (kept in agentdiff-triage.yaml)", show=False),
         key("j", "tree_down", "Down", CaseTree.BINDINGS[0].tooltip, show=False),  # the tree's keys, when it is hidden
@@ -180,32 +180,6 @@ class WorkbenchScreen(BaselineActions, TriageActions, LayoutActions, MoveActions
         files = self.workbench.index.get(state.ref.id)
         return case_row(state, self.triage, self.workbench.clock(), self.by_cluster, self.versus.verdicts if self.versus else None,
                         files.agent_label if files is not None else None, self.alikes.notes.get(state.ref.id))
-
-    def action_compare_with(self) -> None:
-        from agentdiff.core.reports.kept_runs import RunNotFound
-
-        from .compare_picker import BASELINES, ComparePicker
-
-        def chosen(folder) -> None:
-            if folder is None:
-                return
-            try:
-                self.versus = None if folder == BASELINES else Versus.load(folder, ids_by_eval_id(self.workbench.cases.values()))
-            except RunNotFound as exc:  # pruned meanwhile, by a run elsewhere
-                self.notify(f"cannot compare: {exc}", severity="error")
-                return
-            self.detail.versus = self.versus
-            self._rebuild_tree()
-            self._show_selected()
-            if self.versus is not None and self.versus.scores_only:
-                self.notify(f"{self.versus.name}: agents-cli's scores of {len(self.versus.cases)} case(s) shown beside the current ones "
-                            "(grade results hold no verdicts or traces); B again to change", timeout=4)
-            elif self.versus is not None:
-                regressed = sum(1 for state in self.workbench.cases.values() if self._row(state).since in ("regressed", "newly erroring"))
-                self.notify(f"compared with {self.versus.name}: {regressed} case(s) regressed since; B again to change", timeout=4)
-
-        roots = agents_cli_roots(self.workbench.root, self.workbench.cases.values())
-        self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None, roots), chosen)
 
     def action_clusters(self) -> None:
         self.by_cluster = not self.by_cluster

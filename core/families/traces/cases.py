@@ -16,28 +16,27 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 from agentdiff.core.formats.load_error import LoadError
+from agentdiff.core.formats.otlp.names import holds_traces, is_trace_file_name
 from agentdiff.core.formats.source_file import display_path
-from agentdiff.core.project.agents import is_agent_dir, valid_agent_name
 from agentdiff.core.project.case_ids import eval_case_id
 from agentdiff.core.project.family import CaseFinder
-from agentdiff.core.traces.otlp import Conversation
-from agentdiff.core.traces.otlp_cases import case_id_of, unusable
+
+if TYPE_CHECKING:
+    from agentdiff.core.traces.otlp import Conversation
 
 #: The EvalSet file a traced conversation is accepted into, in its agent's folder (else beside the trace).
 TARGET_NAME = "traced.evalset.json"
-NAMES = ("traces.json", "traces.jsonl")
-SUFFIXES = (".traces.json", ".traces.jsonl", ".otlp.json", ".otlp.jsonl", ".otlp")
 _MARKERS = ("pyproject.toml", ".git", ".agentdiff")  # a project's root: no agent is looked for above it
-_SNIFF = 65_536
 
 
 @dataclass(frozen=True)
 class TracedCaseRef:
     family: ClassVar[str] = "traces"
-    conversation: Conversation
+    conversation: "Conversation"
+    key: str  # its session id, as an eval_id (`otlp_cases.case_id_of`)
     path: Path  # the trace file
     display: str
     target: Path  # the EvalSet file accepting it adds it to
@@ -59,17 +58,15 @@ class TracedCaseRef:
 
     @property
     def name(self) -> str:
-        return case_id_of(self.conversation)
-
-
-def is_trace_name(name: str) -> bool:
-    return name in NAMES or name.endswith(SUFFIXES)
+        return self.key
 
 
 def target_of(path: Path, agent: str) -> Path:
     """Where a conversation of this trace file is accepted into: in an agents-cli project whose agent made
     it, its `traced-dataset.json` (`datasets`); else `traced.evalset.json` in its agent's folder, the
     nearest one named so from the trace's folder up to its project's root, else beside the trace."""
+    from agentdiff.core.project.agents import is_agent_dir, valid_agent_name
+
     from .datasets import dataset_target
 
     here = Path(os.path.abspath(path)).parent
@@ -95,33 +92,23 @@ def eval_ids_in(target: Path) -> set[str]:
     return {str(c.get("eval_id") or c.get("eval_case_id") or c.get("evalCaseId")) for c in cases or () if isinstance(c, dict)}
 
 
-def _holds_traces(path: Path) -> bool:
-    if path.suffix == ".otlp":
-        return True
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_SNIFF)
-    except OSError:
-        return True  # read by the loader, which says why it cannot be
-    return b'"resourceSpans"' in head or b'"resource_spans"' in head
-
-
 class TraceFinder(CaseFinder):
     def claims(self, path: Path) -> bool:
-        return is_trace_name(path.name)
+        return is_trace_file_name(path.name)
 
     def load(self, units: list[Path], root: Path, errors: list, checks_near: Any) -> list:
-        from agentdiff.core.formats.otlp.spans import read_spans
+        from agentdiff.core.formats.otlp.spans import read_spans  # only when a project has trace files
         from agentdiff.core.traces.otlp import conversations
+        from agentdiff.core.traces.otlp_cases import case_id_of, unusable
 
         refs = []
         for path in units:
-            if not _holds_traces(path):
+            if not holds_traces(path):
                 continue  # a file of that name that is not OTLP: none of ours
             spans, problems = read_spans(path, root)
             errors.extend(problems)
             shown = display_path(path, root)
-            left_out: dict[str, list[Conversation]] = {}
+            left_out: dict[str, list] = {}
             imported: dict[Path, set[str]] = {}
             for conversation in conversations(spans):
                 if conversation.case is not None:
@@ -137,7 +124,7 @@ class TraceFinder(CaseFinder):
                     continue  # accepted already: the EvalSet case is it now
                 line = conversation.where.rpartition(":")[2]
                 text = conversation.trace.model_dump_json()
-                refs.append(TracedCaseRef(conversation, path, shown, target, int(line) if line.isdigit() else None,
+                refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, int(line) if line.isdigit() else None,
                                           digest=hashlib.sha256(text.encode()).hexdigest()[:16]))
             for why, left in left_out.items():
                 first = left[0].where.rpartition(":")[2]

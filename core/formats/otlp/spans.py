@@ -23,7 +23,6 @@ from agentdiff.core.formats.source_file import display_path
 
 MAX_BYTES = 256 * 1024 * 1024  # one trace file read at most
 _HEX_ID = re.compile(r"^[0-9a-fA-F]{16}$|^[0-9a-fA-F]{32}$")
-TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".otlp", ".binpb")
 
 
 @dataclass(frozen=True)
