@@ -148,6 +148,18 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     ran = json.loads(_cli(root, "run", "weather_agent", "--json").stdout)
     verdicts = {case["eval_id"]: case["status"] for case in ran["cases"]}
     assert verdicts == {"sess-single": "passed", "sess-parallel": "passed", "sess-multi": "passed", "sess-error": "error"}, verdicts
+    from agentdiff.core.reports.kept_runs import kept_runs, load_traces
+    from agentdiff.core.traces.model import Trace
+
+    (live,) = [run for run in kept_runs(root) if run.meta.get("source") == "run"]  # what agentdiff recorded of the same runs, live
+    recorded = {case_id.rpartition("::")[2]: Trace.model_validate(trace) for case_id, trace in load_traces(live).items()}
+    traced = {c.id: c.trace for c in conversations(read_spans(emitted["schema2"] / "traces.json", root)[0])}
+
+    def said(trace: Trace) -> list:  # ids and times aside
+        return [(t.user_text, [(c.name, c.args, c.response, c.agent) for c in t.tool_calls], t.final_response,
+                 [(x.agent, x.request.get("contents"), x.responses[-1].get("content")) for x in t.llm]) for t in trace.turns]
+    assert {k: said(v) for k, v in recorded.items() if k != "sess-error"} == {k: said(v) for k, v in traced.items() if k != "sess-error"}
+    assert [len(x.request["contents"]) for x in recorded["sess-multi"].turns[1].llm] == [5, 7]  # the whole history, each call
     again = _cli(root, "import", str(emitted["schema2"] / "traces.json"), "--into", "weather_agent/traced.evalset.json", "--yes")
     assert again.returncode == 1 and "already in weather_agent/traced.evalset.json: sess-single" in again.stdout
 
@@ -158,7 +170,6 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     assert results["sess-single"]["tool_calls"] == 1 and results["sess-single"]["model_calls"] == 2 and results["sess-single"]["seconds"] > 0
     scores = {m["name"]: m["score"] for m in results["sess-parallel"]["metrics"]}
     assert scores["tool_trajectory_avg_score"] == 1.0 and scores["response_match_score"] == 1.0
-    from agentdiff.core.reports.kept_runs import kept_runs, load_traces
 
     (kept,) = [run for run in kept_runs(root) if run.meta.get("source") == "traces"]  # what `B` and compare take
     assert "kept as run" in scored.stderr and set(load_traces(kept)) == {case["id"] for case in results.values()}
