@@ -1,10 +1,17 @@
-"""Traced conversations scored per second (`agentdiff score TRACES`, no agent call) against a re-run of the
-same cases (`agentdiff run`, the agent called), in the same run, on what ADK 2.13 itself emitted.
+"""Traced conversations scored per second (`agentdiff score TRACES`, no agent call) against agentevals
+(`agentevals run`, the tool that scores ADK's metrics from traces) on the same files, and against a re-run of
+the same cases (`agentdiff run`, the agent called), in the same run, on what ADK 2.13 itself emitted.
 
 The weather agent of the tests (`tests/fixtures/otlp`) runs its four conversations under ADK with schema 2
 and content capture; their lines are repeated under new session ids up to `AGENTDIFF_BENCH_CONVERSATIONS`
-(default 400), imported as cases, then scored from the traces and run again. Both commands are timed whole
-(process start included), as a user meets them."""
+(default 400), imported as cases, then scored from the traces and run again. Every command is timed whole
+(process start included), as a user meets it, the median of three.
+
+agentevals-cli is installed once into an environment of its own (`$AGENTDIFF_ORACLE_ENVS/agentevals`, else
+`~/.cache/agentdiff/oracle-envs/agentevals`: about 1 GB, a minute and a half), never into agentdiff's. It
+maps a trace to its expected case by the first user message, so it is given the same traces and an eval set
+of the four distinct cases (given the 400, it finds each message ambiguous and scores none). Both run the
+offline metrics: tool trajectory and ROUGE-1 response match."""
 
 from __future__ import annotations
 
@@ -17,6 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+ENVS = Path(os.environ.get("AGENTDIFF_ORACLE_ENVS") or Path.home() / ".cache" / "agentdiff" / "oracle-envs")
+AGENTEVALS = "agentevals-cli==0.11.0"
 FIXTURES = ROOT / "tests" / "fixtures" / "otlp"
 AGENTDIFF = str(Path(sys.executable).parent / "agentdiff")
 
@@ -46,6 +55,38 @@ def _many(lines: list[str], wanted: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def _agentevals() -> Path | None:
+    """agentevals' command, in an environment of its own (made once); None when it does not install here."""
+    env = ENVS / "agentevals"
+    command = env / "bin" / "agentevals"
+    if not command.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        done = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", AGENTEVALS], capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"agentevals did not install: {done.stderr[-500:]}", file=sys.stderr)
+            return None
+    return command
+
+
+def _distinct_cases(eval_set: Path, out: Path) -> Path:
+    """The eval set with one case a first user message (agentevals' key for a trace's case)."""
+    data = json.loads(eval_set.read_text())
+    seen: dict[str, dict] = {}
+    for case in data["eval_cases"]:
+        seen.setdefault(case["conversation"][0]["user_content"]["parts"][0]["text"], case)
+    out.write_text(json.dumps({**data, "eval_cases": list(seen.values())}))
+    return out
+
+
+def _median_seconds(command: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess]:
+    times, done = [], None
+    for _ in range(3):
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+        times.append(time.perf_counter() - started)
+    return sorted(times)[1], done
+
+
 def otlp_benchmark() -> list[tuple[str, str, str]]:
     wanted = int(os.environ.get("AGENTDIFF_BENCH_CONVERSATIONS", "400"))
     with tempfile.TemporaryDirectory(prefix="agentdiff-otlp-bench-") as folder:
@@ -58,17 +99,25 @@ def otlp_benchmark() -> list[tuple[str, str, str]]:
         traces.write_text(_many(lines, wanted))
         subprocess.run([AGENTDIFF, "import", str(traces), "--into", "weather_agent/traced.evalset.json", "--yes"], cwd=root,
                        check=True, capture_output=True)
-        started = time.perf_counter()
-        scored = subprocess.run([AGENTDIFF, "score", str(traces), "--json"], cwd=root, capture_output=True, text=True)
-        score_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        ran = subprocess.run([AGENTDIFF, "run", "weather_agent", "--json"], cwd=root, capture_output=True, text=True)
-        run_seconds = time.perf_counter() - started
+        agentevals = _agentevals()
+        score_seconds, scored = _median_seconds([AGENTDIFF, "score", str(traces), "--json"], root)
+        run_seconds, ran = _median_seconds([AGENTDIFF, "run", "weather_agent", "--json"], root)
         n_scored = len(json.loads(scored.stdout)["cases"])
         n_ran = len(json.loads(ran.stdout)["cases"])
+        rows = []
+        if agentevals is not None:
+            distinct = _distinct_cases(root / "weather_agent" / "traced.evalset.json", root / "distinct.evalset.json")
+            other_seconds, other = _median_seconds([str(agentevals), "run", str(traces), "-e", str(distinct), "-m", "tool_trajectory_avg_score",
+                                                    "-m", "response_match_score", "-o", "json"], root)
+            n_other = len(json.loads(other.stdout)["traces"]) if other.returncode == 0 else 0
+            rows += [("otlp: agentevals run on the same traces (agentevals-cli 0.11.0)",
+                      f"{n_other / other_seconds:,.0f} a second ({n_other} in {other_seconds:.1f} s)", "reference: agentdiff score, below"),
+                     ("otlp: agentdiff score ÷ agentevals run, per conversation",
+                      f"{(n_scored / score_seconds) / (n_other / other_seconds):.1f}×" if n_other else "agentevals scored none", "≥ 1×")]
     return [
         ("otlp: conversations scored from their traces (no agent call)", f"{n_scored / score_seconds:,.0f} a second ({n_scored} in {score_seconds:.1f} s)",
-         "reference: the same cases run again, below"),
+         "reference: agentevals and the same cases run again, below"),
+        *rows,
         ("otlp: the same cases run again (the agent called, offline model)", f"{n_ran / run_seconds:,.0f} a second ({n_ran} in {run_seconds:.1f} s)", ""),
         ("otlp: score ÷ re-run, per conversation", f"{(n_scored / score_seconds) / (n_ran / run_seconds):.1f}× faster",
          "> 1× (a live model would make the re-run far slower)"),

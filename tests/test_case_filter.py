@@ -145,6 +145,6 @@ def test_the_first_unknown_key_is_the_one_reported():
 def test_a_status_or_layer_matches_by_its_beginning_and_an_unknown_one_lists_the_valid_ones():
     failed = CaseFacts(id="a::b", status="failed", changed_layers=("tool_calls",))
     assert matches("status:fail", failed) and matches("layer:tool", failed) and not matches("status:pass", failed)
-    assert parse_error("status:bogus") == "unknown status 'bogus' (use passed, failed, error, not_evaluated, flaky, inconclusive, stale, running, not run)"
+    assert parse_error("status:bogus") == "unknown status 'bogus' (use passed, failed, error, not_evaluated, flaky, inconclusive, new, stale, running, not run)"
     assert parse_error("layer:tools") == "unknown layer 'tools' (use request, tool_calls, response, session, nodes)"
     assert parse_error("status:fail,err") is None

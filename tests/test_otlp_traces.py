@@ -346,6 +346,7 @@ async def test_traces_arriving_in_the_project_are_pending_cases_live_that_accept
     """The traces family: each conversation `receive` appends to the project's traces.json is a new case as
     it arrives (watch loads it, and its run is its trace: no agent call); accepting it adds it to
     traced.evalset.json in its agent's folder, where it is an EvalSet case, and it is pending no more."""
+    from agentdiff.core.baselines.documents import RecordError
     from agentdiff.core.scoring.results import CaseStatus
     from agentdiff.core.workbench.workbench import Workbench
     from workbench_support import EchoPool
@@ -381,6 +382,18 @@ async def test_traces_arriving_in_the_project_are_pending_cases_live_that_accept
     await wb.undo()
     await wb.wait()
     assert not target.exists() and sorted(wb.cases) == sorted(pending)
+
+    with pytest.raises(RecordError, match="the run failed .* in its trace: `agentdiff import` makes it a case all the same"):
+        await wb.plan_accept(pending[3])
+    traces.write_text("".join(lines[:3]))
+    await wb.on_changes([traces])
+    await wb.accept(await wb.plan_accept_all(pending[:3]))  # none pending left; then undone elsewhere (`agentdiff undo`, MCP)
+    await wb.wait()
+    assert not [i for i in wb.cases if i.startswith("traces/")]
+    target.unlink()
+    await wb.on_changes([target])
+    await wb.wait()
+    assert sorted(wb.cases) == sorted(pending[:3])  # pending again
 
 
 def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with_their_first_baseline(emitted, tmp_path):
@@ -442,6 +455,7 @@ async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_mak
         await settle(app, pilot, timeout=30)
         accepted = "weather_agent/traced.evalset.json::sess-multi"
         assert multi not in app.workbench.cases and app.workbench.cases[accepted].status is CaseStatus.PASSED  # the agent, run again, did it
+        assert app.main.tree.current_case_id == accepted  # the cursor went with it
 
         await pilot.press("B")  # the trace file, as a kept run: its conversation of the case scored with no agent call
         await until(pilot, lambda: type(app.screen).__name__ == "ComparePicker")

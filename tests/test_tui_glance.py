@@ -67,7 +67,7 @@ async def test_the_filter_answers_as_you_type_and_esc_clears_it(tmp_path):
         await pilot.press(*"x")  # status:faix: no status begins so
         await pilot.pause(0.2)
         assert str(count.render()) == f"0 of {total} cases"  # and why, full width below the line:
-        assert "unknown status 'faix' (use passed, failed, error, not_evaluated, flaky, inconclusive, stale, running, not run)" in str(
+        assert "unknown status 'faix' (use passed, failed, error, not_evaluated, flaky, inconclusive, new, stale, running, not run)" in str(
             app.main.query_one("#status-line").render())
         assert app.main.tree.visible_ids == [] and "No case matches the filter" in header(app)
         await pilot.press("escape")  # esc clears it, and the bar closes

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 KEYS = ("status", "agent", "label", "mode", "layer")
-STATUSES = ("passed", "failed", "error", "not_evaluated", "flaky", "inconclusive", "stale", "running", "not run")
+STATUSES = ("passed", "failed", "error", "not_evaluated", "flaky", "inconclusive", "new", "stale", "running", "not run")
 LAYERS = ("request", "tool_calls", "response", "session", "nodes")
 
 
 @dataclass(frozen=True)
 class CaseFacts:
     id: str
-    status: str  # passed | failed | error | not_evaluated | flaky | stale | running | not run
+    status: str  # passed | failed | error | not_evaluated | flaky | inconclusive | new | stale | running | not run
     agent: str = ""
     label: str = ""
     mode: str = ""

@@ -100,6 +100,17 @@ def startup_notices(triage: Triage, alike: dict[str, str], unread: Sequence[str]
     return said
 
 
+def no_cases_hint() -> Text:
+    """The detail of a workbench with no case yet: what it reads, and that cases appear as they are saved."""
+    return (Text("No cases here yet.\n", style="bold")
+            + Text("agentdiff reads ADK eval sets (*.evalset.json, *.test.json) and their test_config.json, conformance cases "
+                   "(spec.yaml), adk test fixtures (tests/*.json), agents-cli datasets, and OpenTelemetry trace files "
+                   "(traces.json): each shows here as it is saved.\n\n", style="dim")
+            + Text("From conversations: run `agentdiff receive` in this folder and point an ADK app's OTLP exporter at it "
+                   "(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces); each conversation arrives as a new case, "
+                   "and a makes it one. See the README's quick start.", style="dim"))
+
+
 def load_error_summary(error) -> Text:
     """The detail for a file that failed to load: where and why, whole."""
     return (Text("⚠ could not load this file\n", style="bold red") + Text(str(error), style="red")

@@ -70,6 +70,8 @@ class Discovery:
     errors: list[LoadError] = field(default_factory=list)
     eval_sets: list[LoadedEvalSet] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # files that look like cases but are not read as ones, and why
+    #: The units (resolved) of the families whose cases stand in for others (`CaseFamily.stands_in_for`), cases or none in them.
+    standing: list[Path] = field(default_factory=list)
 
     def find(self, case_id: str) -> Optional[CaseRef]:
         return next((case for case in self.cases if case.id == case_id), None)
@@ -209,8 +211,11 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
         from agentdiff.core.project.dataset_cases import dataset_cases_in
 
         found.cases.extend(dataset_cases_in(_unique([f for f in datasets if _utf8_name(f)]), root, found.errors, checks.near))
+    names = list(FINDERS)
     for number, units in sorted(claimed.items()):  # the formats found by finders of their own
         found.cases.extend(finders()[number].load(_unique([u for u in units if _utf8_name(u)]), root, found.errors, checks.near))
+        if stands_in(names[number]):
+            found.standing += [resolved(u) for u in units]
     found.cases.sort(key=lambda ref: (family_of(ref).listed_after, ref.category))  # stable: file order kept
     found.cases, clashes = _without_clashes(_without_stand_ins(found.cases))
     found.errors.extend(clashes)
@@ -296,10 +301,15 @@ def _utf8_name(path: Path) -> bool:
     return True
 
 
+def stands_in(name: str) -> bool:
+    """Whether the cases of a family stand in for others (`CaseFamily.stands_in_for`)."""
+    return type(family_named(name)).stands_in_for is not CaseFamily.stands_in_for
+
+
 def _without_stand_ins(cases: list[CaseRef]) -> list[CaseRef]:
     """The cases without those standing in for a case found here (`CaseFamily.stands_in_for`: a traced
     conversation accepted into an eval set other than its own target, by `agentdiff import --into`)."""
-    standing = {name for name in {ref.family for ref in cases} if type(family_named(name)).stands_in_for is not CaseFamily.stands_in_for}
+    standing = {name for name in {ref.family for ref in cases} if stands_in(name)}
     if not standing:
         return cases
     keys = {key for ref in cases if ref.family not in standing and (key := family_of(ref).eval_key(ref)) is not None}

@@ -31,34 +31,59 @@ def _user_texts(ref: Any) -> Optional[tuple[str, ...]]:
     return tuple("".join(p.get("text", "") for p in (m.content.get("parts") or []) if isinstance(p, dict)) for m in messages)
 
 
-def match(conversation: Conversation, refs: Sequence[Any]) -> tuple[Optional[Any], str]:
-    """The case a conversation maps to, or None and why (a case standing in for one, a pending traced
-    conversation, is none: it is what the trace did, not what was expected)."""
-    refs = [ref for ref in refs if family_of(ref).stands_in_for(ref) is None]
-    named = [ref for ref in refs if ref.id in (conversation.id, conversation.case)] or \
-        [ref for ref in refs if family_of(ref).eval_key(ref) == case_id_of(conversation)]
-    if len(named) == 1:
-        return named[0], ""
-    said = tuple(turn.user_text for turn in conversation.trace.turns)
-    alike = [ref for ref in refs if _user_texts(ref) == said] if all(said) else []
-    if len(alike) == 1:
-        return alike[0], ""
-    if named or alike:
-        cases = named or alike
-        return None, (f"maps to {len(cases)} cases ({', '.join(ref.id for ref in cases[:3])}), by "
-                      + ("its id" if named else "its user messages") + ": score it with one of them only (or name the case by its session id)")
-    return None, "maps to no case here, by its id or its user messages: `agentdiff import` makes it one"
+class CaseMatcher:
+    """The case each conversation maps to, looked up in tables built once (a suite of thousands maps in
+    time linear in its conversations, not their product with its cases). A case standing in for
+    another, a pending traced conversation, is none: it is what a trace did, not what was expected."""
+
+    def __init__(self, refs: Sequence[Any]) -> None:
+        self.refs = [ref for ref in refs if family_of(ref).stands_in_for(ref) is None]
+        self.by_id: dict[str, list[Any]] = {}
+        self.by_key: dict[str, list[Any]] = {}
+        for ref in self.refs:
+            self.by_id.setdefault(ref.id, []).append(ref)
+            key = family_of(ref).eval_key(ref)
+            if key is not None:
+                self.by_key.setdefault(key, []).append(ref)
+        self._by_texts: Optional[dict[tuple[str, ...], list[Any]]] = None  # built when a conversation is matched by what it said
+
+    def by_texts(self, said: tuple[str, ...]) -> list[Any]:
+        if self._by_texts is None:
+            self._by_texts = {}
+            for ref in self.refs:
+                texts = _user_texts(ref)
+                if texts is not None:
+                    self._by_texts.setdefault(texts, []).append(ref)
+        return self._by_texts.get(said, [])
+
+    def match(self, conversation: Conversation) -> tuple[Optional[Any], str]:
+        """The case a conversation maps to, or None and why."""
+        named = list(dict.fromkeys([*self.by_id.get(conversation.id, ()), *(self.by_id.get(conversation.case, ()) if conversation.case else ())]))
+        named = named or self.by_key.get(case_id_of(conversation), [])
+        if len(named) == 1:
+            return named[0], ""
+        said = tuple(turn.user_text for turn in conversation.trace.turns)
+        alike = self.by_texts(said) if all(said) else []
+        if len(alike) == 1:
+            return alike[0], ""
+        if named or alike:
+            cases = named or alike
+            return None, (f"maps to {len(cases)} cases ({', '.join(ref.id for ref in cases[:3])}), by "
+                          + ("its id" if named else "its user messages") + ": score it with one of them only (or name the case by its session id)")
+        return None, "maps to no case here, by its id or its user messages: `agentdiff import` makes it one"
+
 
 
 async def score_conversations(conversations: Sequence[Conversation], refs: Sequence[Any], pool, options: RunOptions,
                               root: Path) -> tuple[list[CaseRun], list[str]]:
     """Each conversation scored against the case it maps to; and what could not be scored, said."""
     memo = AgentMemo(root)
+    matcher = CaseMatcher(refs)
     said: list[str] = []
 
     async def one(conversation: Conversation) -> Optional[CaseRun]:
         why = unusable(conversation)
-        ref, unmatched = match(conversation, refs)
+        ref, unmatched = matcher.match(conversation)
         if ref is None or why is not None:
             said.append(f"{conversation.where}: conversation {conversation.id}: {why or unmatched}")
             return None

@@ -64,9 +64,10 @@ def case_id_of(conversation: Conversation) -> str:
     return _ID.sub("_", conversation.id).strip("_")[:120] or "conversation"
 
 
-def eval_case(conversation: Conversation, eval_id: Optional[str] = None) -> dict[str, Any]:
+def eval_case(conversation: Conversation, eval_id: Optional[str] = None, app_name: Optional[str] = None) -> dict[str, Any]:
     """The conversation as an EvalSet case expecting what it did: each turn's user message, final
-    response and tool calls with their responses."""
+    response and tool calls with their responses; `app_name`: its agent's folder, when known (the
+    traced agent's own name may be another)."""
     turns = []
     for turn, invocation in zip(conversation.trace.turns, conversation.invocation_ids):
         entry: dict[str, Any] = {"invocation_id": invocation or f"{case_id_of(conversation)}-{turn.index + 1}",
@@ -80,7 +81,7 @@ def eval_case(conversation: Conversation, eval_id: Optional[str] = None) -> dict
         }
         turns.append(entry)
     return {"eval_id": eval_id or case_id_of(conversation), "conversation": turns,
-            "session_input": {"app_name": conversation.agent or "app", "user_id": "user", "state": {}}}
+            "session_input": {"app_name": app_name or conversation.agent or "app", "user_id": "user", "state": {}}}
 
 
 def unusable(conversation: Conversation) -> Optional[str]:

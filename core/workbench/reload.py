@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from agentdiff.core.formats.checks_file import CHECKS_FILE
 from agentdiff.core.formats.conformance import SPEC_FILE
@@ -44,6 +44,7 @@ class Reload:
     # cases kept as they were last loaded while their file does not load (a save caught half written, a
     # typo): case id → the error, so nothing is dropped, nothing re-runs, and the fix re-runs only what changed
     held: dict[str, LoadError] = field(default_factory=dict)
+    standing: list[Path] = field(default_factory=list)  # the units among them whose cases stand in for others (`Discovery.standing`)
 
     def mark_held(self, states: Sequence[CaseState]) -> None:
         """Mark the cases kept while their file does not load (stale, with the error); unmark those whose
@@ -98,6 +99,17 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
     return frozenset(u for u in units if u in known or any(u == r or r in u.parents for r in roots))
 
 
+def units_to_reload(paths: Sequence[Path], units: Mapping[str, Path], index: Any, standing: set[Path], watched: Sequence[Path]) -> frozenset[Path]:
+    """The units a change loads again (`units` each case's now): the changed files' own (`units_for`), those
+    of the cases a changed file defines (`CaseFamily.watched`: a traced case's target), and, when any
+    other loads again, those whose cases stand in for others (what they stand in for may come or go)."""
+    found = set(units_for(paths, set(units.values()), watched))
+    found |= {units[i] for path in paths for i in index.defined_by(path) if i in units}
+    if found - standing:
+        found |= {u for u in standing if os.path.lexists(u)}
+    return frozenset(found)
+
+
 def dataset_units(path: Path, known: set[Path]) -> set[Path]:
     """The agents-cli datasets a changed file bears on: `<eval>/baselines/X` is dataset
     `<eval>/datasets/X`'s baseline; the eval config and the metric files beside it grade every
@@ -142,4 +154,5 @@ def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path
         before={case_id: case_content(ref) for case_id, ref in before.items()},
         after={ref.id: case_content(ref) for ref in cases},
         held=held,
+        standing=found.standing if found else [],
     )

@@ -52,7 +52,7 @@ from agentdiff.core.workbench.history import History
 from agentdiff.core.workbench.progress import Progress
 from agentdiff.core.workbench.snapshots import Snapshots
 from agentdiff.core.workbench import spill as spills
-from agentdiff.core.workbench.reload import Reload, load_units, units_for
+from agentdiff.core.workbench.reload import Reload, load_units, units_to_reload
 from agentdiff.core.workbench.run_queue import RunQueue
 
 #: Cases whose runs are being prepared or are in flight at once; the worker pool has its own limit.
@@ -120,7 +120,7 @@ class Workbench(Baselines):
             state.ref = ref
             self.cases[ref.id] = state
         self.errors, self.notes = found.errors, found.notes
-        self.units = units_of(found.cases)
+        self.units, self.standing = units_of(found.cases), set(found.standing)  # standing: loaded again with any other file
         forget_resolved()
         self.index = CaseIndex()
         for state in self.cases.values():
@@ -364,12 +364,12 @@ class Workbench(Baselines):
         """Load the changed files again (in a thread), put them in place, and say what that means
         for each of their cases; the re-scores are done here (and returned, done), the runs left to
         the caller."""
-        units = units_for(paths, set(self.units.values()), self.paths)
-        units |= {self.units[i] for path in paths for i in self.index.defined_by(path) if i in self.units}  # a file a case is defined by
+        units = units_to_reload(paths, self.units, self.index, self.standing, self.paths)
         if not units:
             return []
         before = {case_id: self.cases[case_id].ref for case_id, unit in self.units.items() if unit in units}
         reload = await asyncio.to_thread(load_units, units, before, self.root, {i: self.units[i] for i in before})
+        self.standing = (self.standing - units) | set(reload.standing)
         if self._apply(reload):
             self._emit(CasesReloaded())
         selections = after_reload(reload.before, reload.after, reason)

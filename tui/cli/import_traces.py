@@ -32,14 +32,16 @@ def add_parser(commands) -> None:
 
 
 def trace_files(paths: list[Path]) -> list[Path]:
-    """The files given, and the trace files under the folders given (sorted, hidden ones left out)."""
-    from agentdiff.core.formats.otlp.names import TRACE_SUFFIXES
+    """The files given, and the trace files under the folders given (sorted, hidden ones left out; a JSON
+    file there that holds no OTLP traces, an eval set beside them say, is none)."""
+    from agentdiff.core.formats.otlp.names import TRACE_SUFFIXES, holds_traces
 
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
             found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TRACE_SUFFIXES
-                            and not any(part.startswith(".") for part in p.relative_to(path).parts))
+                            and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                            and (p.suffix in (".pb", ".binpb", ".otlp") or holds_traces(p)))
         else:
             found.append(path)
     return found

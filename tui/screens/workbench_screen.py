@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ..case_filter import matches
-from ..case_rows import LookAlikes, case_facts, case_row, group_summary, load_error_summary, startup_notices
+from ..case_rows import LookAlikes, case_facts, case_row, group_summary, load_error_summary, no_cases_hint, startup_notices
 from ..heap import HeapSettler
 from ..widgets.case_detail import CaseDetail, View
 from ..widgets.case_tree import CaseRow, CaseTree
@@ -313,6 +313,8 @@ class WorkbenchScreen(BaselineActions, CompareActions, TriageActions, LayoutActi
             detail.summary = self._group_summary() if detail.state is None else None
             if detail.state is None and detail.summary is None and not self.tree.visible_ids and self.workbench.cases:
                 detail.summary = Text("No case matches the filter.", style="dim") + Text("\nesc clears it · / changes it", style="dim")
+            elif detail.state is None and detail.summary is None and not self.workbench.cases and not self.workbench.errors:
+                detail.summary = no_cases_hint()
 
     def _group_summary(self) -> Optional[Text]:
         if self.tree.current_load_error() is not None:  # where, and why (the row is cut at the tree's width)

@@ -172,6 +172,7 @@ class CaseTree(Tree[str]):
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
             for error in errors:
                 self._error_nodes[group.add_leaf(safe(Text(str(error), style="red")), data="").id] = error
+        before = self.visible_ids
         self._case_rows, self.visible_ids = {r.state.ref.id: r for r in rows}, []
         members: dict[tuple[str, str], list[str]] = {}
         groups: dict[tuple[str, str], TreeNode[str]] = {}
@@ -203,9 +204,23 @@ class CaseTree(Tree[str]):
         if row_node is not None:
             self.call_after_refresh(self._move_to, row_node)
             return
-        target = current if current in self._case_nodes else (self.visible_ids[0] if self.visible_ids else None)
+        target = current if current in self._case_nodes else self._instead_of(current, before)
         if target is not None:  # the tree lays its lines out on the next refresh
             self.call_after_refresh(self.select_case, target)
+
+    def _instead_of(self, gone: Optional[str], before: list[str]) -> Optional[str]:
+        """Where the cursor goes when its case is gone: to the case of the same name (a traced conversation
+        accepted into an eval set), else to the row that took its place, else to the first."""
+        if not self.visible_ids:
+            return None
+        if gone is not None:
+            key = gone.rpartition("::")[2]
+            same = next((i for i in self.visible_ids if i.rpartition("::")[2] == key), None) if key else None
+            if same is not None:
+                return same
+            if gone in before:
+                return self.visible_ids[min(before.index(gone), len(self.visible_ids) - 1)]
+        return self.visible_ids[0]
 
     def moved(self, rows: list[CaseRow]) -> bool:
         """Whether any of these rows belongs under another agent or group than the tree shows it (a

@@ -40,6 +40,7 @@ class TracedCaseRef:
     path: Path  # the trace file
     display: str
     target: Path  # the EvalSet file accepting it adds it to
+    agent_dir: Optional[Path] = None  # its agent's package, when found (`agent_folder`)
     line: Optional[int] = None
     checks: tuple = ()
     digest: str = ""
@@ -54,7 +55,8 @@ class TracedCaseRef:
 
     @property
     def category(self) -> str:
-        return self.conversation.agent or "traced"
+        """Its agent's folder, as the case it becomes is listed under; else the traced agent's name."""
+        return self.agent_dir.name if self.agent_dir is not None else self.conversation.agent or "traced"
 
     @property
     def name(self) -> str:
@@ -63,23 +65,51 @@ class TracedCaseRef:
 
 def target_of(path: Path, agent: str) -> Path:
     """Where a conversation of this trace file is accepted into: in an agents-cli project whose agent made
-    it, its `traced-dataset.json` (`datasets`); else `traced.evalset.json` in its agent's folder, the
-    nearest one named so from the trace's folder up to its project's root, else beside the trace."""
-    from agentdiff.core.project.agents import is_agent_dir, valid_agent_name
-
+    it, its `traced-dataset.json` (`datasets`); else `traced.evalset.json` in its agent's folder
+    (`agent_folder`), else beside the trace."""
     from .datasets import dataset_target
 
-    here = Path(os.path.abspath(path)).parent
     dataset = dataset_target(path, agent)  # an agents-cli project's own agent: its datasets
     if dataset is not None:
         return dataset
-    if agent and valid_agent_name(agent):
-        for folder in (here, *here.parents):
-            if is_agent_dir(folder / agent):
-                return folder / agent / TARGET_NAME
-            if any((folder / marker).exists() for marker in _MARKERS):
-                break
-    return here / TARGET_NAME
+    here = Path(os.path.abspath(path)).parent
+    folder = agent_folder(here, agent)
+    return (folder if folder is not None else here) / TARGET_NAME
+
+
+def agent_folder(here: Path, agent: str) -> Optional[Path]:
+    """The agent package a traced agent is, looked for from `here` up to the project's root: the one named
+    as the agent (ADK's app name is its folder's); else the one whose code names it (`name="…"`: an
+    agent's name is often not its folder's); else the project's only agent package. None: not found."""
+    from agentdiff.core.project.agents import is_agent_dir, valid_agent_name
+
+    packages: list[Path] = []
+    for folder in (here, *here.parents):
+        if agent and valid_agent_name(agent) and is_agent_dir(folder / agent):
+            return folder / agent
+        try:
+            packages += sorted(child for child in folder.iterdir() if not child.name.startswith(".") and is_agent_dir(child))
+        except OSError:
+            pass
+        if any((folder / marker).exists() for marker in _MARKERS):
+            break
+    packages = list(dict.fromkeys(packages))
+    naming = [p for p in packages if agent and _names(p, agent)]
+    if len(naming) == 1:
+        return naming[0]
+    return packages[0] if len(packages) == 1 else None
+
+
+def _names(package: Path, agent: str) -> bool:
+    """Whether a package's agent code names the agent (as a string: `name="support"`, `name: support`)."""
+    for file in ("agent.py", "__init__.py", "root_agent.yaml"):
+        try:
+            text = (package / file).read_text(encoding="utf-8", errors="replace")[:1_000_000]
+        except OSError:
+            continue
+        if f'"{agent}"' in text or f"'{agent}'" in text or f"name: {agent}" in text:
+            return True
+    return False
 
 
 def eval_ids_in(target: Path) -> set[str]:
@@ -110,6 +140,7 @@ class TraceFinder(CaseFinder):
             shown = display_path(path, root)
             left_out: dict[str, list] = {}
             imported: dict[Path, set[str]] = {}
+            found_agents: dict[str, tuple[Path, Optional[Path]]] = {}
             for conversation in conversations(spans):
                 if conversation.case is not None:
                     continue  # agentdiff's own export of a case's run (`run --report otlp`): that case's, not a new one
@@ -117,14 +148,17 @@ class TraceFinder(CaseFinder):
                 if why is not None:
                     left_out.setdefault(why, []).append(conversation)
                     continue
-                target = target_of(path, conversation.agent)
+                agent = conversation.agent
+                if agent not in found_agents:
+                    found_agents[agent] = (target_of(path, agent), agent_folder(Path(os.path.abspath(path)).parent, agent))
+                target, agent_dir = found_agents[agent]
                 if target not in imported:
                     imported[target] = eval_ids_in(target)
                 if case_id_of(conversation) in imported[target]:
                     continue  # accepted already: the EvalSet case is it now
                 line = conversation.where.rpartition(":")[2]
                 text = conversation.trace.model_dump_json()
-                refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, int(line) if line.isdigit() else None,
+                refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, int(line) if line.isdigit() else None,
                                           digest=hashlib.sha256(text.encode()).hexdigest()[:16]))
             for why, left in left_out.items():
                 first = left[0].where.rpartition(":")[2]

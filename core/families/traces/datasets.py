@@ -32,8 +32,15 @@ DATASET_NAME = "traced-dataset.json"
 def dataset_target(trace: Path, agent: str) -> Optional[Path]:
     """The dataset a conversation of this trace file goes into, when the trace lies in an agents-cli
     project whose agent made it; else None."""
-    manifest, _ = find_manifest(Path(os.path.abspath(trace)).parent)
-    if manifest is None or (agent and agent != Path(manifest.agent_directory).name):
+    from .cases import agent_folder
+
+    here = Path(os.path.abspath(trace)).parent
+    manifest, _ = find_manifest(here)
+    if manifest is None:
+        return None
+    own = (manifest.root / manifest.agent_directory).resolve()
+    found = agent_folder(here, agent)
+    if found is not None and found.resolve() != own:  # another agent's trace, kept in the project
         return None
     return manifest.root / "tests" / "eval" / DATASETS_DIR / DATASET_NAME
 

@@ -15,7 +15,6 @@ from agentdiff.core.diff.model import DiffCriteria
 from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.formats.eval_config import MatchType
 from agentdiff.core.formats.source_file import display_path, resolved
-from agentdiff.core.project.agents import is_agent_dir
 from agentdiff.core.project.family import AcceptBatch, CaseFamily
 from agentdiff.core.run.case_run import CaseRun, case_result
 from agentdiff.core.run.expected import Baseline
@@ -52,9 +51,10 @@ class TracesFamily(CaseFamily):
         return ref.name
 
     def placed_agent(self, ref: TracedCaseRef) -> Any:
-        folder = ref.target.parent  # its agent's folder when one was found, else the trace's own (never run: nothing is asked of it)
-        name = folder.name if is_agent_dir(folder) else (ref.conversation.agent or "traced")
-        return AgentRef(agents_dir=str(folder.parent if is_agent_dir(folder) else folder), name=name)
+        if ref.agent_dir is not None:
+            return AgentRef(agents_dir=str(ref.agent_dir.parent), name=ref.agent_dir.name)
+        # no agent package found: named as traced, beside its trace (it never runs: nothing is asked of it)
+        return AgentRef(agents_dir=str(Path(ref.path).absolute().parent), name=ref.conversation.agent or "traced")
 
     def watched(self, ref: TracedCaseRef, unit: Path) -> tuple[frozenset[Path], Optional[Path]]:
         return frozenset({unit, resolved(ref.target)}), None  # its target too: once accepted there, it is no longer pending
@@ -108,7 +108,7 @@ class TracesFamily(CaseFamily):
         return traced_run(ref, previous.agent)
 
     def failed_hint(self, run: Any) -> str:
-        return ""
+        return " in its trace: `agentdiff import` makes it a case all the same, expecting what it did"
 
     def accepts(self, root: Path) -> AcceptBatch:
         return TracedAccepts(root)

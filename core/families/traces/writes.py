@@ -25,7 +25,10 @@ class NotAnEvalSet(RecordError):
 
 def with_cases(before: Optional[str], target: Path, conversations: Sequence[Conversation]) -> tuple[str, list[str], list[str]]:
     """The file's text with a case for each conversation it does not hold yet (`before` None: a new
-    file), the eval_ids added, and those it held already."""
+    file), the eval_ids added, and those it held already. In an agent's folder, its cases name it."""
+    from agentdiff.core.project.agents import is_agent_dir
+
+    app = target.parent.name if is_agent_dir(target.parent) else None
     stem = target.name.split(".")[0]
     try:
         data: Any = json.loads(before) if before is not None else {"eval_set_id": stem, "name": stem, "eval_cases": []}
@@ -41,7 +44,7 @@ def with_cases(before: Optional[str], target: Path, conversations: Sequence[Conv
         if eval_id in have:
             already.append(eval_id)
             continue
-        cases.append(eval_case(conversation, eval_id))
+        cases.append(eval_case(conversation, eval_id, app))
         have.add(eval_id)
         added.append(eval_id)
     if not added:
