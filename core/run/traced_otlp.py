@@ -58,7 +58,7 @@ class CaseMatcher:
 
     def match(self, conversation: Conversation) -> tuple[Optional[Any], str]:
         """The case a conversation maps to, or None and why."""
-        named = list(dict.fromkeys([*self.by_id.get(conversation.id, ()), *(self.by_id.get(conversation.case, ()) if conversation.case else ())]))
+        named = list({ref.id: ref for ids in (conversation.id, conversation.case) if ids for ref in self.by_id.get(ids, ())}.values())
         named = named or self.by_key.get(case_id_of(conversation), [])
         if len(named) == 1:
             return named[0], ""
