@@ -154,12 +154,14 @@ def _walk(path: Path, errors: Optional[list[LoadError]] = None, root: Optional[P
     return eval_files, case_dirs
 
 
-def discover(paths: Sequence[Path], root: Optional[Path] = None) -> Discovery:
+def discover(paths: Sequence[Path], root: Optional[Path] = None, stand_ins: bool = True) -> Discovery:
+    """Every case under `paths`; `stand_ins=False`: none of the families whose cases stand in for others
+    (`CaseFamily.stands_in_for`: their files are not read), for what asks of the cases written down only."""
     with held_off():  # a suite's objects made and kept, not walked by each collection as they are made
-        return _discover(paths, root or Path.cwd())
+        return _discover(paths, root or Path.cwd(), stand_ins)
 
 
-def _discover(paths: Sequence[Path], root: Path) -> Discovery:
+def _discover(paths: Sequence[Path], root: Path, stand_ins: bool = True) -> Discovery:
     found = Discovery()
     eval_files: list[Path] = []
     case_dirs: list[Path] = []
@@ -213,8 +215,11 @@ def _discover(paths: Sequence[Path], root: Path) -> Discovery:
         found.cases.extend(dataset_cases_in(_unique([f for f in datasets if _utf8_name(f)]), root, found.errors, checks.near))
     names = list(FINDERS)
     for number, units in sorted(claimed.items()):  # the formats found by finders of their own
+        standing = stands_in(names[number])
+        if standing and not stand_ins:
+            continue
         found.cases.extend(finders()[number].load(_unique([u for u in units if _utf8_name(u)]), root, found.errors, checks.near))
-        if stands_in(names[number]):
+        if standing:
             found.standing += [resolved(u) for u in units]
     found.cases.sort(key=lambda ref: (family_of(ref).listed_after, ref.category))  # stable: file order kept
     found.cases, clashes = _without_clashes(_without_stand_ins(found.cases))

@@ -64,7 +64,7 @@ def score_traces(files: Sequence[Path], args, root: Path, err: TextIO) -> tuple[
     from .options import agents_python
 
     config, _ = load_project_config(root)
-    refs = discover(list(config.paths) or [Path(".")], root).cases
+    refs = discover(list(config.paths) or [Path(".")], root, stand_ins=False).cases  # traced conversations not cases yet: none to score against
     pool = WorkerPool(timeout=config.timeout or 120.0, python=agents_python(args, config).path)
     options = RunOptions(agents_dirs=config.agents, mapping=config.agent_for, judge_cache=root / ".agentdiff" / "judge-cache")
     try:

@@ -41,6 +41,7 @@ class TracedCaseRef:
     display: str
     target: Path  # the EvalSet file accepting it adds it to
     agent_dir: Optional[Path] = None  # its agent's package, when found (`agent_folder`)
+    target_display: str = ""  # the target as the project shows it
     line: Optional[int] = None
     checks: tuple = ()
     digest: str = ""
@@ -158,7 +159,8 @@ class TraceFinder(CaseFinder):
                     continue  # accepted already: the EvalSet case is it now
                 line = conversation.where.rpartition(":")[2]
                 text = conversation.trace.model_dump_json()
-                refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, int(line) if line.isdigit() else None,
+                refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, display_path(target, root),
+                                          int(line) if line.isdigit() else None,
                                           digest=hashlib.sha256(text.encode()).hexdigest()[:16]))
             for why, left in left_out.items():
                 first = left[0].where.rpartition(":")[2]

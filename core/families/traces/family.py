@@ -14,7 +14,7 @@ from agentdiff.core.diff.case import diff_case
 from agentdiff.core.diff.model import DiffCriteria
 from agentdiff.core.diff.source_index import SourceIndex
 from agentdiff.core.formats.eval_config import MatchType
-from agentdiff.core.formats.source_file import display_path, resolved
+from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.project.family import AcceptBatch, CaseFamily
 from agentdiff.core.run.case_run import CaseRun, case_result
 from agentdiff.core.run.expected import Baseline
@@ -35,7 +35,7 @@ CRITERIA = DiffCriteria(match_type=MatchType.EXACT)
 
 def pending(ref: TracedCaseRef) -> str:
     return (f"new: traced, not a case yet — accept it (`a` in the TUI, `agentdiff accept ID`, or `agentdiff import`) to add it to "
-            f"{display_path(ref.target, Path.cwd())} as a case expecting what it did")
+            f"{ref.target_display or ref.target} as a case expecting what it did")
 
 
 class TracesFamily(CaseFamily):
@@ -102,10 +102,10 @@ class TracesFamily(CaseFamily):
         return Baseline(ref.id, said, CRITERIA, SourceIndex())
 
     async def run(self, ref: TracedCaseRef, agent: Any, pool: Any, options: Any, mode: str) -> CaseRun:
-        return traced_run(ref, agent)
+        return traced_run(self, ref, agent)
 
     def rescore(self, ref: TracedCaseRef, previous: Any, judged: Any, options: Any) -> CaseRun:
-        return traced_run(ref, previous.agent)
+        return traced_run(self, ref, previous.agent)
 
     def failed_hint(self, run: Any) -> str:
         return " in its trace: `agentdiff import` makes it a case all the same, expecting what it did"
@@ -120,9 +120,8 @@ class TracesFamily(CaseFamily):
         return None  # nothing is accepted of it: once it is, its EvalSet case is reviewed
 
 
-def traced_run(ref: TracedCaseRef, agent: Optional[AgentRef]) -> CaseRun:
+def traced_run(family: TracesFamily, ref: TracedCaseRef, agent: Optional[AgentRef]) -> CaseRun:
     """What the trace did, as a run: shown against the case's user messages alone, with nothing in it diverging."""
-    family = TracesFamily()
     out = as_run_output(ref.conversation)
     messages = family.messages(ref)
     record = score_output(out, messages, None, [])
