@@ -103,6 +103,18 @@ def test_sub_agents_agent_tools_streaming_and_sequences_read_as_adks_session_say
     assert [x.agent for x in found["sess-sequential"].trace.turns[0].llm] == ["researcher", "researcher", "writer"]
 
 
+def test_a_streamed_answer_whose_last_chunk_has_its_finish_reason_is_read_once(tmp_path):
+    """Gemini's progressive streaming ends its last chunk with STOP, and ADK then adds the whole answer."""
+    folder = FIXTURES / "multi_agent"
+    line = next(line for line in (folder / "schema2.hex.jsonl").read_text().splitlines() if "sess-stream" in line)
+    path = tmp_path / "stream.json"
+    path.write_text(line.replace('\\"sunny, 26C.\\",\\"type\\":\\"text\\"}],\\"finish_reason\\":\\"\\"',
+                                 '\\"sunny, 26C.\\",\\"type\\":\\"text\\"}],\\"finish_reason\\":\\"stop\\"'))
+    assert path.read_text() != line
+    (conversation,) = conversations(read_spans(path, tmp_path)[0])
+    assert conversation.trace.turns[0].final_response == "Weather report -- Rome: sunny, 26C."
+
+
 def test_hex_and_base64_ids_and_protobuf_read_alike(emitted):
     folder = emitted["schema2"]
     by_base64, _ = read_spans(folder / "traces.json", folder)
@@ -347,6 +359,7 @@ async def test_traces_arriving_in_the_project_are_pending_cases_live_that_accept
     it arrives (watch loads it, and its run is its trace: no agent call); accepting it adds it to
     traced.evalset.json in its agent's folder, where it is an EvalSet case, and it is pending no more."""
     from agentdiff.core.baselines.documents import RecordError
+    from agentdiff.core.families.traces.writes import with_cases
     from agentdiff.core.scoring.results import CaseStatus
     from agentdiff.core.workbench.workbench import Workbench
     from workbench_support import EchoPool
@@ -390,10 +403,31 @@ async def test_traces_arriving_in_the_project_are_pending_cases_live_that_accept
     await wb.accept(await wb.plan_accept_all(pending[:3]))  # none pending left; then undone elsewhere (`agentdiff undo`, MCP)
     await wb.wait()
     assert not [i for i in wb.cases if i.startswith("traces/")]
-    target.unlink()
+    assert _cli(root, "undo").returncode == 0
     await wb.on_changes([target])
     await wb.wait()
-    assert sorted(wb.cases) == sorted(pending[:3])  # pending again
+    assert not target.exists() and sorted(wb.cases) == sorted(pending[:3])  # pending again
+
+    await wb.accept(await wb.plan_accept(pending[0]))
+    await wb.wait()
+    single = "weather_agent/traced.evalset.json::sess-single"
+    assert wb.cases[single].status is CaseStatus.FAILED  # (the echo pool answers in its own words)
+    both = await wb.plan_accept_all([pending[1], single])  # one file, both accepts: written once
+    (written,) = [w for w in both.writes if w.path == target]  # (and the accepted case's registration beside it)
+    assert '"eval_id": "sess-parallel"' in written.text
+    await wb.accept(both)
+    await wb.wait()
+    assert [c["eval_id"] for c in json.loads(target.read_text())["eval_cases"]] == ["sess-single", "sess-parallel"]
+
+    other = root / "weather_agent" / "other.evalset.json"  # imported into a file of its own (`import --into`)
+    other.write_text(with_cases(None, other, [c for c in conversations(read_spans(traces, root)[0]) if c.id == "sess-multi"])[0])
+    await wb.on_changes([other])
+    await wb.wait()
+    with open(traces, "a") as handle:  # and the next export arrives
+        handle.write(lines[3])
+    await wb.on_changes([traces])
+    await wb.wait()
+    assert sorted(i for i in wb.cases if i.startswith("traces/")) == [pending[3]]  # sess-multi is other.evalset.json's
 
 
 def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with_their_first_baseline(emitted, tmp_path):
@@ -405,8 +439,11 @@ def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with
     (root / "traces" / "traces.json").write_text((emitted["schema2"] / "traces.hex.json").read_text())
     listed = _cli(root, "list", "--json")
     assert {c["kind"] for c in json.loads(listed.stdout)["cases"]} == {"traces"}
+    accepted = _cli(root, "accept", "traces/traces.json::sess-single", "--yes")  # one accepted, the others imported
+    assert accepted.returncode == 0 and "+++ b/tests/eval/baselines/traced-dataset.json" in accepted.stdout, accepted.stderr
     imported = _cli(root, "import", "traces", "--yes")
     assert imported.returncode == 0, imported.stderr
+    assert "already in tests/eval/datasets/traced-dataset.json: sess-single" in imported.stdout
     dataset = json.loads((root / "tests/eval/datasets/traced-dataset.json").read_text())["eval_cases"]
     assert [c["eval_case_id"] for c in dataset] == ["sess-single", "sess-parallel", "sess-multi", "sess-error"]
     multi = dataset[2]["agent_data"]["turns"]
@@ -469,3 +506,26 @@ async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_mak
         await pilot.press("z")
         await settle(app, pilot, timeout=30)
         assert accepted not in app.workbench.cases and app.workbench.cases[multi].status is CaseStatus.NEW
+
+
+def test_a_traced_agent_is_found_by_its_folder_by_the_name_its_code_gives_it_or_as_the_only_one(tmp_path):
+    from agentdiff.core.families.traces.agents import agent_folder
+    from agentdiff.core.families.traces.cases import target_of
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "traces").mkdir()
+    shop = tmp_path / "my_agent"
+    shop.mkdir()
+    (shop / "agent.py").write_text('root_agent = LlmAgent(name="shop_assistant", model=model)\n')
+    here = tmp_path / "traces"
+    assert agent_folder(here, "my_agent", tmp_path) == shop  # ADK's app name: the folder's
+    assert agent_folder(here, "shop_assistant", tmp_path) == shop  # the agent's own name, in its code
+    assert agent_folder(here, "someone_else", tmp_path) == shop  # the only agent package there is
+    (tmp_path / "billing").mkdir()
+    (tmp_path / "billing" / "__init__.py").write_text("")
+    assert agent_folder(here, "shop_assistant", tmp_path) == shop and agent_folder(here, "someone_else", tmp_path) is None
+    assert target_of(here / "traces.json", "someone_else", tmp_path) == here / "traced.evalset.json"  # beside the trace
+    outside = tmp_path.parent / f"{tmp_path.name}-downloads"
+    outside.mkdir()
+    assert target_of(outside / "traces.json", "shop_assistant", tmp_path) == shop / "traced.evalset.json"  # from the project, not from there
+

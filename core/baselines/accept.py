@@ -20,7 +20,7 @@ from typing import Literal, Optional, Sequence
 from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.baselines.documents import ASSISTANT, REGISTRATION_FILE, RecordError
 from agentdiff.core.baselines.journal import FileWrite, JournalEntry, read_exact, write_baseline
-from agentdiff.core.project.family import AcceptBatch, family_of
+from agentdiff.core.project.family import REGISTERED, AcceptBatch, family_of
 from agentdiff.core.run.case_run import CaseRun
 from agentdiff.core.worker.jobs import RunOutput
 
@@ -137,8 +137,9 @@ def _plan_accepts(requests: Sequence[AcceptRequest], root: Path) -> AcceptPlan:
         if batch.add(request, out):
             accepted.append(request)
     writes: list[FileWrite] = []
-    for batch in batches.values():
-        writes += batch.writes(writes)
+    order = list(REGISTERED)  # in the registry's order, whatever the requests' (a family that adds to another's files is last)
+    for name in sorted(batches, key=order.index):
+        writes += batches[name].writes(writes)
     if not accepted or not writes:
         what = "these cases" if len(requests) > 1 else _describe(requests[0]) if requests else "it"
         raise NothingToAccept(f"nothing to accept: the baseline already says what the run did ({what})")

@@ -194,7 +194,11 @@ def write_baseline(writes: Sequence[FileWrite], root: Path, reason: str, author:
     the target, so undo puts the target back."""
     writes = [FileWrite(resolved(w.path), w.text, w.expected_sha256) if os.path.islink(w.path) else w for w in writes]
     top = resolved(root)
+    seen: set[Path] = set()
     for write in writes:
+        if resolved(write.path) in seen:  # two writes of one file would stage one over the other: a bug of the caller's
+            raise BaselineWriteError(f"nothing was written: {shown_in(write.path, root)} is written twice in one step")
+        seen.add(resolved(write.path))
         inside = resolved(write.path).relative_to(top).parts if resolved(write.path).is_relative_to(top) else None
         if inside is not None and {".git", ".agentdiff"} & set(inside):
             raise BaselineWriteError(f"nothing was written: {write.path} is in .git or .agentdiff, never a baseline's place")

@@ -221,6 +221,11 @@ class CaseDiff:
         return not self.divergences and self.error is None
 
     @property
+    def unchanged(self) -> bool:
+        """Same, and no layer shows a change (a new case's show what it did, with nothing expected to diverge from)."""
+        return self.same and all(layer.status != "changed" for layer in self.layers)
+
+    @property
     def first_divergence(self) -> Optional[Divergence]:
         """The divergence the case leads with: the one that explains its verdict when one was
         chosen (`diff.explain`), else the earliest."""

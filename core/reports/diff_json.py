@@ -139,7 +139,7 @@ def diff_to_dict(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_s
             "ignore_args": diff.criteria.ignore_args,
             "response_threshold": diff.criteria.response_threshold,
         },
-        "same": diff.same and all(s.status != "changed" for s in diff.layers),  # a new case's layers: what it did, nothing expected
+        "same": diff.unchanged,
         "error": diff.error,
         "first_divergence": divergence_to_dict(first) if first else None,
         "layers": [

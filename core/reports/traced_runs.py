@@ -5,6 +5,7 @@ take, and what could not be read or scored said as load errors (file, line, why)
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ def read_conversations(files: Sequence[Path], root: Path) -> tuple[list[Conversa
 async def score_trace_files(files: Sequence[Path], refs: Sequence[Any], pool: Any, options: RunOptions, root: Path,
                             keep_runs: int) -> TracedScore:
     started = time.time()
-    found, errors = read_conversations(files, root)
+    found, errors = await asyncio.to_thread(read_conversations, files, root)  # a big file takes seconds: off the loop
     runs, unscored = await score_conversations(found, refs, pool, options, root)
     for said in unscored:  # `file:line: conversation …: why`
         where, _, why = said.partition(": ")
@@ -53,15 +54,3 @@ async def score_trace_files(files: Sequence[Path], refs: Sequence[Any], pool: An
         score.kept = keeper.finish([run.result for run in runs])
     return score
 
-
-def trace_files_in(paths: Sequence[Path]) -> list[Path]:
-    """The trace files under these paths, by their names (`formats.otlp.names`), that hold OTLP traces."""
-    from agentdiff.core.formats.otlp.names import holds_traces, is_trace_file_name
-    from agentdiff.core.project.discovery import case_units
-
-    found: set[Path] = set()
-    for path in paths:
-        for unit in [path] if path.is_file() else case_units(path):
-            if is_trace_file_name(unit.name) and unit.is_file() and holds_traces(unit):
-                found.add(unit)
-    return sorted(found)

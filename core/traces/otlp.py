@@ -119,8 +119,8 @@ def _exchange(span: Span, schema: int, index: int, seq: int, base: int, agent: s
         if config:
             request["config"] = config
         output = _json(attrs.get("gen_ai.output.messages"))
-        if isinstance(output, list) and len(output) > 1:  # a streamed call: each chunk, then the whole answer with its finish reason
-            output = [m for m in output if isinstance(m, dict) and m.get("finish_reason")] or output[-1:]
+        if isinstance(output, list) and len(output) > 1:  # a streamed call: each chunk (the last with its finish reason), then the whole answer
+            output = output[-1:]
         contents = _contents(output) if isinstance(output, list) else []
         parts = [p for c in contents for p in c["parts"]]
         response = {**({"content": {"role": "model", "parts": parts}} if contents else {}), **({"usage_metadata": usage} if usage else {})}
@@ -214,8 +214,8 @@ def _turn(index: int, spans: list[Span], schema: int) -> tuple[Turn, Optional[st
             call, had = _tool(span, schema, seq, base)
             tools.append(call)
             held = held and (had or span.error is not None)
-    error = next((s.error for s in ordered if s.error and _op(s) in ("invocation", "invoke_workflow", "invoke_agent")), None)
-    root_agent = next((str(s.attributes.get("gen_ai.agent.name")) for s in ordered if _op(s) == "invoke_agent"), "")
+    error = next((s.error for s in ordered if s.error and _op(s) in ("invocation", "invoke_workflow", "invoke_agent") and not in_a_tool(s)), None)
+    root_agent = next((str(s.attributes.get("gen_ai.agent.name")) for s in ordered if _op(s) == "invoke_agent" and not in_a_tool(s)), "")
     turn = Turn(index=index, user_text=_user_text(llm), llm=tuple(llm), tool_calls=tuple(tools), final_response=_final(llm), error=error)
     return turn, invocation if isinstance(invocation, str) else None, held and bool(llm), root_agent
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from agentdiff.core.formats.checks_file import CHECKS_FILE
 from agentdiff.core.formats.conformance import SPEC_FILE
@@ -20,9 +20,10 @@ from agentdiff.core.project.discovery import (
     checks_file_for,
     discover,
     is_eval_set_file,
+    stands_in,
 )
 from agentdiff.core.project.dataset_cases import BASELINES_DIR, CONFIG_NAMES, DATASETS_DIR
-from agentdiff.core.project.family import claimed
+from agentdiff.core.project.family import claimed, family_of
 from agentdiff.core.workbench.case_index import units_of
 from agentdiff.core.workbench.changes import CaseContent, case_content
 from agentdiff.core.workbench.events import CaseState
@@ -102,10 +103,10 @@ def units_for(paths: Sequence[Path], known: set[Path], watched: Sequence[Path]) 
 def units_to_reload(paths: Sequence[Path], units: Mapping[str, Path], index: Any, standing: set[Path], watched: Sequence[Path]) -> frozenset[Path]:
     """The units a change loads again (`units` each case's now): the changed files' own (`units_for`), those
     of the cases a changed file defines (`CaseFamily.watched`: a traced case's target), and, when any
-    other loads again, those whose cases stand in for others (what they stand in for may come or go)."""
+    loads again, all those whose cases stand in for others (what they stand in for may come or go)."""
     found = set(units_for(paths, set(units.values()), watched))
     found |= {units[i] for path in paths for i in index.defined_by(path) if i in units}
-    if found - standing:
+    if found:  # (and they are read together: one conversation's turns may be in two of them)
         found |= {u for u in standing if os.path.lexists(u)}
     return frozenset(found)
 
@@ -126,10 +127,15 @@ def dataset_units(path: Path, known: set[Path]) -> set[Path]:
 
 
 def load_units(units: frozenset[Path], before: Mapping[str, CaseRef], root: Path,
-               old_units: Mapping[str, Path] = {}) -> Reload:  # noqa: B006 - read only
+               old_units: Mapping[str, Path] = {}, elsewhere: Optional[Iterable[CaseRef]] = None) -> Reload:  # noqa: B006 - read only
+    """`elsewhere`: the cases not loaded again, when some stand in for others (one of those may be what a
+    case loaded stands in for: a traced conversation imported into an eval set of its own)."""
     found = discover([u for u in sorted(units) if os.path.lexists(u)], root) if units else None
     unit = units_of(found.cases) if found else {}
     cases = [c for c in found.cases if unit[c.id] in units] if found else []
+    if elsewhere is not None and any(stands_in(c.family) for c in cases):
+        keys = {key for ref in elsewhere if (key := family_of(ref).eval_key(ref)) is not None}
+        cases = [c for c in cases if family_of(c).stands_in_for(c) not in keys]
     shown = {display_path(u, root) for u in units}
     shown |= {display_path(u.parent / CONFIG_FILE_NAME, root) for u in units if is_eval_set_file(u.name)}
     shown |= {display_path(found_file, root) for u in units if (found_file := checks_file_for(u, root)) is not None}

@@ -361,14 +361,14 @@ class Workbench(Baselines):
         return case_ids
 
     async def _reload(self, paths: Sequence[Path], reason: str) -> list[Selection]:
-        """Load the changed files again (in a thread), put them in place, and say what that means
-        for each of their cases; the re-scores are done here (and returned, done), the runs left to
-        the caller."""
+        """Load the changed files again (in a thread), put them in place, and say what that means for
+        each of their cases; the re-scores are done here (and returned, done), the runs left to the caller."""
         units = units_to_reload(paths, self.units, self.index, self.standing, self.paths)
         if not units:
             return []
         before = {case_id: self.cases[case_id].ref for case_id, unit in self.units.items() if unit in units}
-        reload = await asyncio.to_thread(load_units, units, before, self.root, {i: self.units[i] for i in before})
+        elsewhere = [s.ref for i, s in self.cases.items() if self.units.get(i) not in units] if self.standing else None
+        reload = await asyncio.to_thread(load_units, units, before, self.root, {i: self.units[i] for i in before}, elsewhere)
         self.standing = (self.standing - units) | set(reload.standing)
         if self._apply(reload):
             self._emit(CasesReloaded())

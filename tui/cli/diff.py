@@ -119,4 +119,4 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(paint_word_diff(text, wants_color(args.color, out)))
         if judge:  # the judge's verdicts and reasons, turn by turn
             out.write("\njudge:\n" + "\n".join(judge) + "\n")
-    return EXIT_OK if diff.same else EXIT_FAILED
+    return EXIT_OK if diff.unchanged else EXIT_FAILED

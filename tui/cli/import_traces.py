@@ -34,14 +34,13 @@ def add_parser(commands) -> None:
 def trace_files(paths: list[Path]) -> list[Path]:
     """The files given, and the trace files under the folders given (sorted, hidden ones left out; a JSON
     file there that holds no OTLP traces, an eval set beside them say, is none)."""
-    from agentdiff.core.formats.otlp.names import TRACE_SUFFIXES, holds_traces
+    from agentdiff.core.formats.otlp.names import is_trace_file
 
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TRACE_SUFFIXES
-                            and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                            and (p.suffix in (".pb", ".binpb", ".otlp") or holds_traces(p)))
+            found += sorted(p for p in path.rglob("*") if not any(part.startswith(".") for part in p.relative_to(path).parts)
+                            and is_trace_file(p))
         else:
             found.append(path)
     return found
@@ -78,7 +77,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"left out: {conversation.id} ({conversation.where}): {why}", file=err)
         elif conversation.case is None:  # not agentdiff's own export of a case's run
             trace_file = root / conversation.where.rpartition(":")[0]
-            by_target.setdefault(args.into.resolve() if args.into else target_of(trace_file, conversation.agent), []).append(conversation)
+            by_target.setdefault(args.into.resolve() if args.into else target_of(trace_file, conversation.agent, root), []).append(conversation)
     try:
         writes, added, already = conversation_writes(by_target, [])
     except RecordError as exc:
@@ -86,7 +85,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for eval_id, target in already:
         print(f"already in {_shown(target, root)}: {eval_id} (left as it is)", file=out)
     for write in writes:
-        before = write.path.read_text(encoding="utf-8") if write.expected_sha256 is not None else ""
+        before = write.path.read_bytes().decode("utf-8") if write.expected_sha256 is not None else ""  # its line endings as they are
         shown = _shown(write.path, root)
         out.writelines(difflib.unified_diff(before.splitlines(keepends=True), write.text.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"))
     if not added:

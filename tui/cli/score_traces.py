@@ -6,31 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence, TextIO
 
-SNIFF = 65_536  # bytes read to tell an OTLP/JSON file
-
-
-def is_trace_file(path: Path) -> bool:
-    """Whether a file holds OTLP traces: protobuf by its suffix, JSON by a `resourceSpans` near its start."""
-    from agentdiff.core.formats.otlp.names import TRACE_SUFFIXES
-
-    try:
-        if not path.is_file() or path.suffix not in TRACE_SUFFIXES or path.name.endswith(".evalset_result.json"):
-            return False
-    except OSError:  # a name too long for a file, say: not a trace (the caller says why it is not there)
-        return False
-    if path.suffix in (".pb", ".binpb", ".otlp"):
-        return True
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF)
-    except OSError:
-        return False
-    return b'"resourceSpans"' in head or b'"resource_spans"' in head
-
-
 def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     """(the trace files given or under the folders given, the other paths)."""
     from agentdiff.core.formats.adk_results import RESULT_SUFFIX
+    from agentdiff.core.formats.otlp.names import is_trace_file
 
     from .errors import exists
     from .import_traces import trace_files

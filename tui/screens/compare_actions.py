@@ -15,7 +15,7 @@ class CompareActions:
     `_rebuild_tree` and `_show_selected`."""
 
     def action_compare_with(self) -> None:
-        from agentdiff.core.reports.traced_runs import trace_files_in
+        from agentdiff.core.formats.otlp.names import is_trace_file_name
 
         from .compare_picker import BASELINES, TRACES, ComparePicker
 
@@ -28,7 +28,7 @@ class CompareActions:
                 self.compare_with(None if folder == BASELINES else folder)
 
         roots = agents_cli_roots(self.workbench.root, self.workbench.cases.values())
-        traces = trace_files_in(self.workbench.paths)
+        traces = sorted(p for p in self.workbench.standing if is_trace_file_name(p.name) and p.is_file())  # the project's, as loaded
         self.app.push_screen(ComparePicker(self.workbench.root, str(self.versus.folder) if self.versus else None, roots, traces), chosen)
 
     def compare_with(self, folder) -> None:

@@ -172,7 +172,7 @@ class CaseTree(Tree[str]):
             group = self.root.add(Text(f"⚠ {len(errors)} file(s) failed to load", style="bold red"), data="", expand=True)
             for error in errors:
                 self._error_nodes[group.add_leaf(safe(Text(str(error), style="red")), data="").id] = error
-        before = self.visible_ids
+        before, old_rows = self.visible_ids, self._case_rows
         self._case_rows, self.visible_ids = {r.state.ref.id: r for r in rows}, []
         members: dict[tuple[str, str], list[str]] = {}
         groups: dict[tuple[str, str], TreeNode[str]] = {}
@@ -204,18 +204,18 @@ class CaseTree(Tree[str]):
         if row_node is not None:
             self.call_after_refresh(self._move_to, row_node)
             return
-        target = current if current in self._case_nodes else self._instead_of(current, before)
+        gone = old_rows.get(current) if current is not None else None
+        target = current if current in self._case_nodes else self._instead_of(current, gone.state.ref.name if gone else None, before)
         if target is not None:  # the tree lays its lines out on the next refresh
             self.call_after_refresh(self.select_case, target)
 
-    def _instead_of(self, gone: Optional[str], before: list[str]) -> Optional[str]:
+    def _instead_of(self, gone: Optional[str], name: Optional[str], before: list[str]) -> Optional[str]:
         """Where the cursor goes when its case is gone: to the case of the same name (a traced conversation
         accepted into an eval set), else to the row that took its place, else to the first."""
         if not self.visible_ids:
             return None
         if gone is not None:
-            key = gone.rpartition("::")[2]
-            same = next((i for i in self.visible_ids if i.rpartition("::")[2] == key), None) if key else None
+            same = next((i for i in self.visible_ids if self._case_rows[i].state.ref.name == name), None) if name else None
             if same is not None:
                 return same
             if gone in before:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Optional
@@ -21,15 +20,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.otlp.names import holds_traces, is_trace_file_name
 from agentdiff.core.formats.source_file import display_path
+from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
 from agentdiff.core.project.case_ids import eval_case_id
 from agentdiff.core.project.family import CaseFinder
+
+from .agents import agent_folder, start
 
 if TYPE_CHECKING:
     from agentdiff.core.traces.otlp import Conversation
 
 #: The EvalSet file a traced conversation is accepted into, in its agent's folder (else beside the trace).
 TARGET_NAME = "traced.evalset.json"
-_MARKERS = ("pyproject.toml", ".git", ".agentdiff")  # a project's root: no agent is looked for above it
+_DATASETS = "datasets"  # agents-cli's datasets' folder (`project.dataset_cases.DATASETS_DIR`)  # a project's root: no agent is looked for above it
 
 
 @dataclass(frozen=True)
@@ -64,53 +66,18 @@ class TracedCaseRef:
         return self.key
 
 
-def target_of(path: Path, agent: str) -> Path:
+def target_of(path: Path, agent: str, root: Path) -> Path:
     """Where a conversation of this trace file is accepted into: in an agents-cli project whose agent made
     it, its `traced-dataset.json` (`datasets`); else `traced.evalset.json` in its agent's folder
-    (`agent_folder`), else beside the trace."""
+    (`agent_folder`), else beside the trace (inside the project; else at the project's root)."""
     from .datasets import dataset_target
 
-    dataset = dataset_target(path, agent)  # an agents-cli project's own agent: its datasets
+    here = start(path, root)
+    dataset = dataset_target(here, agent, root)  # an agents-cli project's own agent: its datasets
     if dataset is not None:
         return dataset
-    here = Path(os.path.abspath(path)).parent
-    folder = agent_folder(here, agent)
+    folder = agent_folder(here, agent, root)
     return (folder if folder is not None else here) / TARGET_NAME
-
-
-def agent_folder(here: Path, agent: str) -> Optional[Path]:
-    """The agent package a traced agent is, looked for from `here` up to the project's root: the one named
-    as the agent (ADK's app name is its folder's); else the one whose code names it (`name="…"`: an
-    agent's name is often not its folder's); else the project's only agent package. None: not found."""
-    from agentdiff.core.project.agents import is_agent_dir, valid_agent_name
-
-    packages: list[Path] = []
-    for folder in (here, *here.parents):
-        if agent and valid_agent_name(agent) and is_agent_dir(folder / agent):
-            return folder / agent
-        try:
-            packages += sorted(child for child in folder.iterdir() if not child.name.startswith(".") and is_agent_dir(child))
-        except OSError:
-            pass
-        if any((folder / marker).exists() for marker in _MARKERS):
-            break
-    packages = list(dict.fromkeys(packages))
-    naming = [p for p in packages if agent and _names(p, agent)]
-    if len(naming) == 1:
-        return naming[0]
-    return packages[0] if len(packages) == 1 else None
-
-
-def _names(package: Path, agent: str) -> bool:
-    """Whether a package's agent code names the agent (as a string: `name="support"`, `name: support`)."""
-    for file in ("agent.py", "__init__.py", "root_agent.yaml"):
-        try:
-            text = (package / file).read_text(encoding="utf-8", errors="replace")[:1_000_000]
-        except OSError:
-            continue
-        if f'"{agent}"' in text or f"'{agent}'" in text or f"name: {agent}" in text:
-            return True
-    return False
 
 
 def eval_ids_in(target: Path) -> set[str]:
@@ -119,52 +86,86 @@ def eval_ids_in(target: Path) -> set[str]:
         data = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return set()
-    cases = data.get("eval_cases") if isinstance(data, dict) else None
-    return {str(c.get("eval_id") or c.get("eval_case_id") or c.get("evalCaseId")) for c in cases or () if isinstance(c, dict)}
+    cases = (data.get("eval_cases") or data.get("evalCases")) if isinstance(data, dict) else None
+    return {str(next((c[k] for k in ("eval_id", "evalId", "eval_case_id", "evalCaseId") if c.get(k)), None))
+            for c in cases or () if isinstance(c, dict)}
 
 
 class TraceFinder(CaseFinder):
     def claims(self, path: Path) -> bool:
-        return is_trace_file_name(path.name)
+        # not an agents-cli dataset, nor an eval set beside its test_config.json, that happens to be named so
+        return is_trace_file_name(path.name) and path.parent.name != _DATASETS and not (path.parent / CONFIG_FILE_NAME).exists()
 
     def load(self, units: list[Path], root: Path, errors: list, checks_near: Any) -> list:
-        from agentdiff.core.formats.otlp.spans import read_spans  # only when a project has trace files
-        from agentdiff.core.traces.otlp import conversations
+        """The pending conversations of every trace file given, read together (a conversation whose turns
+        a collector wrote into two files is one), each the case of the file its first turn is in."""
         from agentdiff.core.traces.otlp_cases import case_id_of, unusable
 
+        files = {display_path(path, root): path for path in units if holds_traces(path)}  # a file of that name that is not OTLP: none of ours
+        found, problems = _conversations(tuple(files.values()), root)
+        errors.extend(problems)
         refs = []
-        for path in units:
-            if not holds_traces(path):
-                continue  # a file of that name that is not OTLP: none of ours
-            spans, problems = read_spans(path, root)
-            errors.extend(problems)
-            shown = display_path(path, root)
-            left_out: dict[str, list] = {}
-            imported: dict[Path, set[str]] = {}
-            found_agents: dict[str, tuple[Path, Optional[Path]]] = {}
-            for conversation in conversations(spans):
-                if conversation.case is not None:
-                    continue  # agentdiff's own export of a case's run (`run --report otlp`): that case's, not a new one
-                why = unusable(conversation)
-                if why is not None:
-                    left_out.setdefault(why, []).append(conversation)
-                    continue
-                agent = conversation.agent
-                if agent not in found_agents:
-                    found_agents[agent] = (target_of(path, agent), agent_folder(Path(os.path.abspath(path)).parent, agent))
-                target, agent_dir = found_agents[agent]
-                if target not in imported:
-                    imported[target] = eval_ids_in(target)
-                if case_id_of(conversation) in imported[target]:
-                    continue  # accepted already: the EvalSet case is it now
-                line = conversation.where.rpartition(":")[2]
-                text = conversation.trace.model_dump_json()
-                refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, display_path(target, root),
-                                          int(line) if line.isdigit() else None,
-                                          digest=hashlib.sha256(text.encode()).hexdigest()[:16]))
-            for why, left in left_out.items():
-                first = left[0].where.rpartition(":")[2]
-                errors.append(LoadError(file=shown, line=int(first) if first.isdigit() else None,
-                                        message=f"{len(left)} traced conversation{'s' if len(left) != 1 else ''} left out "
-                                        f"({', '.join(c.id for c in left[:3])}{'…' if len(left) > 3 else ''}): {why}"))
+        left_out: dict[tuple[str, str], list] = {}
+        imported: dict[Path, set[str]] = {}
+        agents: dict[tuple[Path, str], tuple[Path, Optional[Path]]] = {}
+        for conversation in found:
+            shown, _, line = conversation.where.rpartition(":")
+            path = files.get(shown)
+            if path is None or conversation.case is not None:
+                continue  # agentdiff's own export of a case's run (`run --report otlp`): that case's, not a new one
+            why = unusable(conversation)
+            if why is not None:
+                left_out.setdefault((shown, why), []).append(conversation)
+                continue
+            key = (path, conversation.agent)
+            if key not in agents:
+                agents[key] = (target_of(path, conversation.agent, root), agent_folder(start(path, root), conversation.agent, root))
+            target, agent_dir = agents[key]
+            if target not in imported:
+                imported[target] = eval_ids_in(target)
+            if case_id_of(conversation) in imported[target]:
+                continue  # accepted already: the EvalSet case is it now
+            refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, display_path(target, root),
+                                      int(line) if line.isdigit() else None, digest=_digest(conversation)))
+        for (shown, why), left in left_out.items():
+            first = left[0].where.rpartition(":")[2]
+            errors.append(LoadError(file=shown, line=int(first) if first.isdigit() else None,
+                                    message=f"{len(left)} traced conversation{'s' if len(left) != 1 else ''} left out "
+                                    f"({', '.join(c.id for c in left[:3])}{'…' if len(left) > 3 else ''}): {why}"))
         return refs
+
+
+#: The trace files read last, by path, size and time (a workbench reads them again with every reload: a
+#: big one is parsed once until it changes), and the conversations of the last set read together.
+_READ: dict[Path, tuple[tuple[int, int], list, list]] = {}
+_JOINED: dict[tuple, tuple[list, list]] = {}
+
+
+def _conversations(paths: tuple[Path, ...], root: Path) -> tuple[list, list]:
+    from agentdiff.core.formats.otlp.spans import read_spans
+    from agentdiff.core.traces.otlp import conversations
+
+    spans, errors, stamps = [], [], []
+    for path in paths:
+        try:
+            stat = path.stat()
+            stamp = (stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            stamp = (-1, -1)
+        known = _READ.get(path)
+        if known is None or known[0] != stamp or stamp == (-1, -1):
+            if len(_READ) >= 64:
+                _READ.clear()
+            known = _READ[path] = (stamp, *read_spans(path, root))
+        spans += known[1]
+        errors += known[2]
+        stamps.append((path, stamp))
+    key = (root, tuple(stamps))
+    if key not in _JOINED:
+        _JOINED.clear()
+        _JOINED[key] = (conversations(spans), errors)
+    return _JOINED[key]
+
+
+def _digest(conversation: Any) -> str:
+    return hashlib.sha256(conversation.trace.model_dump_json().encode()).hexdigest()[:16]

@@ -11,7 +11,6 @@ with what it did as that case's first baseline, as accepting a run of a dataset 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -26,20 +25,19 @@ from agentdiff.core.traces.otlp import Conversation
 from agentdiff.core.traces.otlp_cases import as_run_output, case_id_of
 from agentdiff.core.worker.agents_cli_trace import generated_events, trace_case
 
+from .agents import agent_folder
+
 DATASET_NAME = "traced-dataset.json"
 
 
-def dataset_target(trace: Path, agent: str) -> Optional[Path]:
-    """The dataset a conversation of this trace file goes into, when the trace lies in an agents-cli
+def dataset_target(here: Path, agent: str, root: Path) -> Optional[Path]:
+    """The dataset a conversation of a trace file in `here` goes into, when that lies in an agents-cli
     project whose agent made it; else None."""
-    from .cases import agent_folder
-
-    here = Path(os.path.abspath(trace)).parent
     manifest, _ = find_manifest(here)
     if manifest is None:
         return None
     own = (manifest.root / manifest.agent_directory).resolve()
-    found = agent_folder(here, agent)
+    found = agent_folder(here, agent, root)
     if found is not None and found.resolve() != own:  # another agent's trace, kept in the project
         return None
     return manifest.root / "tests" / "eval" / DATASETS_DIR / DATASET_NAME

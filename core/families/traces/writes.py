@@ -12,6 +12,8 @@ from typing import Any, Optional, Sequence
 from agentdiff.core.baselines.documents import RecordError
 from agentdiff.core.baselines.journal import FileWrite
 from agentdiff.core.formats.json_edit import edit_json
+from agentdiff.core.formats.load_error import child_key
+from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.project.family import AcceptBatch
 from agentdiff.core.traces.otlp import Conversation
 from agentdiff.core.traces.otlp_cases import case_id_of, eval_case
@@ -34,10 +36,10 @@ def with_cases(before: Optional[str], target: Path, conversations: Sequence[Conv
         data: Any = json.loads(before) if before is not None else {"eval_set_id": stem, "name": stem, "eval_cases": []}
     except ValueError as exc:
         raise NotAnEvalSet(f"{target} is not valid JSON ({exc}); nothing was written") from None
-    cases = data.get("eval_cases") if isinstance(data, dict) else None
+    cases = data.get(child_key(data, "eval_cases") or "eval_cases") if isinstance(data, dict) else None
     if not isinstance(cases, list):
         raise NotAnEvalSet(f"{target} is not an EvalSet file (no eval_cases list); nothing was written")
-    have = {case.get("eval_id") for case in cases if isinstance(case, dict)}
+    have = {case.get("eval_id", case.get("evalId")) for case in cases if isinstance(case, dict)}
     added, already = [], []
     for conversation in conversations:
         eval_id = case_id_of(conversation)
@@ -69,18 +71,18 @@ def conversation_writes(by_target: dict[Path, list[Conversation]], planned: list
         if is_dataset(target):
             new, held = into_dataset(target, conversations, datasets)
         else:
-            earlier = next((i for i, w in enumerate(planned) if w.path == target), None)
+            earlier = next((i for i, w in enumerate(planned) if resolved(w.path) == resolved(target)), None)
             raw = target.read_bytes() if earlier is None and target.exists() else None
             before = planned[earlier].text if earlier is not None else raw.decode("utf-8") if raw is not None else None
             text, new, held = with_cases(before, target, conversations)  # line endings kept
             if new and earlier is not None:  # one write of it: this batch's other accepts and these cases
-                planned[earlier] = FileWrite(target, text, planned[earlier].expected_sha256)
+                planned[earlier] = FileWrite(planned[earlier].path, text, planned[earlier].expected_sha256)
             elif new:
                 writes.append(FileWrite(target, text, hashlib.sha256(raw).hexdigest() if raw is not None else None))
         added += [(i, target) for i in new]
         already += [(i, target) for i in held]
     for write in dataset_writes(datasets):
-        if any(w.path == write.path for w in planned):
+        if any(resolved(w.path) == resolved(write.path) for w in planned):
             raise RecordError(f"{write.path.name} is written by another accept of this batch: accept the traced conversations apart")
         writes.append(write)
     return writes, added, already

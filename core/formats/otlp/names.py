@@ -4,6 +4,7 @@ discovery asks this of every project)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 #: The suffixes of trace files in a folder given to `import` or `score`.
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".otlp", ".binpb")
@@ -23,9 +24,26 @@ def holds_traces(path: Path) -> bool:
     near its start): a `traces.json` of some other tool is none; one that cannot be read is (its read says why)."""
     if path.suffix == ".otlp":
         return True
+    said = _sniffed(path)
+    return True if said is None else said
+
+
+def is_trace_file(path: Path) -> bool:
+    """Whether a file in a folder given to `import` or `score` is a trace file: protobuf by its suffix,
+    JSON by a `resourceSpans` near its start (an eval set or ADK's results beside it are not)."""
+    try:
+        if not path.is_file() or path.suffix not in TRACE_SUFFIXES or path.name.endswith(".evalset_result.json"):
+            return False
+    except OSError:  # a name too long for a file, say: not a trace (the caller says why it is not there)
+        return False
+    return path.suffix in (".pb", ".binpb", ".otlp") or bool(_sniffed(path))
+
+
+def _sniffed(path: Path) -> Optional[bool]:
+    """Whether a `resourceSpans` is near its start; None when it cannot be read."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF)
     except OSError:
-        return True
+        return None
     return b'"resourceSpans"' in head or b'"resource_spans"' in head
