@@ -51,6 +51,25 @@ def test_a_diff_document_is_lean_turns_from_one_changed_layers_only_and_no_word_
     assert "tool_calls" in lean_diff(document, every=True)["turns"][0]
 
 
+def test_a_change_given_again_says_where_on_the_page_shown_never_on_another():
+    from agentdiff.tui.assist.case_answers import lean_page
+
+    long_a, long_b = "x " * 150 + "old", "x " * 150 + "new"
+    change = {"kind": "changed", "path": "config.system_instruction", "expected": long_a, "actual": long_b}
+    turns = [{"turn_index": n, "user_text": f"turn {n}", "request": [{"agent": "a", "index": 0, "kind": "changed", "changes": [change]}]}
+             for n in range(5)]
+    whole = {"case": {"id": "c"}, "layers": [{"layer": "request", "status": "changed"}], "divergences": [], "turns": turns}
+    _, first, page, pages = lean_page(whole, None, 1, every=False)
+    said = [t["request"][0]["changes"][0]["text_diff"] for t in first]
+    assert (page, pages) == (1, 2) and isinstance(said[0], list) and said[1] == "the same as turn 1 · a call 1 · config.system_instruction"
+    _, second, page, _ = lean_page(whole, None, 2, every=False)
+    said = [t["request"][0]["changes"][0]["text_diff"] for t in second]
+    assert page == 2 and [t["turn"] for t in second] == [4, 5] and isinstance(said[0], list)  # given whole again: turn 1 is not here
+    assert said[1] == "the same as turn 4 · a call 1 · config.system_instruction"
+    _, alone, _, _ = lean_page(whole, 3, 1, every=False)
+    assert [t["turn"] for t in alone] == [3] and isinstance(alone[0]["request"][0]["changes"][0]["text_diff"], list)
+
+
 def test_the_latest_results_resource_stays_within_its_cap_and_says_what_it_cut():
     cases = [{"id": f"set.json::case_{n}", "status": "failed", "metrics": [{"reason": "x" * 500}],
               "layers": [{"layer": "response", "first_divergence": f"turn 1 · response · {n}"}]} for n in range(2000)]

@@ -39,25 +39,21 @@ class CaseAnswers:
             raise ToolError(f"`layer` is one of {', '.join(LAYERS)}")
         if layers not in ("changed", "all"):
             raise ToolError("`layers` is changed (the default: the layers that differ) or all")
-        document = lean_diff(diff_to_dict(run.diff, {"id": case_id, "source": state.ref.source, "status": status_of(state)},
-                                          f"its {run.result.mode} run in this session"), every=layers == "all" or layer is not None)
-        turns = document.pop("turns", [])
-        if turn is not None:  # from 1, as every summary ("turn 1 · …") counts them
-            turns = [t for t in turns if t["turn"] == turn]
-            if not turns:
-                raise ToolError(f"{case_id} has no turn {turn} (its turns: 1 to {len(run.diff.turns)})")
+        whole = diff_to_dict(run.diff, {"id": case_id, "source": state.ref.source, "status": status_of(state)},
+                             f"its {run.result.mode} run in this session")
+        if turn is not None and not any(t["turn_index"] + 1 == turn for t in whole.get("turns") or ()):
+            raise ToolError(f"{case_id} has no turn {turn} (its turns: 1 to {len(run.diff.turns)})")
+        document, turns, page, pages = lean_page(whole, turn, page, every=layers == "all" or layer is not None)
         if layer is not None:
             turns = [{k: v for k, v in t.items() if k in ("turn", "user_text", layer)} for t in turns]
             if layer != "session":
                 document.pop("session", None)
-        pages = max(1, -(-len(turns) // TURNS_PER_PAGE))
-        page = max(1, min(int(page), pages))
         made = run_grid(run) if page == 1 else None  # a case run more than once: its runs' variants side by side
         if made is not None:
             document["variants"] = grid_dict(made)
         if run.result.pass_rate is not None:
             document["pass_rate"] = pass_rate_dict(run.result.pass_rate)
-        document["turns"] = turns[(page - 1) * TURNS_PER_PAGE:page * TURNS_PER_PAGE]
+        document["turns"] = turns
         if pages > 1:
             document["page"], document["pages"] = page, pages
         if page < pages:
@@ -96,3 +92,14 @@ class CaseAnswers:
                                          "files_read": len(passed["read"]),
                                          "changed": [{"file": c.path, "diff": cut(c.diff, 3000)} for c in changes[:10]]}
         return answer
+
+
+def lean_page(whole: dict[str, Any], turn: Optional[int], page: int, every: bool) -> tuple[dict[str, Any], list, int, int]:
+    """One page of a diff document, made lean as it is shown (a change given again says where it was given
+    on this page, never on another): the document, its turns, the page and how many there are. `turn`:
+    that turn only, counted from 1 as every summary counts them."""
+    shown = [t for t in whole.get("turns") or () if turn is None or t["turn_index"] + 1 == turn]
+    pages = max(1, -(-len(shown) // TURNS_PER_PAGE))
+    page = max(1, min(int(page), pages))
+    document = lean_diff({**whole, "turns": shown[(page - 1) * TURNS_PER_PAGE:page * TURNS_PER_PAGE]}, every=every)
+    return document, document.pop("turns", []), page, pages
