@@ -136,6 +136,9 @@ def test_skills_install_writes_each_assistants_skill_and_mcp_configuration_and_n
     assert "Our team's own rule." in (skill.parent / "SKILL.md.orig").read_text() and "Our team's own rule." not in skill.read_text()
     codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
     assert codex["model"] == "o4" and codex["mcp_servers"]["agentdiff"]["args"] == ["mcp"]
+    skill.write_text(skill.read_text() + "\nA second rule.\n")
+    _install(tmp_path, monkeypatch, "--force", "--claude")  # a second --force keeps the first copy too
+    assert "Our team's own rule." in (skill.parent / "SKILL.md.orig").read_text() and "A second rule." in (skill.parent / "SKILL.md.orig.1").read_text()
 
 
 def test_drop_forgets_the_step_it_was_confirmed_for_or_none(tmp_path):

@@ -40,7 +40,11 @@ def _write(path: Path, text: str) -> None:
 
 
 def _keep_old(path: Path) -> Path:
-    old = path.with_name(path.name + ".orig")
+    """A copy of what --force replaces: `.orig`, or `.orig.N` beside an earlier one (never written over)."""
+    old, n = path.with_name(path.name + ".orig"), 0
+    while old.exists() or old.is_symlink():
+        n += 1
+        old = path.with_name(f"{path.name}.orig.{n}")
     shutil.copy2(path, old)
     return old
 
