@@ -141,6 +141,21 @@ def test_skills_install_writes_each_assistants_skill_and_mcp_configuration_and_n
     assert "Our team's own rule." in (skill.parent / "SKILL.md.orig").read_text() and "A second rule." in (skill.parent / "SKILL.md.orig.1").read_text()
 
 
+def test_an_assistants_json_config_keeps_its_layout_and_one_with_comments_is_left_with_the_entry_to_add(tmp_path, monkeypatch):
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n    "theme": "dark",\n    "mcpServers": {}\n}\n')
+    _install(tmp_path, monkeypatch, "--gemini")
+    text = settings.read_text()
+    assert text.startswith('{\n    "theme": "dark",\n') and json.loads(text)["mcpServers"]["agentdiff"]["args"] == ["mcp"]  # 4 spaces kept
+    settings.write_text('{\n  // my theme\n  "theme": "dark"\n}\n')
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.chdir(tmp_path)
+    assert main(["skills", "install", "--project", "--gemini"], out, err) == 2
+    assert "is not plain JSON (it holds comments; " in err.getvalue() and 'add this under "mcpServers" by hand: "agentdiff": {' in err.getvalue()
+    assert settings.read_text() == '{\n  // my theme\n  "theme": "dark"\n}\n'
+
+
 def test_drop_forgets_the_step_it_was_confirmed_for_or_none(tmp_path):
     from agentdiff.core.baselines.journal import BaselineConflict, FileWrite, drop_last, write_baseline
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from agentdiff.core.formats.json_edit import edit_json
+
 SERVER = "agentdiff"
 _MARK = re.compile(r"\n<!-- agentdiff skill sha256:([0-9a-f]{64}) -->\n?\Z")
 
@@ -75,8 +77,14 @@ def install_skill(path: Path, skill: str, force: bool) -> Written:
 def _json_entry(path: Path, key: str, entry: dict, force: bool) -> Written:
     """`entry` as `key`.agentdiff of the JSON file at `path`, the rest of the file kept."""
     data: dict = {}
-    if path.exists():
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    if before.strip():
+        try:
+            data = json.loads(before)
+        except json.JSONDecodeError as exc:  # Gemini CLI's settings may hold comments: not written over, said
+            commented = re.search(r"^\s*//|/\*", before, re.MULTILINE) is not None
+            raise ValueError(f"{path} is not plain JSON ({'it holds comments; ' if commented else ''}{exc.msg}, line {exc.lineno}): "
+                             f"nothing was written; add this under \"{key}\" by hand: \"{SERVER}\": {json.dumps(entry)}") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path} does not hold a JSON object")
     servers = data.setdefault(key, {})
@@ -90,7 +98,11 @@ def _json_entry(path: Path, key: str, entry: dict, force: bool) -> Written:
     if existed and SERVER in servers:
         _keep_old(path)
     servers[SERVER] = entry
-    _write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    try:  # the file's own layout kept: only the entry changes
+        text = edit_json(before, data) if before.strip() else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    except ValueError:
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    _write(path, text)
     return Written(path, "updated" if existed else "wrote")
 
 
