@@ -75,7 +75,7 @@ class TracesFamily(CaseFamily):
     def described(self, ref: TracedCaseRef) -> dict[str, Any]:
         c = ref.conversation
         return {"kind": self.name, "trace_file": ref.source, "line": ref.line, "session_id": c.id, "agent": c.agent,
-                "turns": len(c.trace.turns), "schema": c.schema, "adk_version": c.adk_version, "accepted_into": str(ref.target)}
+                "turns": len(c.trace.turns), "schema": c.schema, "adk_version": c.adk_version, "accepted_into": ref.target_display or str(ref.target)}
 
     def names(self, ref: TracedCaseRef) -> tuple[Optional[str], str, Optional[str]]:
         first = ref.conversation.trace.turns[0].user_text if ref.conversation.trace.turns else ""
