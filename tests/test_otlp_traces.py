@@ -134,7 +134,12 @@ def test_a_trace_without_content_says_what_is_missing_and_how_to_keep_it(emitted
     done = subprocess.run([AGENTDIFF, "import", str(folder / "traces.json"), "--into", "cases.evalset.json", "--yes"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 1 and "left out: sess-single" in done.stderr and CONTENT in done.stderr, done.stderr
+    assert "nothing to import: 4 conversation(s) left out" in done.stdout
     assert not (tmp_path / "cases.evalset.json").exists()
+    from agentdiff.core.traces.otlp import content_left_out
+
+    assert CONTENT in content_left_out(spans)  # what `receive` says of an export as it arrives
+    assert [content_left_out(read_spans(emitted[v] / "traces.json", folder)[0]) for v in ("schema1", "schema2")] == [None, None]
     scored = subprocess.run([AGENTDIFF, "score", str(folder / "traces.json")], cwd=tmp_path, capture_output=True, text=True)
     assert scored.returncode == 2 and "not scored: conversation sess-single" in scored.stderr, scored.stderr  # never a silent pass
 
@@ -455,6 +460,8 @@ def test_in_an_agents_cli_project_traced_conversations_become_dataset_cases_with
     results = {c["id"].rpartition("::")[2]: c["status"] for c in json.loads(ran.stdout)["cases"]}
     assert results == {"sess-single": "passed", "sess-parallel": "passed", "sess-multi": "passed", "sess-error": "error"}, ran.stderr
     assert _cli(root, "list", "--json").stdout.count('"kind": "traces"') == 0
+    scored = _cli(root, "score", "traces", "--json")  # the continuation scored on the turn it sends, its first given
+    assert {c["id"].rpartition("::")[2]: c["status"] for c in json.loads(scored.stdout)["cases"]} == results, scored.stderr
 
 
 async def test_the_workbench_shows_traced_conversations_as_they_arrive_and_a_makes_one_a_case(emitted, tmp_path, worker_pool):
@@ -528,4 +535,17 @@ def test_a_traced_agent_is_found_by_its_folder_by_the_name_its_code_gives_it_or_
     outside = tmp_path.parent / f"{tmp_path.name}-downloads"
     outside.mkdir()
     assert target_of(outside / "traces.json", "shop_assistant", tmp_path) == shop / "traced.evalset.json"  # from the project, not from there
+
+
+async def test_a_workbench_with_no_cases_says_what_it_reads_and_how_conversations_become_cases(tmp_path):
+    from agentdiff.tui.app import create_app
+    from tui_support import FakeEditor, screen_text
+    from workbench_support import EchoPool
+
+    app = create_app(tmp_path, [tmp_path], pool=EchoPool(), changes=None, watch=False, editor=FakeEditor(), clock=lambda: 1_800_000_000.0,
+                     project="empty")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause(0.3)
+        shown = screen_text(app)
+        assert "No cases here yet." in shown and "agentdiff receive" in shown, shown
 

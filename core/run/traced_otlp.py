@@ -74,6 +74,17 @@ class CaseMatcher:
 
 
 
+def sent_turns(conversation: Conversation, ref: Any) -> Conversation:
+    """The turns of a conversation its case sends: all of them, or the last ones when the case gives the
+    earlier ones as its history (an agents-cli continuation sends its last message only)."""
+    said, turns = _user_texts(ref), conversation.trace.turns
+    if not said or len(said) >= len(turns) or tuple(t.user_text for t in turns[-len(said):]) != said:
+        return conversation
+    kept = tuple(t.model_copy(update={"index": i}) for i, t in enumerate(turns[-len(said):]))
+    return dataclasses.replace(conversation, trace=conversation.trace.model_copy(update={"turns": kept}),
+                               invocation_ids=conversation.invocation_ids[-len(said):])
+
+
 async def score_conversations(conversations: Sequence[Conversation], refs: Sequence[Any], pool, options: RunOptions,
                               root: Path) -> tuple[list[CaseRun], list[str]]:
     """Each conversation scored against the case it maps to; and what could not be scored, said."""
@@ -90,7 +101,7 @@ async def score_conversations(conversations: Sequence[Conversation], refs: Seque
         family = family_of(ref)
         agent = memo.resolve(ref, options.agents_dirs, options.mapping).agent
         stub = unrun(ref, agent, "score", CaseStatus.NOT_EVALUATED, "")
-        traced = CaseRun(stub.ref, stub.result, agent, outputs=(as_run_output(conversation),))  # a kept run of it, as the trace has it
+        traced = CaseRun(stub.ref, stub.result, agent, outputs=(as_run_output(sent_turns(conversation, ref)),))  # a kept run of it, as traced
         judged = await family.judge_again(ref, traced, pool, options) if pool is not None else []
         run = summarised(await asyncio.to_thread(family.rescore, ref, traced, judged, options))  # its seconds and calls, as a run's
         return dataclasses.replace(run, result=dataclasses.replace(run.result, mode="score"))

@@ -41,6 +41,17 @@ class Conversation:
     case: Optional[str] = None  # the case it is a run of, when agentdiff exported it (`agentdiff.case.id`)
 
 
+def content_left_out(spans: Iterable[Span]) -> Optional[str]:
+    """How to keep message content, when the model calls among these spans (an export, say) hold none."""
+    calls = [s for s in spans if s.name == "call_llm" or _op(s) == "generate_content"]
+    first = [s for s in calls if s.name == "call_llm"] or calls  # schema 1's content is on call_llm, not its generate_content
+    if not first:
+        return None
+    schema_1 = first[0].name == "call_llm"
+    held = [s for s in first if _json(s.attributes.get("gcp.vertex.agent.llm_request" if schema_1 else "gen_ai.input.messages"))]
+    return None if held else SCHEMA_1_CONTENT if schema_1 else SCHEMA_2_CONTENT
+
+
 def _json(value: Any) -> Any:
     if not isinstance(value, str) or value in ("", "{}", "N/A", "<not specified>"):
         return None

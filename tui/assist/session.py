@@ -256,7 +256,7 @@ class AssistSession(CaseAnswers, Writes, CurrentState):
     def _cost_of(self, ids: Sequence[str], mode: Optional[str] = None) -> str:
         free = [i for i in ids if self._free(i, mode)]
         live = self._live(ids, mode)
-        said = f"{len(free)} without a model call (replays); " if free else ""
+        said = f"{len(free)} without a model call (replays, traced conversations); " if free else ""
         return said + (self._estimate(live) if live else "no live run")
 
     async def list_cases(self, filter: str = "", limit: int = 200, offset: int = 0) -> dict[str, Any]:

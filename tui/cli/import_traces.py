@@ -71,10 +71,12 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     found, errors = read_conversations(list(args.traces), root)
     print_errors(errors, err)
     by_target: dict[Path, list] = {}
+    left_out = 0
     for conversation in found:
         why = unusable(conversation)
         if why is not None:
-            print(f"left out: {conversation.id} ({conversation.where}): {why}", file=err)
+            left_out += 1
+            print(f"left out: {conversation.id} ({conversation.where}): {why}", file=err, flush=True)
         elif conversation.case is None:  # not agentdiff's own export of a case's run
             trace_file = root / conversation.where.rpartition(":")[0]
             by_target.setdefault(args.into.resolve() if args.into else target_of(trace_file, conversation.agent, root), []).append(conversation)
@@ -89,7 +91,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         shown = _shown(write.path, root)
         out.writelines(difflib.unified_diff(before.splitlines(keepends=True), write.text.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"))
     if not added:
-        print("nothing to import: no conversation with its content that is not a case already", file=out)
+        print("nothing to import: " + (f"{left_out} conversation(s) left out (said above, with the setting that keeps their content)"
+                                       if left_out else "no conversation with its content that is not a case already"), file=out)
         return EXIT_USAGE if errors else EXIT_FAILED
     into = ", ".join(dict.fromkeys(_shown(t, root) for _, t in added))
     description = f"import {len(added)} traced conversation{'s' if len(added) != 1 else ''} into {into}: " + \

@@ -46,6 +46,7 @@ def make_app(folder: Path, host: str, port: int, say: Callable[[str], None]):
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
     from agentdiff.core.formats.otlp.spans import export_line
+    from agentdiff.core.traces.otlp import content_left_out
 
     names = server_names(host, port)
 
@@ -63,13 +64,16 @@ def make_app(folder: Path, host: str, port: int, say: Callable[[str], None]):
         if request.content_length is not None and request.content_length > MAX_BODY:
             raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=request.content_length)
         try:  # aiohttp has inflated a gzip or deflate body already, within client_max_size
-            line, count, conversations = export_line(await request.read(), kind == "application/json")
+            line, spans, conversations = export_line(await request.read(), kind == "application/json")
         except (ValueError, OSError) as exc:
             raise web.HTTPBadRequest(text=f"agentdiff receive: {exc}") from None
+        count = len(spans)
         if count:  # an export with no span adds nothing
             _append(folder / TRACES_FILE, line)
+        left_out = content_left_out(spans)
         say(f"received {count} span{'s' if count != 1 else ''}" + (f" of {', '.join(conversations[:5])}" if conversations else "")
-            + f" → {folder / TRACES_FILE}")
+            + f" → {folder / TRACES_FILE}" + (f"; their model calls hold no message content, so they cannot become cases: {left_out}"
+                                               if left_out else ""))
         if kind == "application/json":
             return web.json_response({})
         return web.Response(body=ExportTraceServiceResponse().SerializeToString(), content_type="application/x-protobuf")

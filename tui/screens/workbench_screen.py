@@ -159,6 +159,8 @@ class WorkbenchScreen(BaselineActions, CompareActions, TriageActions, LayoutActi
         self.fit_layout()
         self._refresh_header()
         self.call_after_refresh(self.run_all_cases, "run as the app started")  # paint first, then run
+        if not self.workbench.cases:  # nothing to select: the detail says what is read, and how cases come
+            self.call_after_refresh(self._show_selected)
         if self.services.changes is not None:
             self.watch_files()
         if self.workbench.errors:

@@ -140,8 +140,8 @@ def _said(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
 
 
-def export_line(data: bytes, json_body: bool) -> tuple[str, int, list[str]]:
-    """An OTLP/HTTP export's body (JSON or protobuf) as one OTLP/JSON line, with its span count and the
+def export_line(data: bytes, json_body: bool) -> tuple[str, list[Span], list[str]]:
+    """An OTLP/HTTP export's body (JSON or protobuf) as one OTLP/JSON line, with its spans and the
     conversations (session ids) it holds; ValueError when it is not a trace export."""
     from google.protobuf import json_format
     from google.protobuf.message import DecodeError
@@ -155,7 +155,7 @@ def export_line(data: bytes, json_body: bool) -> tuple[str, int, list[str]]:
     ids = sorted({str(s.attributes.get("gen_ai.conversation.id") or s.attributes.get("gcp.vertex.agent.session_id"))
                   for s in spans if s.attributes.get("gen_ai.conversation.id") or s.attributes.get("gcp.vertex.agent.session_id")})
     document = _hex_ids(json_format.MessageToDict(request, use_integers_for_enums=True))  # OTLP/JSON's own form
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")), len(spans), ids
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")), spans, ids
 
 
 def _hex_ids(node: Any) -> Any:
