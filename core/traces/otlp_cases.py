@@ -5,7 +5,7 @@ and as an ADK EvalSet case whose expectations are what the trace did (`agentdiff
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from agentdiff.core.traces.otlp import Conversation
 from agentdiff.core.worker.jobs import ExchangeOut, RunOutput, ToolOut
@@ -62,6 +62,22 @@ def as_run_output(conversation: Conversation) -> RunOutput:
 def case_id_of(conversation: Conversation) -> str:
     """The eval_id a conversation's case is given: its session id, as ADK ids go."""
     return _ID.sub("_", conversation.id).strip("_")[:120] or "conversation"
+
+
+def not_yet(conversations: Iterable[Conversation], have: set) -> tuple[list[tuple[Conversation, str]], list[str]]:
+    """The conversations whose case ids (`case_id_of`) a file does not `have` yet, each once with its id;
+    and the ids it has already."""
+    new: list[tuple[Conversation, str]] = []
+    already: list[str] = []
+    seen = set(have)
+    for conversation in conversations:
+        eval_id = case_id_of(conversation)
+        if eval_id in seen:
+            already.append(eval_id)
+        else:
+            seen.add(eval_id)
+            new.append((conversation, eval_id))
+    return new, already
 
 
 def eval_case(conversation: Conversation, eval_id: Optional[str] = None, app_name: Optional[str] = None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.project.dataset_cases import DATASETS_DIR, REQUESTS_KEY, baseline_file
 from agentdiff.core.traces.from_run import split_turns
 from agentdiff.core.traces.otlp import Conversation
-from agentdiff.core.traces.otlp_cases import as_run_output, case_id_of
+from agentdiff.core.traces.otlp_cases import as_run_output, not_yet
 from agentdiff.core.worker.agents_cli_trace import generated_events, trace_case
 
 from .agents import agent_folder
@@ -85,15 +85,9 @@ def into_dataset(dataset: Path, conversations: Sequence[Conversation], files: di
     if not isinstance(cases, list) or not isinstance(entries, list):
         raise RecordError(f"{dataset.name} and its baselines must hold an `eval_cases` list to add cases to them")
     have = {c.get("eval_case_id") or c.get("evalCaseId") for c in cases if isinstance(c, dict)}
-    added, already = [], []
-    for conversation in conversations:
-        eval_id = case_id_of(conversation)
-        if eval_id in have:
-            already.append(eval_id)
-            continue
+    new, already = not_yet(conversations, have)
+    for conversation, eval_id in new:
         row, entry = dataset_entries(conversation, eval_id)
         cases.append(row)
         entries.append(entry)
-        have.add(eval_id)
-        added.append(eval_id)
-    return added, already
+    return [eval_id for _, eval_id in new], already

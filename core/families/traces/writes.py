@@ -16,7 +16,7 @@ from agentdiff.core.formats.load_error import child_key
 from agentdiff.core.formats.source_file import resolved
 from agentdiff.core.project.family import AcceptBatch
 from agentdiff.core.traces.otlp import Conversation
-from agentdiff.core.traces.otlp_cases import case_id_of, eval_case
+from agentdiff.core.traces.otlp_cases import eval_case, not_yet
 
 from .cases import TracedCaseRef
 
@@ -40,15 +40,9 @@ def with_cases(before: Optional[str], target: Path, conversations: Sequence[Conv
     if not isinstance(cases, list):
         raise NotAnEvalSet(f"{target} is not an EvalSet file (no eval_cases list); nothing was written")
     have = {case.get("eval_id", case.get("evalId")) for case in cases if isinstance(case, dict)}
-    added, already = [], []
-    for conversation in conversations:
-        eval_id = case_id_of(conversation)
-        if eval_id in have:
-            already.append(eval_id)
-            continue
-        cases.append(eval_case(conversation, eval_id, app))
-        have.add(eval_id)
-        added.append(eval_id)
+    new, already = not_yet(conversations, have)
+    cases += [eval_case(conversation, eval_id, app) for conversation, eval_id in new]
+    added = [eval_id for _, eval_id in new]
     if not added:
         return before or "", added, already
     text = edit_json(before, data) if before is not None else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
