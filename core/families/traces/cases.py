@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.otlp.names import holds_traces, is_trace_file_name
-from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.formats.eval_set_files import CONFIG_FILE_NAME
+from agentdiff.core.formats.source_file import display_path
 from agentdiff.core.project.case_ids import eval_case_id
 from agentdiff.core.project.family import CaseFinder
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 #: The EvalSet file a traced conversation is accepted into, in its agent's folder (else beside the trace).
 TARGET_NAME = "traced.evalset.json"
-_DATASETS = "datasets"  # agents-cli's datasets' folder (`project.dataset_cases.DATASETS_DIR`)  # a project's root: no agent is looked for above it
+_DATASETS = "datasets"  # agents-cli's datasets' folder (`project.dataset_cases.DATASETS_DIR`)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ def target_of(path: Path, agent: str, root: Path) -> Path:
 
 
 def eval_ids_in(target: Path) -> set[str]:
-    """The ids the cases of an EvalSet file (or an agents-cli dataset) have (none when it is missing or does not read: its own load says why)."""
+    """The ids of the cases of an EvalSet file or an agents-cli dataset (none when it is missing or does
+    not read: its own load says why)."""
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -137,7 +138,7 @@ class TraceFinder(CaseFinder):
 
 #: The trace files read last, by path, size and time (a workbench reads them again with every reload: a
 #: big one is parsed once until it changes), and the conversations of the last set read together.
-_READ: dict[Path, tuple[tuple[int, int], list, list]] = {}
+_READ: dict[tuple[Path, Path], tuple[tuple[int, int], list, list]] = {}
 _JOINED: dict[tuple, tuple[list, list]] = {}
 
 
@@ -152,19 +153,21 @@ def _conversations(paths: tuple[Path, ...], root: Path) -> tuple[list, list]:
             stamp = (stat.st_size, stat.st_mtime_ns)
         except OSError:
             stamp = (-1, -1)
-        known = _READ.get(path)
+        known = _READ.get((path, root))  # (its errors name it as the project shows it)
         if known is None or known[0] != stamp or stamp == (-1, -1):
             if len(_READ) >= 64:
                 _READ.clear()
-            known = _READ[path] = (stamp, *read_spans(path, root))
+            known = _READ[(path, root)] = (stamp, *read_spans(path, root))
         spans += known[1]
         errors += known[2]
         stamps.append((path, stamp))
     key = (root, tuple(stamps))
-    if key not in _JOINED:
+    joined = _JOINED.get(key)  # (a reload runs in a thread: what is made here is what is returned)
+    if joined is None:
+        joined = (conversations(spans), errors)
         _JOINED.clear()
-        _JOINED[key] = (conversations(spans), errors)
-    return _JOINED[key]
+        _JOINED[key] = joined
+    return joined
 
 
 def _digest(conversation: Any) -> str:
