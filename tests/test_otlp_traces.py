@@ -539,13 +539,12 @@ def test_a_traced_agent_is_found_by_its_folder_by_the_name_its_code_gives_it_or_
 
 async def test_a_workbench_with_no_cases_says_what_it_reads_and_how_conversations_become_cases(tmp_path):
     from agentdiff.tui.app import create_app
-    from tui_support import FakeEditor, screen_text
+    from tui_support import FakeEditor, screen_text, until
     from workbench_support import EchoPool
 
     app = create_app(tmp_path, [tmp_path], pool=EchoPool(), changes=None, watch=False, editor=FakeEditor(), clock=lambda: 1_800_000_000.0,
                      project="empty")
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.pause(0.3)
-        shown = screen_text(app)
-        assert "No cases here yet." in shown and "agentdiff receive" in shown, shown
+        await until(pilot, lambda: "No cases here yet." in screen_text(app), timeout=20, what="the empty workbench's hint")
+        assert "agentdiff receive" in screen_text(app)
 
