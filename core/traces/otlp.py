@@ -188,27 +188,23 @@ def _turn(index: int, spans: list[Span], schema: int) -> tuple[Turn, Optional[st
     llm, tools, counts, held, invocation = [], [], {}, True, None
     by_id = {s.span_id: s for s in spans}
 
-    def agent_of(span: Span) -> str:
-        """The agent a span names, else the one its nearest `invoke_agent` span names (schema 1's `call_llm` names none)."""
-        seen: set[str] = set()
-        at: Optional[Span] = span
-        while at is not None and at.span_id not in seen:
-            seen.add(at.span_id)
-            if at.attributes.get("gen_ai.agent.name") and (at is span or _op(at) == "invoke_agent"):
-                return str(at.attributes["gen_ai.agent.name"])
-            at = by_id.get(at.parent_id)
-        return ""
-
-    def in_a_tool(span: Span) -> bool:
-        """Whether it ran inside a tool's call (an AgentTool's agent): its session is the tool's own, not the conversation's."""
-        seen: set[str] = {span.span_id}  # a span its own ancestor (ids that collide) is in nothing
+    def above(span: Span) -> Iterable[Span]:
+        """Its parent, then theirs, to the root (a span its own ancestor, ids that collide, ends the walk)."""
+        seen = {span.span_id}
         at = by_id.get(span.parent_id)
         while at is not None and at.span_id not in seen:
             seen.add(at.span_id)
-            if _op(at) == "execute_tool":
-                return True
+            yield at
             at = by_id.get(at.parent_id)
-        return False
+
+    def agent_of(span: Span) -> str:
+        """The agent a span names, else the one its nearest `invoke_agent` span names (schema 1's `call_llm` names none)."""
+        named = (s for s in (span, *above(span)) if s.attributes.get("gen_ai.agent.name") and (s is span or _op(s) == "invoke_agent"))
+        return str(next(named, span).attributes.get("gen_ai.agent.name") or "")
+
+    def in_a_tool(span: Span) -> bool:
+        """Whether it ran inside a tool's call (an AgentTool's agent): its session is the tool's own, not the conversation's."""
+        return any(_op(s) == "execute_tool" for s in above(span))
 
     for seq, span in enumerate(ordered):
         if in_a_tool(span):

@@ -19,7 +19,7 @@ def split_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         if not exists(path):
             rest.append(path)
         elif path.is_dir():
-            found = [p for p in trace_files([path]) if is_trace_file(p)]
+            found = trace_files([path])  # (the trace files under it only)
             traces += found
             if not found or next(path.rglob(f"*{RESULT_SUFFIX}"), None) is not None:  # its ADK results too
                 rest.append(path)

@@ -67,17 +67,21 @@ class TracedCaseRef:
 
 
 def target_of(path: Path, agent: str, root: Path) -> Path:
-    """Where a conversation of this trace file is accepted into: in an agents-cli project whose agent made
-    it, its `traced-dataset.json` (`datasets`); else `traced.evalset.json` in its agent's folder
-    (`agent_folder`), else beside the trace (inside the project; else at the project's root)."""
+    """Where a conversation of this trace file is accepted into (`placed`)."""
+    return placed(path, agent, root)[0]
+
+
+def placed(path: Path, agent: str, root: Path) -> tuple[Path, Optional[Path]]:
+    """Where a conversation of this trace file is accepted into, and its agent's package (`agent_folder`,
+    looked for once): in an agents-cli project whose agent made it, its `traced-dataset.json`
+    (`datasets`); else `traced.evalset.json` in that package, else beside the trace (inside the project;
+    else at the project's root)."""
     from .datasets import dataset_target
 
     here = start(path, root)
-    dataset = dataset_target(here, agent, root)  # an agents-cli project's own agent: its datasets
-    if dataset is not None:
-        return dataset
     folder = agent_folder(here, agent, root)
-    return (folder if folder is not None else here) / TARGET_NAME
+    dataset = dataset_target(here, folder)  # an agents-cli project's own agent: its datasets
+    return dataset or (folder if folder is not None else here) / TARGET_NAME, folder
 
 
 def eval_ids_in(target: Path) -> set[str]:
@@ -120,7 +124,7 @@ class TraceFinder(CaseFinder):
                 continue
             key = (path, conversation.agent)
             if key not in agents:
-                agents[key] = (target_of(path, conversation.agent, root), agent_folder(start(path, root), conversation.agent, root))
+                agents[key] = placed(path, conversation.agent, root)
             target, agent_dir = agents[key]
             if target not in imported:
                 imported[target] = eval_ids_in(target)

@@ -25,21 +25,18 @@ from agentdiff.core.traces.otlp import Conversation
 from agentdiff.core.traces.otlp_cases import as_run_output, not_yet
 from agentdiff.core.worker.agents_cli_trace import generated_events, trace_case
 
-from .agents import agent_folder
 
 DATASET_NAME = "traced-dataset.json"
 
 
-def dataset_target(here: Path, agent: str, root: Path) -> Optional[Path]:
+def dataset_target(here: Path, agent_dir: Optional[Path]) -> Optional[Path]:
     """The dataset a conversation of a trace file in `here` goes into, when that lies in an agents-cli
-    project whose agent made it; else None."""
+    project whose agent made it (`agent_dir`: the traced agent's package, if found); else None."""
     manifest, _ = find_manifest(here)
     if manifest is None:
         return None
-    own = (manifest.root / manifest.agent_directory).resolve()
-    found = agent_folder(here, agent, root)
-    if found is not None and found.resolve() != own:  # another agent's trace, kept in the project
-        return None
+    if agent_dir is not None and agent_dir.resolve() != (manifest.root / manifest.agent_directory).resolve():
+        return None  # another agent's trace, kept in the project
     return manifest.root / "tests" / "eval" / DATASETS_DIR / DATASET_NAME
 
 

@@ -111,7 +111,7 @@ class TracesFamily(CaseFamily):
         return " in its trace: `agentdiff import` makes it a case all the same, expecting what it did"
 
     def accepts(self, root: Path) -> AcceptBatch:
-        return TracedAccepts(root)
+        return TracedAccepts()
 
     async def record(self, ref: TracedCaseRef, agent: Any, pool: Any, options: Any, root: Path) -> tuple[Any, Any]:
         raise RecordError("a traced conversation is not recorded: accept it (it becomes an EvalSet case), then record that case")

@@ -85,8 +85,7 @@ def conversation_writes(by_target: dict[Path, list[Conversation]], planned: list
 class TracedAccepts(AcceptBatch):
     """Pending traced cases accepted: each target file gains its cases in one write."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self) -> None:
         self.by_target: dict[Path, list[Conversation]] = {}
 
     def add(self, request: Any, out: Any) -> bool:
