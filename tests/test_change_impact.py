@@ -212,6 +212,24 @@ class CountingPool:
         return await self.pool.run(job, timeout)
 
 
+async def save_until_seen(pilot, root: Path, pool: CountingPool, attempts: int = 5) -> None:
+    """Breaks the rules until the watcher's runs start. A poller keeps a file's time in whole seconds and
+    takes its first look at the tree when its task first runs: a save in the second the file was last
+    written, or before that first look, is not seen. Each try is dated a second later than the last."""
+    rules = root / "common" / "rules.py"
+    first = rules.stat().st_mtime
+    for attempt in range(1, attempts + 1):
+        break_the_rules(root)
+        os.utime(rules, (first + 2 * attempt, first + 2 * attempt))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while not pool.ran and loop.time() < deadline:
+            await pilot.pause(0.05)
+        if pool.ran:
+            return
+    raise AssertionError(f"the watcher saw none of {attempts} saves of {rules}")
+
+
 async def test_watch_mode_re_runs_exactly_the_cases_whose_agents_import_a_changed_shared_module(tmp_path, worker_pool):
     from agentdiff.core.workbench.watcher import watched_folders, watchfiles_source
     from agentdiff.tui.app import create_app
@@ -229,8 +247,7 @@ async def test_watch_mode_re_runs_exactly_the_cases_whose_agents_import_a_change
             {i: (s.status, s.run.result.error if s.run else None, s.running) for i, s in cases.items()}
         assert str(root / "common" / "rules.py") in cases["b/b.evalset.json::case_0"].run.files_read
         pool.ran.clear()
-        await asyncio.sleep(0.3)  # the poller has its first look at the tree
-        break_the_rules(root)  # outside every watched path but the project root
+        await save_until_seen(pilot, root, pool)  # outside every watched path but the project root
         await until(pilot, lambda: all(cases[i].status is not None and cases[i].status.value == "failed" for i in ids("a", "b")),
                     timeout=60, what="a's and b's cases to fail on the new rules",
                     state=lambda: ({i: (s.status, s.reason, s.running, s.stale, s.run.result.error if s.run else None)
