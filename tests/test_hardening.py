@@ -311,6 +311,46 @@ async def test_a_thousand_changed_files_are_one_rerun(tmp_path):
     assert [(s.action, sorted(s.case_ids)) for s in selections] == [("run", ["case0", "case1", "case2"])]
 
 
+async def test_a_second_save_in_the_second_of_the_first_is_seen_when_polling(tmp_path):
+    """A poller keeps a file's time in whole seconds: the second save is given by the second look."""
+    from agentdiff.core.workbench.watcher import watchfiles_source
+
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Style: formal\n")
+    os.utime(prompt, (1_700_000_000, 1_700_000_000))
+    changes = watchfiles_source([tmp_path], force_polling=True, second_look_s=1.0)()
+    batches: list[set[Path]] = []
+
+    async def collect() -> None:
+        async for batch in changes:
+            batches.append(batch)
+
+    task = asyncio.ensure_future(collect())
+    try:
+        loop = asyncio.get_running_loop()
+        deadline, when = loop.time() + 20, 1_700_000_000
+        while prompt not in set().union(*batches) and loop.time() < deadline:
+            when += 10  # until the poller, started meanwhile, sees a save: each one some seconds later
+            prompt.write_text("Style: casual\n")
+            os.utime(prompt, (when, when))
+            for _ in range(10):
+                await asyncio.sleep(0.05)
+                if prompt in set().union(*batches):
+                    break
+        assert any(prompt in batch for batch in batches), batches
+        first = len(batches)
+        prompt.write_text("Style: casual, brief\n")  # the same second, to the poller, before the second look
+        os.utime(prompt, (when, when))
+        deadline = loop.time() + 10
+        while not any(prompt in batch for batch in batches[first:]) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        assert [batch for batch in batches[first:] if prompt in batch] == [{prompt}], batches
+        await asyncio.sleep(1.0)
+        assert sum(prompt in batch for batch in batches[first:]) == 1, batches  # given once, not again
+    finally:
+        task.cancel()
+
+
 def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
     from agentdiff.core.baselines.journal import BaselineConflict, undo_last
 

@@ -4,6 +4,7 @@ agentdiff's own folders left out. The change source is a plain callable, so test
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import AsyncIterator, Callable, Optional, Sequence
@@ -50,8 +51,46 @@ def watched_folders(root: Path, paths: Sequence[Path]) -> list[Path]:
     return kept
 
 
-def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_polling: Optional[bool] = None) -> ChangeSource:
-    """A change source on watchfiles: each item is one coalesced batch of changed paths."""
+#: A poller keeps a file's time in whole seconds: a second save in the second of the first looks the same
+#: to it (watchfiles polls on WSL, or with WATCHFILES_FORCE_POLLING). So each changed file is looked at
+#: again once that second is over, and given again if it changed meanwhile.
+SECOND_LOOK_S = 1.1
+
+
+class SecondLook:
+    """Each file of a batch as it was given (time in nanoseconds, size, inode): what a later look at it
+    compares with, so a save the watcher missed is given once, and one it did not miss is not given twice."""
+
+    def __init__(self) -> None:
+        self.given: dict[Path, Optional[tuple[int, int, int]]] = {}
+
+    @staticmethod
+    def state(path: Path) -> Optional[tuple[int, int, int]]:
+        try:
+            found = path.stat()
+        except OSError:
+            return None
+        return (found.st_mtime_ns, found.st_size, found.st_ino)
+
+    def keep(self, batch: set[Path]) -> list[Path]:
+        """The batch's files, their states kept as given."""
+        files = []
+        for path in batch:
+            state = self.state(path)
+            self.given[path] = state
+            if state is not None and path.is_file():
+                files.append(path)
+        return files
+
+    def changed(self, paths: Sequence[Path]) -> set[Path]:
+        """Those of `paths` that differ from how they were last given."""
+        return {path for path in paths if self.state(path) != self.given.get(path)}
+
+
+def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_polling: Optional[bool] = None,
+                      second_look_s: float = SECOND_LOOK_S) -> ChangeSource:
+    """A change source on watchfiles: each item is one coalesced batch of changed paths, and the files
+    of each batch that changed again in the second after it (`SecondLook`)."""
 
     async def changes() -> AsyncIterator[set[Path]]:
         from watchfiles import awatch
@@ -59,15 +98,40 @@ def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_pollin
         existing = [str(p) for p in paths if Path(p).exists()]
         if not existing:
             return
-        async for batch in awatch(
-            *existing,
-            watch_filter=lambda _change, path: watched(path),
-            debounce=debounce_ms,
-            step=10,
-            force_polling=force_polling,
-            recursive=True,
-            ignore_permission_denied=True,
-        ):
-            yield {Path(path) for _change, path in batch}
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[object] = asyncio.Queue()
+
+        async def pump() -> None:
+            try:
+                async for batch in awatch(
+                    *existing,
+                    watch_filter=lambda _change, path: watched(path),
+                    debounce=debounce_ms,
+                    step=10,
+                    force_polling=force_polling,
+                    recursive=True,
+                    ignore_permission_denied=True,
+                ):
+                    queue.put_nowait({Path(path) for _change, path in batch})
+            finally:
+                queue.put_nowait(None)
+
+        pumping = asyncio.ensure_future(pump())
+        look, timers = SecondLook(), []
+        try:
+            while (item := await queue.get()) is not None:
+                batch = look.changed(item) if isinstance(item, list) else item
+                if not batch:
+                    continue
+                files = look.keep(batch)
+                timers = [timer for timer in timers if timer.when() > loop.time()]
+                if files:
+                    timers.append(loop.call_later(second_look_s, queue.put_nowait, files))
+                yield batch
+            pumping.result()  # the watcher's own failure, as it raised it
+        finally:
+            pumping.cancel()
+            for timer in timers:
+                timer.cancel()
 
     return changes
