@@ -240,6 +240,34 @@ def test_a_broken_line_loses_only_itself(emitted, tmp_path):
     assert read_spans(garbage, tmp_path)[1]
 
 
+def test_exports_appended_to_a_trace_file_are_read_on_without_parsing_the_rest_again(tmp_path, monkeypatch):
+    """`receive` and a collector append an export a line: a reload parses only the new lines, and finds
+    what a whole read finds (a line's text may hold U+2028, which is no line break)."""
+    from agentdiff.core.formats.otlp import spans as otlp_spans
+
+    lines = (FIXTURES / "multi_agent" / "schema2.hex.jsonl").read_text().splitlines()
+    noted = json.loads(lines[3])
+    noted["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"].append({"key": "note", "value": {"stringValue": "a\u2028b"}})
+    path = tmp_path / "traces.json"
+    path.write_text("\n".join(lines[:2]) + "\n")
+    parsed: list[object] = []
+    request = otlp_spans._request
+    monkeypatch.setattr(otlp_spans, "_request", lambda document: parsed.append(document) or request(document))
+    first = otlp_spans.read_on(path, tmp_path)
+    with path.open("a", encoding="utf-8") as file:
+        file.write(lines[2] + "\n{broken\n" + json.dumps(noted, ensure_ascii=False) + "\n")
+    parsed.clear()
+    on = otlp_spans.read_on(path, tmp_path, first)
+    assert len(parsed) == 2 and [e.line for e in on.errors] == [4] and on.lines == 5, (len(parsed), on.errors)
+    assert on == otlp_spans.read_on(path, tmp_path)
+    assert any(span.attributes.get("note") == "a\u2028b" for span in on.spans)
+    assert len(conversations(on.spans)) == len(conversations(read_spans(FIXTURES / "multi_agent" / "schema2.hex.jsonl", tmp_path)[0]))
+
+    path.write_text("\n".join([*reversed(lines), lines[0]]) + "\n")  # rewritten, longer: read whole
+    parsed.clear()
+    assert otlp_spans.read_on(path, tmp_path, on) == otlp_spans.read_on(path, tmp_path) and len(parsed) == 10
+
+
 def _free_port() -> int:
     import socket
 

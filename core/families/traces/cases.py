@@ -112,6 +112,7 @@ class TraceFinder(CaseFinder):
         refs = []
         left_out: dict[tuple[str, str], list] = {}
         imported: dict[Path, set[str]] = {}
+        targets_shown: dict[Path, str] = {}
         agents: dict[tuple[Path, str], tuple[Path, Optional[Path]]] = {}
         for conversation in found:
             shown, _, line = conversation.where.rpartition(":")
@@ -128,9 +129,10 @@ class TraceFinder(CaseFinder):
             target, agent_dir = agents[key]
             if target not in imported:
                 imported[target] = eval_ids_in(target)
+                targets_shown[target] = display_path(target, root)
             if case_id_of(conversation) in imported[target]:
                 continue  # accepted already: the EvalSet case is it now
-            refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, display_path(target, root),
+            refs.append(TracedCaseRef(conversation, case_id_of(conversation), path, shown, target, agent_dir, targets_shown[target],
                                       int(line) if line.isdigit() else None, digest=_digest(conversation)))
         for (shown, why), left in left_out.items():
             first = left[0].where.rpartition(":")[2]
@@ -141,13 +143,14 @@ class TraceFinder(CaseFinder):
 
 
 #: The trace files read last, by path, size and time (a workbench reads them again with every reload: a
-#: big one is parsed once until it changes), and the conversations of the last set read together.
-_READ: dict[tuple[Path, Path], tuple[tuple[int, int], list, list]] = {}
+#: big one is parsed once until it changes, and then only the exports appended to it), and the
+#: conversations of the last set read together.
+_READ: dict[tuple[Path, Path], tuple[tuple[int, int], Any]] = {}
 _JOINED: dict[tuple, tuple[list, list]] = {}
 
 
 def _conversations(paths: tuple[Path, ...], root: Path) -> tuple[list, list]:
-    from agentdiff.core.formats.otlp.spans import read_spans
+    from agentdiff.core.formats.otlp.spans import read_on
     from agentdiff.core.traces.otlp import conversations
 
     spans, errors, stamps = [], [], []
@@ -161,9 +164,9 @@ def _conversations(paths: tuple[Path, ...], root: Path) -> tuple[list, list]:
         if known is None or known[0] != stamp or stamp == (-1, -1):
             if len(_READ) >= 64:
                 _READ.clear()
-            known = _READ[(path, root)] = (stamp, *read_spans(path, root))
-        spans += known[1]
-        errors += known[2]
+            known = _READ[(path, root)] = (stamp, read_on(path, root, known[1] if known is not None else None))
+        spans += known[1].spans
+        errors += known[1].errors
         stamps.append((path, stamp))
     key = (root, tuple(stamps))
     joined = _JOINED.get(key)  # (a reload runs in a thread: what is made here is what is returned)

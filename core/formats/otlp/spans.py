@@ -10,6 +10,7 @@ the other lines still read."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -87,28 +88,65 @@ def _spans(request: Any, where: str) -> list[Span]:
     return out
 
 
+@dataclass(frozen=True)
+class SpansRead:
+    """What one read of a trace file found, and what reading the same file on needs once exports were
+    appended to it (`receive`, a collector): its bytes read, their digest and their lines, when they are
+    whole exports a line (`size` -1 when they are not: a document over several lines, protobuf)."""
+
+    spans: list[Span]
+    errors: list[LoadError]
+    size: int = -1
+    digest: str = ""
+    lines: int = 0
+
+
 def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
     """The spans of one trace file, and what of it could not be read."""
+    found = read_on(path, root)
+    return found.spans, found.errors
+
+
+def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> SpansRead:
+    """The spans of one trace file; given what an earlier read of it found, only the lines appended since
+    are parsed, when the bytes it read are still the file's first."""
     shown = display_path(path, root)
     try:
         data = path.read_bytes()[: MAX_BYTES + 1]
     except OSError as exc:
-        return [], [LoadError(file=shown, line=1, message=f"cannot read it: {exc.strerror or exc}")]
+        return SpansRead([], [LoadError(file=shown, line=1, message=f"cannot read it: {exc.strerror or exc}")])
     if len(data) > MAX_BYTES:
-        return [], [LoadError(file=shown, line=1, message=f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")]
+        return SpansRead([], [LoadError(file=shown, line=1, message=f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")])
+    if before is not None and 0 < before.size < len(data) and hashlib.sha256(data[: before.size]).hexdigest() == before.digest:
+        spans, errors = _lines(data[before.size:].decode("utf-8", errors="replace"), shown, before.lines)
+        return _on_from(data, SpansRead(before.spans + spans, before.errors + errors), True)
     if not data.strip():
-        return [], [LoadError(file=shown, line=1, message="the file is empty, where OTLP trace data was expected")]
+        return SpansRead([], [LoadError(file=shown, line=1, message="the file is empty, where OTLP trace data was expected")])
     if data.lstrip()[:1] not in (b"{", b"["):
-        return _binary(data, shown)
+        return SpansRead(*_binary(data, shown))
     text = data.decode("utf-8", errors="replace")
     try:
-        return _spans(_request(json.loads(text)), f"{shown}:1"), []
+        return _on_from(data, SpansRead(_spans(_request(json.loads(text)), f"{shown}:1"), []), data.count(b"\n") == 1)
     except json.JSONDecodeError:
         pass  # several documents, one a line (a file exporter's), or a broken one: read line by line
     except (ValueError, RecursionError, ParseError) as exc:
-        return [], [LoadError(file=shown, line=1, message=_said(exc))]
-    spans, errors = [], []
-    for number, line in enumerate(text.splitlines(), start=1):  # a file exporter's lines: one export each
+        return SpansRead([], [LoadError(file=shown, line=1, message=_said(exc))])
+    return _on_from(data, SpansRead(*_lines(text, shown, 0)), True)
+
+
+def _on_from(data: bytes, found: SpansRead, by_lines: bool) -> SpansRead:
+    """`found`, with what reading on needs when its bytes were read a line an export and end a line."""
+    if not by_lines or not data.endswith(b"\n"):
+        return found
+    return SpansRead(found.spans, found.errors, len(data), hashlib.sha256(data).hexdigest(), data.count(b"\n"))
+
+
+def _lines(text: str, shown: str, before: int) -> tuple[list[Span], list[LoadError]]:
+    """A file exporter's lines, one export each, numbered on from `before` (split at newlines only: an
+    export's text may hold U+2028 and other characters `splitlines` would split at)."""
+    spans: list[Span] = []
+    errors: list[LoadError] = []
+    for number, line in enumerate(text.split("\n"), start=before + 1):
         if not line.strip():
             continue
         try:
