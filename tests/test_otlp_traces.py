@@ -268,6 +268,41 @@ def test_exports_appended_to_a_trace_file_are_read_on_without_parsing_the_rest_a
     assert otlp_spans.read_on(path, tmp_path, on) == otlp_spans.read_on(path, tmp_path) and len(parsed) == 10
 
 
+def test_a_big_trace_file_is_parsed_once_and_read_on_from_the_users_cache_by_later_commands(tmp_path, monkeypatch):
+    from agentdiff.core.formats.otlp import kept
+    from agentdiff.core.formats.otlp import spans as otlp_spans
+
+    monkeypatch.setenv("AGENTDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    lines = (FIXTURES / "multi_agent" / "schema2.hex.jsonl").read_text().splitlines()
+    copies = [line.replace('"sess-', f'"c{n}-sess-') for n in range(kept.MIN_BYTES // 60000 + 1) for line in lines]
+    project = tmp_path / "project"
+    path = project / "traces" / "traces.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(copies) + "\n")
+    assert path.stat().st_size >= kept.MIN_BYTES
+    parsed: list[object] = []
+    request = otlp_spans._request
+    monkeypatch.setattr(otlp_spans, "_request", lambda document: parsed.append(document) or request(document))
+
+    first = otlp_spans.read_on(path, project)  # a first command: every export parsed, the read kept
+    assert len(parsed) == len(copies) and list((tmp_path / "cache" / "traces").glob("*.json.z"))
+    parsed.clear()
+    assert otlp_spans.read_on(path, project) == first and parsed == []  # the next: none
+    with path.open("a", encoding="utf-8") as file:
+        file.write(lines[0].replace('"sess-', '"later-sess-') + "\n")
+    on = otlp_spans.read_on(path, project)  # after an export arrived: that one
+    assert len(parsed) == 1 and on.lines == len(copies) + 1
+    monkeypatch.setenv("AGENTDIFF_NO_CACHE", "1")
+    parsed.clear()
+    assert otlp_spans.read_on(path, project) == on and len(parsed) == len(copies) + 1
+    monkeypatch.delenv("AGENTDIFF_NO_CACHE")
+
+    path.write_text("\n".join(reversed(copies)) + "\n")  # the same size, other bytes: parsed whole
+    parsed.clear()
+    assert otlp_spans.read_on(path, project) != first and len(parsed) == len(copies)
+    assert not any(p.suffix == ".z" for p in project.rglob("*"))  # never in the project
+
+
 def _free_port() -> int:
     import socket
 

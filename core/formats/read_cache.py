@@ -36,17 +36,22 @@ _fingerprint: Optional[str] = None
 
 
 def cache_dir() -> Optional[Path]:
+    return cache_folder("eval-sets")
+
+
+def cache_folder(name: str) -> Optional[Path]:
+    """The user's cache folder `name` of agentdiff's (never the project's), or None when caching is off."""
     if os.environ.get("AGENTDIFF_NO_CACHE", "") not in ("", "0"):
         return None
     chosen = os.environ.get("AGENTDIFF_CACHE_DIR")
     if chosen:
-        return Path(chosen) / "eval-sets"
+        return Path(chosen) / name
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):  # unset, or relative (which the XDG rules say to ignore)
         base = os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):  # no home to keep it in: never a folder in the project instead
         return None
-    return Path(base) / "agentdiff" / "eval-sets"
+    return Path(base) / "agentdiff" / name
 
 
 def _rules() -> str:
@@ -142,17 +147,17 @@ def keep(sha256: str, header: dict[str, Any], cases: EvalCases) -> None:
         except BaseException:
             os.unlink(staged)
             raise
-        _prune(folder)
+        prune(folder, [*folder.glob("*.json"), *folder.glob(f"*{UNKEPT}")], MAX_ENTRIES)
     except (OSError, ValueError):
         pass
 
 
-def _prune(folder: Path) -> None:
-    entries = [*folder.glob("*.json"), *folder.glob(f"*{UNKEPT}")]
-    if len(entries) <= MAX_ENTRIES:
+def prune(folder: Path, entries: list[Path], most: int) -> None:
+    """Past `most` entries, the least recently used quarter goes."""
+    if len(entries) <= most:
         return
     aged = sorted(entries, key=lambda p: p.stat().st_mtime)
-    for path in aged[: len(entries) - MAX_ENTRIES * 3 // 4]:
+    for path in aged[: len(entries) - most * 3 // 4]:
         try:
             path.unlink()
         except OSError:

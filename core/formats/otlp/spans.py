@@ -90,15 +90,16 @@ def _spans(request: Any, where: str) -> list[Span]:
 
 @dataclass(frozen=True)
 class SpansRead:
-    """What one read of a trace file found, and what reading the same file on needs once exports were
-    appended to it (`receive`, a collector): its bytes read, their digest and their lines, when they are
-    whole exports a line (`size` -1 when they are not: a document over several lines, protobuf)."""
+    """What one read of a trace file found, and what reading it again needs to parse only what is new:
+    the bytes read (their size and digest), and their lines when they are whole exports a line, so
+    exports appended since (`receive`, a collector) are read on (`lines` -1: they are not, as a document
+    over several lines or protobuf)."""
 
     spans: list[Span]
     errors: list[LoadError]
     size: int = -1
     digest: str = ""
-    lines: int = 0
+    lines: int = -1
 
 
 def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
@@ -108,8 +109,11 @@ def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
 
 
 def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> SpansRead:
-    """The spans of one trace file; given what an earlier read of it found, only the lines appended since
-    are parsed, when the bytes it read are still the file's first."""
+    """The spans of one trace file. Given what an earlier read of it found (else the read `kept` in the
+    user's cache), what is read is what is new since: nothing when the file is as it was, the lines
+    appended since when what was read is still the file's beginning."""
+    from . import kept
+
     shown = display_path(path, root)
     try:
         data = path.read_bytes()[: MAX_BYTES + 1]
@@ -117,28 +121,42 @@ def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> Spans
         return SpansRead([], [LoadError(file=shown, line=1, message=f"cannot read it: {exc.strerror or exc}")])
     if len(data) > MAX_BYTES:
         return SpansRead([], [LoadError(file=shown, line=1, message=f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")])
-    if before is not None and 0 < before.size < len(data) and hashlib.sha256(data[: before.size]).hexdigest() == before.digest:
+    if before is None and len(data) >= kept.MIN_BYTES:
+        before = kept.recall(path, root)
+    if before is not None and 0 < before.size <= len(data) and (before.size == len(data) or before.lines >= 0) \
+            and hashlib.sha256(data[: before.size]).hexdigest() == before.digest:
+        if before.size == len(data):
+            return before
         spans, errors = _lines(data[before.size:].decode("utf-8", errors="replace"), shown, before.lines)
-        return _on_from(data, SpansRead(before.spans + spans, before.errors + errors), True)
+        found = _read(data, SpansRead(before.spans + spans, before.errors + errors), True)
+        if len(data) - before.size >= kept.MIN_BYTES:  # kept again after a megabyte more (not at every export)
+            kept.keep(path, root, found)
+        return found
+    found = _read_whole(data, shown)
+    kept.keep(path, root, found)
+    return found
+
+
+def _read_whole(data: bytes, shown: str) -> SpansRead:
     if not data.strip():
         return SpansRead([], [LoadError(file=shown, line=1, message="the file is empty, where OTLP trace data was expected")])
     if data.lstrip()[:1] not in (b"{", b"["):
-        return SpansRead(*_binary(data, shown))
+        return _read(data, SpansRead(*_binary(data, shown)), False)
     text = data.decode("utf-8", errors="replace")
     try:
-        return _on_from(data, SpansRead(_spans(_request(json.loads(text)), f"{shown}:1"), []), data.count(b"\n") == 1)
+        return _read(data, SpansRead(_spans(_request(json.loads(text)), f"{shown}:1"), []), data.count(b"\n") == 1)
     except json.JSONDecodeError:
         pass  # several documents, one a line (a file exporter's), or a broken one: read line by line
     except (ValueError, RecursionError, ParseError) as exc:
         return SpansRead([], [LoadError(file=shown, line=1, message=_said(exc))])
-    return _on_from(data, SpansRead(*_lines(text, shown, 0)), True)
+    return _read(data, SpansRead(*_lines(text, shown, 0)), True)
 
 
-def _on_from(data: bytes, found: SpansRead, by_lines: bool) -> SpansRead:
-    """`found`, with what reading on needs when its bytes were read a line an export and end a line."""
-    if not by_lines or not data.endswith(b"\n"):
-        return found
-    return SpansRead(found.spans, found.errors, len(data), hashlib.sha256(data).hexdigest(), data.count(b"\n"))
+def _read(data: bytes, found: SpansRead, by_lines: bool) -> SpansRead:
+    """`found`, with the bytes it was read from: their size, digest and, when they were read a line an
+    export and end a line, their lines."""
+    lines = data.count(b"\n") if by_lines and data.endswith(b"\n") else -1
+    return SpansRead(found.spans, found.errors, len(data), hashlib.sha256(data).hexdigest(), lines)
 
 
 def _lines(text: str, shown: str, before: int) -> tuple[list[Span], list[LoadError]]:
