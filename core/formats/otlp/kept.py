@@ -18,15 +18,11 @@ import os
 import tempfile
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional
 
-from agentdiff.core.formats.load_error import LoadError
 from agentdiff.core.formats.read_cache import cache_folder, prune
 
-if TYPE_CHECKING:
-    from .spans import SpansRead
-
-#: Files read in fewer bytes are parsed each time (an entry costs more than parsing them).
+#: Files read in fewer bytes are parsed each time (an entry costs more than parsing them): `spans` keeps none.
 MIN_BYTES = 1024 * 1024
 #: Entries kept at most (one a trace file); past it, the least recently used quarter goes.
 MAX_ENTRIES = 32
@@ -39,16 +35,14 @@ def _rules() -> str:
     if _fingerprint is None:
         from importlib.metadata import PackageNotFoundError, version
 
-        from . import names, spans
-
         digest = hashlib.sha256(_FORMAT.encode())
         for package in ("protobuf", "opentelemetry-proto"):
             try:
                 digest.update(f"\0{package}={version(package)}".encode())
             except PackageNotFoundError:
                 pass
-        for module in (names, spans):
-            digest.update(Path(module.__file__ or "").read_bytes())
+        for module in ("names.py", "spans.py"):  # the modules that read a trace file
+            digest.update((Path(__file__).parent / module).read_bytes())
         _fingerprint = digest.hexdigest()
     return _fingerprint
 
@@ -60,38 +54,29 @@ def _entry(path: Path, root: Path) -> Optional[Path]:
     return folder / (hashlib.sha256(f"{_rules()}\0{os.path.abspath(root)}\0{os.path.abspath(path)}".encode()).hexdigest() + ".json.z")
 
 
-def recall(path: Path, root: Path) -> Optional["SpansRead"]:
-    """The last read kept of this file, or None."""
-    from .spans import Span, SpansRead
-
+def recall(path: Path, root: Path) -> Optional[dict[str, Any]]:
+    """The last read kept of this file, as `keep` was given it, or None."""
     entry = _entry(path, root)
     if entry is None:
         return None
     try:
         record = json.loads(zlib.decompress(entry.read_bytes()))
-        found = SpansRead([Span(*span[:8], tuple((name, attributes) for name, attributes in span[8]), *span[9:]) for span in record["spans"]],
-                          [LoadError(file=file, line=line, message=message) for file, line, message in record["errors"]],
-                          int(record["size"]), str(record["digest"]), int(record["lines"]))
-    except (OSError, ValueError, KeyError, TypeError, zlib.error):
+    except (OSError, ValueError, RecursionError, zlib.error):
         return None
     try:
         os.utime(entry)  # recently used: kept when older entries go
     except OSError:
         pass
-    return found
+    return record if isinstance(record, dict) and record.get("format") == _FORMAT else None
 
 
-def keep(path: Path, root: Path, found: "SpansRead") -> None:
-    """Keep this read of the file (one of `MIN_BYTES` or more, that can be read on from); never raises."""
+def keep(path: Path, root: Path, record: dict[str, Any]) -> None:
+    """Keep this read of the file (a record of JSON values); never raises."""
     entry = _entry(path, root)
-    if entry is None or found.size < MIN_BYTES:
+    if entry is None:
         return
-    record = {"format": _FORMAT, "size": found.size, "digest": found.digest, "lines": found.lines,
-              "spans": [[s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, s.error,
-                         [list(event) for event in s.events], s.where, s.adk_version] for s in found.spans],
-              "errors": [[e.file, e.line, e.message] for e in found.errors]}
     try:
-        data = zlib.compress(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode(), 1)
+        data = zlib.compress(json.dumps({**record, "format": _FORMAT}, ensure_ascii=False, separators=(",", ":")).encode(), 1)
         entry.parent.mkdir(parents=True, exist_ok=True)
         handle, staged = tempfile.mkstemp(dir=entry.parent, prefix=".entry-", suffix=".tmp")
         try:

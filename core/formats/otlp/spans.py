@@ -122,7 +122,7 @@ def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> Spans
     if len(data) > MAX_BYTES:
         return SpansRead([], [LoadError(file=shown, line=1, message=f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")])
     if before is None and len(data) >= kept.MIN_BYTES:
-        before = kept.recall(path, root)
+        before = _recalled(kept.recall(path, root))
     if before is not None and 0 < before.size <= len(data) and (before.size == len(data) or before.lines >= 0) \
             and hashlib.sha256(data[: before.size]).hexdigest() == before.digest:
         if before.size == len(data):
@@ -130,11 +130,32 @@ def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> Spans
         spans, errors = _lines(data[before.size:].decode("utf-8", errors="replace"), shown, before.lines)
         found = _read(data, SpansRead(before.spans + spans, before.errors + errors), True)
         if len(data) - before.size >= kept.MIN_BYTES:  # kept again after a megabyte more (not at every export)
-            kept.keep(path, root, found)
+            kept.keep(path, root, _record(found))
         return found
     found = _read_whole(data, shown)
-    kept.keep(path, root, found)
+    if found.size >= kept.MIN_BYTES:
+        kept.keep(path, root, _record(found))
     return found
+
+
+def _record(found: SpansRead) -> dict[str, Any]:
+    """A read as JSON values (`kept`)."""
+    return {"size": found.size, "digest": found.digest, "lines": found.lines,
+            "spans": [[s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, s.error,
+                       [list(event) for event in s.events], s.where, s.adk_version] for s in found.spans],
+            "errors": [[e.file, e.line, e.message] for e in found.errors]}
+
+
+def _recalled(record: Optional[dict[str, Any]]) -> Optional[SpansRead]:
+    """A read `_record` made, or None when it does not read as one."""
+    if record is None:
+        return None
+    try:
+        return SpansRead([Span(*span[:8], tuple((name, attributes) for name, attributes in span[8]), *span[9:]) for span in record["spans"]],
+                         [LoadError(file=file, line=line, message=message) for file, line, message in record["errors"]],
+                         int(record["size"]), str(record["digest"]), int(record["lines"]))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _read_whole(data: bytes, shown: str) -> SpansRead:
