@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 from typing import AsyncIterator, Callable, Optional, Sequence
 
@@ -58,11 +59,12 @@ SECOND_LOOK_S = 1.1
 
 
 class SecondLook:
-    """Each file of a batch as it was given (time in nanoseconds, size, inode): what a later look at it
-    compares with, so a save the watcher missed is given once, and one it did not miss is not given twice."""
+    """Each file of a batch as it was given (time in nanoseconds, size, inode) until it is looked at again:
+    so a save the watcher missed is given once, and one it did not miss is not given twice."""
 
     def __init__(self) -> None:
-        self.given: dict[Path, Optional[tuple[int, int, int]]] = {}
+        self.given: dict[Path, tuple[int, int, int]] = {}
+        self.looks: dict[Path, int] = {}  # the looks to come at each file
 
     @staticmethod
     def state(path: Path) -> Optional[tuple[int, int, int]]:
@@ -70,21 +72,31 @@ class SecondLook:
             found = path.stat()
         except OSError:
             return None
-        return (found.st_mtime_ns, found.st_size, found.st_ino)
+        return (found.st_mtime_ns, found.st_size, found.st_ino) if stat.S_ISREG(found.st_mode) else None
 
     def keep(self, batch: set[Path]) -> list[Path]:
-        """The batch's files, their states kept as given."""
+        """The batch's files, each kept as given, a look at each to come."""
         files = []
         for path in batch:
             state = self.state(path)
-            self.given[path] = state
-            if state is not None and path.is_file():
+            if state is not None:
+                self.given[path] = state
+                self.looks[path] = self.looks.get(path, 0) + 1
                 files.append(path)
+            else:  # gone (or a folder): given as it is now, nothing to look at again
+                self.given.pop(path, None)
         return files
 
     def changed(self, paths: Sequence[Path]) -> set[Path]:
-        """Those of `paths` that differ from how they were last given."""
-        return {path for path in paths if self.state(path) != self.given.get(path)}
+        """A look at `paths`: those that differ from how they were last given (a file no look waits for
+        any more is forgotten)."""
+        out = {path for path in paths if path in self.given and self.state(path) != self.given[path]}
+        for path in paths:
+            self.looks[path] = self.looks.get(path, 1) - 1
+            if self.looks[path] <= 0:
+                self.looks.pop(path, None)
+                self.given.pop(path, None)
+        return out
 
 
 def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_polling: Optional[bool] = None,
