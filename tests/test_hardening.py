@@ -351,6 +351,21 @@ async def test_a_second_save_in_the_second_of_the_first_is_seen_when_polling(tmp
         task.cancel()
 
 
+def test_the_second_look_gives_a_missed_save_once_never_a_deletion_again_and_forgets_what_it_looked_at(tmp_path):
+    from agentdiff.core.workbench.watcher import SecondLook
+
+    prompt, gone = tmp_path / "prompt.txt", tmp_path / "old.txt"
+    prompt.write_text("a")
+    gone.write_text("x")
+    look = SecondLook()
+    assert sorted(look.keep({prompt, gone, tmp_path})) == [gone, prompt]  # a folder is not looked at again
+    prompt.write_text("ab")  # missed by the watcher
+    gone.unlink()
+    assert look.keep({gone}) == []  # the deletion was given
+    assert look.changed([prompt, gone]) == {prompt} and look.keep({prompt}) == [prompt]
+    assert look.changed([prompt]) == set() and look.given == {} and look.looks == {}
+
+
 def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
     from agentdiff.core.baselines.journal import BaselineConflict, undo_last
 
