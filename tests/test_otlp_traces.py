@@ -184,6 +184,8 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     results = {case["eval_id"]: case for case in json.loads(scored.stdout)["cases"]}
     assert {k: v["status"] for k, v in results.items()} == verdicts, scored.stderr
     assert all(case["mode"] == "score" for case in results.values())
+    origin = results["sess-single"]["origin"]  # which conversation each row scored (several may map to one case)
+    assert origin.startswith(f"{results['sess-single']['source']}:") and origin.endswith(", conversation sess-single"), results["sess-single"]
     assert results["sess-single"]["tool_calls"] == 1 and results["sess-single"]["model_calls"] == 2 and results["sess-single"]["seconds"] > 0
     scores = {m["name"]: m["score"] for m in results["sess-parallel"]["metrics"]}
     assert scores["tool_trajectory_avg_score"] == 1.0 and scores["response_match_score"] == 1.0
@@ -213,6 +215,8 @@ def test_imported_traces_are_cases_a_run_matches_a_score_grades_with_no_agent_ca
     assert "response" in layers, changed["sess-single"]
     undone = _cli(root, "undo")
     assert undone.returncode == 0 and not (root / "weather_agent/traced.evalset.json").exists()  # the file was new
+    unscored = _cli(root, "score", str(emitted["schema2"] / "traces.json"), "--json")  # no case now: each one said, in the JSON too
+    assert unscored.returncode == 2 and len(json.loads(unscored.stdout)["load_errors"]) == 4, unscored.stdout
 
 
 @pytest.mark.parametrize("text, said", [
@@ -301,6 +305,24 @@ def test_a_big_trace_file_is_parsed_once_and_read_on_from_the_users_cache_by_lat
     parsed.clear()
     assert otlp_spans.read_on(path, project) != first and len(parsed) == len(copies)
     assert not any(p.suffix == ".z" for p in project.rglob("*"))  # never in the project
+
+
+def test_a_scored_conversation_says_where_it_was_traced_and_a_long_list_of_problems_names_score_json():
+    import io
+
+    from agentdiff.core.formats.load_error import LoadError
+    from agentdiff.core.scoring.results import CaseResult, CaseStatus
+    from agentdiff.tui.cli.errors import print_errors
+    from agentdiff.tui.cli.table import render_case_table
+
+    rows = [CaseResult(id="a/traced.evalset.json::s1", source="traces.json", eval_set_id="traced", eval_id="s1", agent="a", mode="score",
+                       status=CaseStatus.PASSED, origin=f"traces.json:{line}, conversation s{line}") for line in (3, 9)]
+    assert render_case_table(rows).splitlines()[:4] == [
+        "✓ passed        a/traced.evalset.json::s1  ", "    from traces.json:3, conversation s3",
+        "✓ passed        a/traced.evalset.json::s1  ", "    from traces.json:9, conversation s9"]
+    said = io.StringIO()
+    print_errors([LoadError(file="traces.json", line=n, message="not scored") for n in range(5)], said, listed_by="agentdiff score --json")
+    assert said.getvalue().splitlines()[-1] == "error: traces.json: and 2 more problems in this file (`agentdiff score --json` lists every one)"
 
 
 def _free_port() -> int:

@@ -53,6 +53,7 @@ def case_to_dict(case: CaseResult, prices: Optional[Mapping[str, Mapping[str, fl
         "model_calls": case.model_calls,
         "cluster": case.cluster,
         **({"pass_rate": pass_rate_dict(case.pass_rate)} if case.pass_rate is not None else {}),
+        **({"origin": case.origin} if case.origin else {}),
     }
 
 

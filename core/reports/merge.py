@@ -28,7 +28,7 @@ def case_from_dict(data: dict[str, Any]) -> CaseResult:
         agent=data.get("agent"), mode=data.get("mode", "live"), status=CaseStatus(data["status"]), metrics=metrics, layers=layers,
         error=data.get("error"), error_location=_text(data.get("error_location")), error_trace=_text(data.get("error_trace")),
         scored_as=data.get("scored_as"), usage=data.get("usage") or {}, seconds=data.get("seconds"),
-        tool_calls=data.get("tool_calls"), model_calls=data.get("model_calls"), cluster=data.get("cluster"),
+        tool_calls=data.get("tool_calls"), model_calls=data.get("model_calls"), cluster=data.get("cluster"), origin=data.get("origin"),
         pass_rate=pass_rate_from(data.get("pass_rate")),
     )
 

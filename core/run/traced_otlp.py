@@ -104,7 +104,9 @@ async def score_conversations(conversations: Sequence[Conversation], refs: Seque
         traced = CaseRun(stub.ref, stub.result, agent, outputs=(as_run_output(sent_turns(conversation, ref)),))  # a kept run of it, as traced
         judged = await family.judge_again(ref, traced, pool, options) if pool is not None else []
         run = summarised(await asyncio.to_thread(family.rescore, ref, traced, judged, options))  # its seconds and calls, as a run's
-        return dataclasses.replace(run, result=dataclasses.replace(run.result, mode="score"))
+        file = conversation.where.rpartition(":")[0] or conversation.where
+        return dataclasses.replace(run, result=dataclasses.replace(run.result, mode="score", source=file,
+                                                                   origin=f"{conversation.where}, conversation {conversation.id}"))
 
     runs = await asyncio.gather(*(one(c) for c in conversations))
     return [run for run in runs if run is not None], said

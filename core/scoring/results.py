@@ -140,6 +140,8 @@ class CaseResult:
     error_trace: Optional[str] = None
     #: over its runs (live, repeated or held to a minimum pass rate): the pass count, rate and interval
     pass_rate: Optional[PassRate] = None
+    #: what was scored, when it is not a run of the case's own: a traced conversation's file, line and id
+    origin: Optional[str] = None
 
     @property
     def category(self) -> str:

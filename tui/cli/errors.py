@@ -36,8 +36,9 @@ class UsageError(Exception):
 ERRORS_SHOWN_PER_FILE = 3
 
 
-def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
-    """Each error on a line, a file's together; a file with many shows its first few and a count."""
+def print_errors(errors: Sequence[LoadError], out: TextIO, listed_by: str = "agentdiff list --json") -> None:
+    """Each error on a line, a file's together; a file with many shows its first few and a count, and
+    the command that lists every one (`listed_by`)."""
     by_file: dict[str, list[LoadError]] = {}
     for error in errors:
         by_file.setdefault(error.file, []).append(error)
@@ -47,7 +48,7 @@ def print_errors(errors: Sequence[LoadError], out: TextIO) -> None:
         more = len(errors_of_file) - ERRORS_SHOWN_PER_FILE
         if more > 0:
             print(f"error: {file}: and {more} more problem{'s' if more != 1 else ''} in this file "
-                  "(`agentdiff list --json` lists every one)", file=out)
+                  f"(`{listed_by}` lists every one)", file=out)
 
 
 def exit_code(cases: Sequence[CaseResult], errors: Sequence[LoadError], inconclusive_passes: bool = False, new_passes: bool = False) -> int:

@@ -105,10 +105,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if traces:
         more, more_errors = score_traces(traces, args, Path.cwd(), err)
         cases, errors = [*cases, *more], [*errors, *more_errors]
-    print_errors(errors, err)
+    print_errors(errors, err, listed_by="agentdiff score --json")
     reports_written = write_reports(args.report, cases, err)
     if args.json:
-        out.write(render_json(cases))
+        out.write(render_json(cases, load_errors=errors))
     else:
         out.write(render_case_table(cases, color=wants_color(args.color, out)))
     return exit_code(cases, errors) if reports_written else EXIT_USAGE

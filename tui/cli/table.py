@@ -59,6 +59,8 @@ def render_case_table(cases: Sequence[CaseResult], color: bool = False, prices=N
         verdict = paint_status(f"{GLYPHS[case.status]} {case.status.value}", case.status, color)
         padding = " " * (13 - len(case.status.value))
         lines.append(f"{verdict}{padding} {one_line(case.id):<{width}}  {_metric_cell(case)}{runs}")
+        if case.origin:  # (a traced conversation scored against it: several may map to one case)
+            lines.append(f"    from {one_line(case.origin)}")
         if case.pass_rate is not None and (not case.error or case.status is CaseStatus.FLAKY):  # the rate beside the plain verdict
             lines.append(f"    {one_line(case.pass_rate.line())}")
         if case.error:  # where in the project's code, when it is there: `agent.py:34: SyntaxError: …`
