@@ -271,6 +271,15 @@ def test_exports_appended_to_a_trace_file_are_read_on_without_parsing_the_rest_a
     parsed.clear()
     assert otlp_spans.read_on(path, tmp_path, on) == otlp_spans.read_on(path, tmp_path) and len(parsed) == 10
 
+    path.write_text(lines[0] + "\n" + lines[1][:500])  # an export being written: said, and read again until it ends
+    writing = otlp_spans.read_on(path, tmp_path)
+    assert [(e.line, e.message.split(":")[0]) for e in writing.errors] == [(2, "its last line is not ended")], writing.errors
+    with path.open("a", encoding="utf-8") as file:
+        file.write(lines[1][500:] + "\n")
+    parsed.clear()
+    ended = otlp_spans.read_on(path, tmp_path, writing)
+    assert len(parsed) == 1 and ended.errors == [] and ended == otlp_spans.read_on(path, tmp_path)
+
 
 def test_a_big_trace_file_is_parsed_once_and_read_on_from_the_users_cache_by_later_commands(tmp_path, monkeypatch):
     from agentdiff.core.formats.otlp import kept

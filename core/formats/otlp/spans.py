@@ -91,15 +91,17 @@ def _spans(request: Any, where: str) -> list[Span]:
 @dataclass(frozen=True)
 class SpansRead:
     """What one read of a trace file found, and what reading it again needs to parse only what is new:
-    the bytes read (their size and digest), and their lines when they are whole exports a line, so
-    exports appended since (`receive`, a collector) are read on (`lines` -1: they are not, as a document
-    over several lines or protobuf)."""
+    the bytes read to the end of their last line (their size and digest), and their lines when they are
+    whole exports a line, so exports appended since (`receive`, a collector) are read on (`lines` -1: they
+    are not, as a document over several lines or protobuf). A last line not ended yet (an export being
+    written) is read each time, until it is: `unended` counts its spans and errors, the lists' last."""
 
     spans: list[Span]
     errors: list[LoadError]
     size: int = -1
     digest: str = ""
     lines: int = -1
+    unended: tuple[int, int] = (0, 0)
 
 
 def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
@@ -125,11 +127,10 @@ def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> Spans
         before = _recalled(kept.recall(path, root))
     if before is not None and 0 < before.size <= len(data) and (before.size == len(data) or before.lines >= 0) \
             and hashlib.sha256(data[: before.size]).hexdigest() == before.digest:
-        if before.size == len(data):
+        if before.size == len(data) and before.unended == (0, 0):
             return before
-        spans, errors = _lines(data[before.size:].decode("utf-8", errors="replace"), shown, before.lines)
-        found = _read(data, SpansRead(before.spans + spans, before.errors + errors), True)
-        if len(data) - before.size >= kept.MIN_BYTES:  # kept again after a megabyte more (not at every export)
+        found = _by_lines(data, shown, before)
+        if found.size - before.size >= kept.MIN_BYTES:  # kept again after a megabyte more (not at every export)
             kept.keep(path, root, _record(found))
         return found
     found = _read_whole(data, shown)
@@ -140,7 +141,7 @@ def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> Spans
 
 def _record(found: SpansRead) -> dict[str, Any]:
     """A read as JSON values (`kept`)."""
-    return {"size": found.size, "digest": found.digest, "lines": found.lines,
+    return {"size": found.size, "digest": found.digest, "lines": found.lines, "unended": list(found.unended),
             "spans": [[s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, s.error,
                        [list(event) for event in s.events], s.where, s.adk_version] for s in found.spans],
             "errors": [[e.file, e.line, e.message] for e in found.errors]}
@@ -151,9 +152,10 @@ def _recalled(record: Optional[dict[str, Any]]) -> Optional[SpansRead]:
     if record is None:
         return None
     try:
+        spans_unended, errors_unended = (int(n) for n in record["unended"])
         return SpansRead([Span(*span[:8], tuple((name, attributes) for name, attributes in span[8]), *span[9:]) for span in record["spans"]],
                          [LoadError(file=file, line=line, message=message) for file, line, message in record["errors"]],
-                         int(record["size"]), str(record["digest"]), int(record["lines"]))
+                         int(record["size"]), str(record["digest"]), int(record["lines"]), (spans_unended, errors_unended))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -161,28 +163,37 @@ def _recalled(record: Optional[dict[str, Any]]) -> Optional[SpansRead]:
 def _read_whole(data: bytes, shown: str) -> SpansRead:
     if not data.strip():
         return SpansRead([], [LoadError(file=shown, line=1, message="the file is empty, where OTLP trace data was expected")])
+    whole = (len(data), hashlib.sha256(data).hexdigest())
     if data.lstrip()[:1] not in (b"{", b"["):
-        return _read(data, SpansRead(*_binary(data, shown)), False)
+        return SpansRead(*_binary(data, shown), *whole)
     text = data.decode("utf-8", errors="replace")
     try:
-        return _read(data, SpansRead(_spans(_request(json.loads(text)), f"{shown}:1"), []), data.count(b"\n") == 1)
+        spans = _spans(_request(json.loads(text)), f"{shown}:1")
+        return SpansRead(spans, [], *whole, 1 if data.count(b"\n") == 1 and data.endswith(b"\n") else -1)  # one export a line: read on
     except json.JSONDecodeError:
         pass  # several documents, one a line (a file exporter's), or a broken one: read line by line
     except (ValueError, RecursionError, ParseError) as exc:
         return SpansRead([], [LoadError(file=shown, line=1, message=_said(exc))])
-    return _read(data, SpansRead(*_lines(text, shown, 0)), True)
+    return _by_lines(data, shown, SpansRead([], [], 0, "", 0))
 
 
-def _read(data: bytes, found: SpansRead, by_lines: bool) -> SpansRead:
-    """`found`, with the bytes it was read from: their size, digest and, when they were read a line an
-    export and end a line, their lines."""
-    lines = data.count(b"\n") if by_lines and data.endswith(b"\n") else -1
-    return SpansRead(found.spans, found.errors, len(data), hashlib.sha256(data).hexdigest(), lines)
+def _by_lines(data: bytes, shown: str, before: SpansRead) -> SpansRead:
+    """`before` (what the bytes to its `size` held, but the last line it found not ended), and the
+    lines after it, one export each: those ended, and the last one if it is not (read again next time)."""
+    spans = before.spans[: len(before.spans) - before.unended[0]]
+    errors = before.errors[: len(before.errors) - before.unended[1]]
+    cut = max(data.rfind(b"\n") + 1, before.size)
+    more_spans, more_errors = _lines(data[before.size:cut].decode("utf-8", errors="replace"), shown, before.lines)
+    lines = before.lines + data.count(b"\n", before.size, cut)
+    tail_spans, tail_errors = _lines(data[cut:].decode("utf-8", errors="replace"), shown, lines, unended=True)
+    return SpansRead(spans + more_spans + tail_spans, errors + more_errors + tail_errors, cut, hashlib.sha256(data[:cut]).hexdigest(),
+                     lines, (len(tail_spans), len(tail_errors)))
 
 
-def _lines(text: str, shown: str, before: int) -> tuple[list[Span], list[LoadError]]:
+def _lines(text: str, shown: str, before: int, unended: bool = False) -> tuple[list[Span], list[LoadError]]:
     """A file exporter's lines, one export each, numbered on from `before` (split at newlines only: an
-    export's text may hold U+2028 and other characters `splitlines` would split at)."""
+    export's text may hold U+2028 and other characters `splitlines` would split at); `unended`: the
+    file's last line, with no newline yet."""
     spans: list[Span] = []
     errors: list[LoadError] = []
     for number, line in enumerate(text.split("\n"), start=before + 1):
@@ -191,7 +202,9 @@ def _lines(text: str, shown: str, before: int) -> tuple[list[Span], list[LoadErr
         try:
             spans += _spans(_request(json.loads(line)), f"{shown}:{number}")
         except (ValueError, RecursionError, ParseError) as exc:
-            errors.append(LoadError(file=shown, line=number, message=_said(exc)))
+            said = _said(exc)
+            errors.append(LoadError(file=shown, line=number, message=f"its last line is not ended: an export still being written, or cut short ({said})"
+                                    if unended else said))
     return spans, errors
 
 
