@@ -265,7 +265,16 @@ def test_exports_appended_to_a_trace_file_are_read_on_without_parsing_the_rest_a
     assert len(parsed) == 2 and [e.line for e in on.errors] == [4] and on.lines == 5, (len(parsed), on.errors)
     assert on == otlp_spans.read_on(path, tmp_path)
     assert any(span.attributes.get("note") == "a\u2028b" for span in on.spans)
-    assert len(conversations(on.spans)) == len(conversations(read_spans(FIXTURES / "multi_agent" / "schema2.hex.jsonl", tmp_path)[0]))
+    from agentdiff.core.traces import otlp as otlp_traces
+
+    turns: list[str] = []
+    turn = otlp_traces._turn
+    monkeypatch.setattr(otlp_traces, "_turn", lambda index, spans, schema: turns.append(spans[0].trace_id) or turn(index, spans, schema))
+    conversations(first.spans)
+    turns.clear()
+    read_on = conversations(on.spans)  # the turns read before are not built again
+    assert read_on == conversations(list(on.spans)) and 0 < len(turns) == len({s.trace_id for s in on.spans} - {s.trace_id for s in first.spans})
+    assert read_on == [c for c in conversations(read_spans(path, tmp_path)[0])]
 
     path.write_text("\n".join([*reversed(lines), lines[0]]) + "\n")  # rewritten, longer: read whole
     parsed.clear()

@@ -227,30 +227,62 @@ def _turn(index: int, spans: list[Span], schema: int) -> tuple[Turn, Optional[st
     return turn, invocation if isinstance(invocation, str) else None, held and bool(llm), root_agent
 
 
+@dataclass(frozen=True)
+class _TraceRead:
+    """One trace read as its conversation's turn (`_turn`, at index 0)."""
+
+    conversation: str
+    start_ns: int
+    first: Span
+    schema: int
+    built: tuple[Turn, Optional[str], bool, str]
+    adk_version: Optional[str]
+    case: Optional[str]
+
+
+#: The traces read by the last call, by trace id and their span objects (held here, so no other object
+#: takes an id while it is kept): a trace file read on after an export arrived builds only its new turns.
+_TRACES: dict[tuple[str, tuple[int, ...]], tuple[list[Span], Optional[_TraceRead]]] = {}
+
+
+def _trace(trace_id: str, members: list[Span]) -> Optional[_TraceRead]:
+    """A trace's turn and what its conversation takes of it; None when no agent ran in it (a server's own
+    request: adk api_server traces its endpoints)."""
+    if not any(_agent_span(s) for s in members):
+        return None
+    ordered = sorted(members, key=lambda s: s.start_ns)
+    conversation = next((str(s.attributes[k]) for s in ordered  # the outermost's (an AgentTool's has its own)
+                         for k in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id") if s.attributes.get(k)), trace_id)
+    schema = 1 if any(s.name in ("invocation", "call_llm") for s in members) else 2  # each trace its own
+    return _TraceRead(conversation, ordered[0].start_ns, ordered[0], schema, _turn(0, members, schema),
+                      next((s.adk_version for s in members if s.adk_version), None),
+                      next((str(s.attributes["agentdiff.case.id"]) for s in members if s.attributes.get("agentdiff.case.id")), None))
+
+
 def conversations(spans: Iterable[Span]) -> list[Conversation]:
     """The conversations in these spans, in the order they began; each trace one turn."""
+    global _TRACES
     traces: dict[str, list[Span]] = {}
     for span in spans:
         traces.setdefault(span.trace_id, []).append(span)
-    for trace_id in [t for t, members in traces.items() if not any(_agent_span(s) for s in members)]:
-        del traces[trace_id]  # no agent ran in it: a server's own request (adk api_server traces its endpoints), not a turn
-    grouped: dict[str, list[list[Span]]] = {}
+    known, kept = _TRACES, {}
+    grouped: dict[str, list[_TraceRead]] = {}
     for trace_id, members in traces.items():
-        conversation = next((str(s.attributes[k]) for s in sorted(members, key=lambda s: s.start_ns)  # the outermost's (an AgentTool's has its own)
-                             for k in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
-                             if s.attributes.get(k)), trace_id)
-        grouped.setdefault(conversation, []).append(members)
+        key = (trace_id, tuple(map(id, members)))
+        hit = known.get(key)
+        if hit is None:
+            hit = (members, _trace(trace_id, members))
+        kept[key] = hit
+        if hit[1] is not None:
+            grouped.setdefault(hit[1].conversation, []).append(hit[1])
+    _TRACES = kept  # (only what this call read: what a later one may meet again)
     out = []
     for conversation_id, turns in grouped.items():
-        turns.sort(key=lambda members: min(s.start_ns for s in members))
-        schemas = [1 if any(s.name in ("invocation", "call_llm") for s in members) else 2 for members in turns]  # each trace its own
-        built = [_turn(i, members, schemas[i]) for i, members in enumerate(turns)]
-        missing = sorted({SCHEMA_1_CONTENT if schemas[i] == 1 else SCHEMA_2_CONTENT for i, (_, _, held, _) in enumerate(built) if not held})
-        schema = schemas[0]
-        first = min((s for members in turns for s in members), key=lambda s: s.start_ns)
-        out.append((first.start_ns, Conversation(conversation_id, schema, Trace(turns=tuple(t for t, _, _, _ in built)),
-                                                 [i for _, i, _, _ in built], first.where, next((a for _, _, _, a in built if a), ""), missing,
-                                                 next((s.adk_version for members in turns for s in members if s.adk_version), None),
-                                                 next((str(s.attributes["agentdiff.case.id"]) for members in turns for s in members
-                                                       if s.attributes.get("agentdiff.case.id")), None))))
+        turns.sort(key=lambda read: read.start_ns)
+        built = [read.built if i == 0 else (read.built[0].model_copy(update={"index": i}), *read.built[1:]) for i, read in enumerate(turns)]
+        missing = sorted({SCHEMA_1_CONTENT if read.schema == 1 else SCHEMA_2_CONTENT for read, (_, _, held, _) in zip(turns, built) if not held})
+        out.append((turns[0].start_ns, Conversation(conversation_id, turns[0].schema, Trace(turns=tuple(t for t, _, _, _ in built)),
+                                                    [i for _, i, _, _ in built], turns[0].first.where, next((a for _, _, _, a in built if a), ""),
+                                                    missing, next((r.adk_version for r in turns if r.adk_version), None),
+                                                    next((r.case for r in turns if r.case), None))))
     return [conversation for _, conversation in sorted(out, key=lambda pair: pair[0])]
