@@ -36,7 +36,7 @@ def test_json_diff_follows_the_documented_schema():
         "first_divergence", "layers", "divergences", "turns", "session",
     }
     assert data["case"] == {"id": CASE, "source": "sample_agents/home_automation/home_automation.evalset.json", "kind": "eval_set"}
-    assert data["criteria"] == {"match_type": "EXACT", "ignore_args": False, "response_threshold": 0.6}
+    assert data["criteria"] == {"match_type": "EXACT", "ignore_args": False, "response_threshold": 0.6, "trajectory_judged": True}
     first = data["first_divergence"]
     assert (first["layer"], first["turn_index"], first["path"], first["counts"]) == ("tool_calls", 0, "args.brightness", True)
     assert first["source"]["line"] == 40
@@ -45,6 +45,21 @@ def test_json_diff_follows_the_documented_schema():
     response = data["turns"][0]["response"]
     assert response["passed"] is True and response["words"][-2:] == [["delete", " at 40%"], ["equal", "."]]
     assert [layer["status"] for layer in data["layers"]] == ["absent", "changed", "changed", "absent"]
+
+
+def test_judged_by_names_only_the_metrics_the_config_gives():
+    from agentdiff.core.diff.criteria import criteria_from_config
+    from agentdiff.core.diff.model import CaseDiff
+    from agentdiff.core.formats.eval_config import EvalConfig
+    from agentdiff.core.reports.diff_text import render_diff_text
+
+    def judged(criteria: dict) -> str:
+        text = render_diff_text(CaseDiff("c", criteria_from_config(EvalConfig(criteria=criteria)), (), None, (), ()))
+        return next(line for line in text.splitlines() if line.startswith("judged by: "))
+
+    assert judged({"response_match_score": 0.7}) == "judged by: response ROUGE-1 ≥ 0.7"
+    assert judged({"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}) == "judged by: tool calls EXACT · response ROUGE-1 ≥ 0.8"
+    assert judged({"safety_v1": 0.8}) == "judged by: neither tool calls nor a response match (its other metrics decide)"
 
 
 def test_a_case_whose_run_matches_exits_zero():

@@ -18,14 +18,14 @@ def criteria_from_config(config: EvalConfig) -> DiffCriteria:
     """The match type, ignore_args and response threshold a case's config scores with."""
     from agentdiff.core.scoring.metrics import MetricNotEvaluated, trajectory_criterion
 
-    match_type, ignore_args, threshold = MatchType.EXACT, False, None
+    match_type, ignore_args, threshold, trajectory = MatchType.EXACT, False, None, False
     for metric in eval_metrics(config):
         if metric.metric_name == TOOL_TRAJECTORY:
             try:
                 criterion = trajectory_criterion(metric)
             except MetricNotEvaluated:
                 continue
-            match_type, ignore_args = criterion.match_type, criterion.ignore_args
+            match_type, ignore_args, trajectory = criterion.match_type, criterion.ignore_args, True
         elif metric.metric_name == RESPONSE_MATCH:
             threshold = metric.criterion_threshold()
-    return DiffCriteria(match_type=match_type, ignore_args=ignore_args, response_threshold=threshold)
+    return DiffCriteria(match_type=match_type, ignore_args=ignore_args, response_threshold=threshold, trajectory_judged=trajectory)

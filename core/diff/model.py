@@ -29,6 +29,7 @@ class DiffCriteria:
     match_type: MatchType = MatchType.EXACT
     ignore_args: bool = False
     response_threshold: Optional[float] = None  # ROUGE-1; None: the response layer does not gate
+    trajectory_judged: bool = True  # False: no tool trajectory metric (tool calls are aligned by `match_type` all the same)
     strict_node_order: bool = False  # parallel branches compared in the order they ran, not by branch
 
 

@@ -138,6 +138,7 @@ def diff_to_dict(diff: CaseDiff, case: Optional[dict[str, Any]] = None, actual_s
             "match_type": diff.criteria.match_type.name,
             "ignore_args": diff.criteria.ignore_args,
             "response_threshold": diff.criteria.response_threshold,
+            "trajectory_judged": diff.criteria.trajectory_judged,
         },
         "same": diff.unchanged,
         "error": diff.error,

@@ -73,10 +73,10 @@ def render_diff_text(diff: CaseDiff, title: Optional[str] = None, actual_source:
     if actual_source:
         lines.append(f"actual: {actual_source}")
     criteria = diff.criteria
-    judged = f"tool calls {criteria.match_type.name}" + (" (names only)" if criteria.ignore_args else "")
+    judged = [f"tool calls {criteria.match_type.name}" + (" (names only)" if criteria.ignore_args else "")] if criteria.trajectory_judged else []
     if criteria.response_threshold is not None:
-        judged += f" · response ROUGE-1 ≥ {criteria.response_threshold:g}"
-    lines.append(f"judged by: {judged}")
+        judged.append(f"response ROUGE-1 ≥ {criteria.response_threshold:g}")
+    lines.append(f"judged by: {' · '.join(judged) or 'neither tool calls nor a response match (its other metrics decide)'}")
     if diff.error:
         lines.append(f"run error: {diff.error}")
     lines.append("")
