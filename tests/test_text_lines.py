@@ -48,6 +48,8 @@ def test_the_summary_quotes_the_first_changed_line_as_it_is():
     one_word = PROMPT.replace("Devices: lamp.", "Devices: lamp, heater.")
     assert describe_change(_change(PROMPT, one_word)) == 'config.system_instruction line 15: + ", heater"'
     assert first_changed_line(PROMPT, PROMPT) is None
+    paragraph = PROMPT + "\nAlso: always confirm.\n"  # a blank line, then text: the text is quoted
+    assert describe_change(_change(PROMPT, paragraph)).endswith('added: "Also: always confirm."')
 
 
 def test_the_two_sides_are_drawn_level_line_by_line_with_wrapped_lines_hanging_under_their_text():
