@@ -365,6 +365,46 @@ def test_the_second_look_gives_a_missed_save_once_never_a_deletion_again_and_for
     assert look.changed([prompt, gone]) == {prompt} and look.keep({prompt}) == [prompt]
     assert look.changed([prompt]) == set() and look.given == {} and look.looks == {}
 
+    look.keep({prompt})
+    prompt.write_text("abc")  # a save the watcher has not reported yet when the look comes
+    assert look.changed([prompt]) == {prompt} and look.keep({prompt}, looked={prompt}) == [prompt]
+    assert look.new({prompt, gone}) == {gone}  # its report, after: given once
+    prompt.write_text("abcd")
+    assert look.new({prompt}) == {prompt}
+
+
+async def test_changes_made_while_a_batch_is_handled_are_the_next_batch_together(tmp_path):
+    from agentdiff.core.workbench.watcher import watchfiles_source
+
+    changes = watchfiles_source([tmp_path])()
+    batches: list[set[Path]] = []
+
+    async def collect() -> None:
+        async for batch in changes:
+            batches.append(batch)
+            await asyncio.sleep(1.5)  # a reload that takes its time
+
+    task = asyncio.ensure_future(collect())
+    try:
+        loop = asyncio.get_running_loop()
+        deadline, n = loop.time() + 20, 0
+        while not batches and loop.time() < deadline:  # until the watcher, started meanwhile, sees a file
+            n += 1
+            (tmp_path / f"first{n}.py").write_text("")
+            await asyncio.sleep(0.2)
+        assert batches
+        await asyncio.sleep(0.2)
+        for i in range(3):
+            (tmp_path / f"f{i}.py").write_text("x")
+            await asyncio.sleep(0.1)
+        deadline = loop.time() + 10
+        while not any(tmp_path / "f0.py" in batch for batch in batches) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        (later,) = [batch for batch in batches if tmp_path / "f0.py" in batch]
+        assert {tmp_path / f"f{i}.py" for i in range(3)} <= later, batches
+    finally:
+        task.cancel()
+
 
 def test_undo_refuses_to_lose_an_edit_made_after_the_write(tmp_path):
     from agentdiff.core.baselines.journal import BaselineConflict, undo_last

@@ -280,6 +280,13 @@ def test_exports_appended_to_a_trace_file_are_read_on_without_parsing_the_rest_a
     parsed.clear()
     assert otlp_spans.read_on(path, tmp_path, on) == otlp_spans.read_on(path, tmp_path) and len(parsed) == 10
 
+    pretty = json.dumps(json.loads(lines[0]), indent=2)  # a document over several lines, caught being written
+    path.write_text(pretty[: len(pretty) // 2])
+    half = otlp_spans.read_on(path, tmp_path)
+    path.write_text(pretty + "\n")
+    assert half.errors and otlp_spans.read_on(path, tmp_path, half) == otlp_spans.read_on(path, tmp_path) != half
+    assert otlp_spans.read_on(path, tmp_path).errors == []
+
     path.write_text(lines[0] + "\n" + lines[1][:500])  # an export being written: said, and read again until it ends
     writing = otlp_spans.read_on(path, tmp_path)
     assert [(e.line, e.message.split(":")[0]) for e in writing.errors] == [(2, "its last line is not ended")], writing.errors
@@ -318,6 +325,14 @@ def test_a_big_trace_file_is_parsed_once_and_read_on_from_the_users_cache_by_lat
     parsed.clear()
     assert otlp_spans.read_on(path, project) == on and len(parsed) == len(copies) + 1
     monkeypatch.delenv("AGENTDIFF_NO_CACHE")
+
+    before, grown = on, 0  # grown an export at a time, as receive appends them: kept again after a megabyte more
+    while grown < kept.MIN_BYTES:
+        with path.open("a", encoding="utf-8") as file:
+            file.write(lines[grown % len(lines)].replace('"sess-', f'"more{grown}-sess-') + "\n")
+        before = otlp_spans.read_on(path, project, before)
+        grown = before.size - on.size
+    assert before.kept_size > on.size and kept.recall(path, project, "traces/traces.json")["size"] == before.kept_size
 
     path.write_text("\n".join(reversed(copies)) + "\n")  # the same size, other bytes: parsed whole
     parsed.clear()

@@ -64,5 +64,11 @@ def _equal(lines: list[str], i1: int, i2: int, j1: int, at_start: bool, at_end: 
 def first_changed_line(expected: str, actual: str) -> Optional[LineRow]:
     """The first row that is not the same on both sides, and has text (a blank line added before a
     paragraph says less than the paragraph)."""
-    changed = [row for row in line_rows(expected, actual, context=0) if row.kind not in ("same", "folded")]
-    return next((row for row in changed if (row.actual or "").strip() or (row.expected or "").strip()), changed[0] if changed else None)
+    block: list[LineRow] = []  # the first place changed: its rows, side by side
+    for row in line_rows(expected, actual, context=0):
+        if row.kind in ("same", "folded"):
+            if block:
+                break
+            continue
+        block.append(row)
+    return next((row for row in block if (row.actual or "").strip() or (row.expected or "").strip()), block[0] if block else None)

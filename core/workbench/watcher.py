@@ -65,6 +65,7 @@ class SecondLook:
     def __init__(self) -> None:
         self.given: dict[Path, tuple[int, int, int]] = {}
         self.looks: dict[Path, int] = {}  # the looks to come at each file
+        self.looked: set[Path] = set()  # the files a look gave last (the watcher may report the same save after)
 
     @staticmethod
     def state(path: Path) -> Optional[tuple[int, int, int]]:
@@ -74,9 +75,10 @@ class SecondLook:
             return None
         return (found.st_mtime_ns, found.st_size, found.st_ino) if stat.S_ISREG(found.st_mode) else None
 
-    def keep(self, batch: set[Path]) -> list[Path]:
-        """The batch's files, each kept as given, a look at each to come."""
+    def keep(self, batch: set[Path], looked: Optional[set[Path]] = None) -> list[Path]:
+        """The batch's files, each kept as given (`looked`: by a look), a look at each to come."""
         files = []
+        self.looked = (self.looked - batch) | (looked or set())
         for path in batch:
             state = self.state(path)
             if state is not None:
@@ -87,6 +89,12 @@ class SecondLook:
                 self.given.pop(path, None)
         return files
 
+    def new(self, batch: set[Path]) -> set[Path]:
+        """The watcher's batch but the files a look gave already as they are (the look came first). A
+        file the watcher gave is given again when it reports it again (a file system that keeps whole
+        seconds may show two saves of one size alike)."""
+        return {path for path in batch if path not in self.looked or self.state(path) != self.given.get(path)}
+
     def changed(self, paths: Sequence[Path]) -> set[Path]:
         """A look at `paths`: those that differ from how they were last given (a file no look waits for
         any more is forgotten)."""
@@ -96,6 +104,7 @@ class SecondLook:
             if self.looks[path] <= 0:
                 self.looks.pop(path, None)
                 self.given.pop(path, None)
+                self.looked.discard(path)
         return out
 
 
@@ -129,13 +138,24 @@ def watchfiles_source(paths: Sequence[Path], debounce_ms: int = 20, force_pollin
                 queue.put_nowait(None)
 
         pumping = asyncio.ensure_future(pump())
-        look, timers = SecondLook(), []
+        look, timers, ended = SecondLook(), [], False
         try:
-            while (item := await queue.get()) is not None:
-                batch = look.changed(item) if isinstance(item, list) else item
+            while not ended:
+                items = [await queue.get()]
+                while not queue.empty():  # what came while the last batch was handled: one batch, as before
+                    items.append(queue.get_nowait())
+                ended = None in items
+                reported: set[Path] = set()
+                looked: set[Path] = set()
+                for item in items:
+                    if isinstance(item, list):
+                        looked |= look.changed(item)
+                    elif item is not None:
+                        reported |= look.new(item)
+                batch = reported | looked
                 if not batch:
                     continue
-                files = look.keep(batch)
+                files = look.keep(batch, looked - reported)
                 timers = [timer for timer in timers if timer.when() > loop.time()]
                 if files:
                     timers.append(loop.call_later(second_look_s, queue.put_nowait, files))

@@ -31,6 +31,7 @@ _fingerprint: Optional[str] = None
 
 
 def _rules() -> str:
+    """A digest of what decides how a file reads; OSError when it cannot be made (no sources installed)."""
     global _fingerprint
     if _fingerprint is None:
         from importlib.metadata import PackageNotFoundError, version
@@ -47,16 +48,22 @@ def _rules() -> str:
     return _fingerprint
 
 
-def _entry(path: Path, root: Path) -> Optional[Path]:
+def _entry(path: Path, root: Path, shown: str) -> Optional[Path]:
+    """Where the read of this file is kept: by its path, the project's root and the path its errors and
+    spans show (which depends on how it was named)."""
     folder = cache_folder("traces")
     if folder is None:
         return None
-    return folder / (hashlib.sha256(f"{_rules()}\0{os.path.abspath(root)}\0{os.path.abspath(path)}".encode()).hexdigest() + ".json.z")
+    try:
+        rules = _rules()
+    except OSError:
+        return None
+    return folder / (hashlib.sha256(f"{rules}\0{os.path.abspath(root)}\0{os.path.abspath(path)}\0{shown}".encode()).hexdigest() + ".json.z")
 
 
-def recall(path: Path, root: Path) -> Optional[dict[str, Any]]:
+def recall(path: Path, root: Path, shown: str) -> Optional[dict[str, Any]]:
     """The last read kept of this file, as `keep` was given it, or None."""
-    entry = _entry(path, root)
+    entry = _entry(path, root, shown)
     if entry is None:
         return None
     try:
@@ -70,9 +77,9 @@ def recall(path: Path, root: Path) -> Optional[dict[str, Any]]:
     return record if isinstance(record, dict) and record.get("format") == _FORMAT else None
 
 
-def keep(path: Path, root: Path, record: dict[str, Any]) -> None:
+def keep(path: Path, root: Path, shown: str, record: dict[str, Any]) -> None:
     """Keep this read of the file (a record of JSON values); never raises."""
-    entry = _entry(path, root)
+    entry = _entry(path, root, shown)
     if entry is None:
         return
     try:

@@ -10,6 +10,7 @@ the other lines still read."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -102,6 +103,7 @@ class SpansRead:
     digest: str = ""
     lines: int = -1
     unended: tuple[int, int] = (0, 0)
+    kept_size: int = field(default=0, compare=False)  # the bytes the read kept in the user's cache had (`kept`)
 
 
 def read_spans(path: Path, root: Path) -> tuple[list[Span], list[LoadError]]:
@@ -124,18 +126,20 @@ def read_on(path: Path, root: Path, before: Optional[SpansRead] = None) -> Spans
     if len(data) > MAX_BYTES:
         return SpansRead([], [LoadError(file=shown, line=1, message=f"over {MAX_BYTES // (1024 * 1024)} MiB: split it (a collector's file exporter rotates files)")])
     if before is None and len(data) >= kept.MIN_BYTES:
-        before = _recalled(kept.recall(path, root))
-    if before is not None and 0 < before.size <= len(data) and (before.size == len(data) or before.lines >= 0) \
-            and hashlib.sha256(data[: before.size]).hexdigest() == before.digest:
+        before = _recalled(kept.recall(path, root, shown))
+    head = hashlib.sha256(data[: before.size]) if before is not None and 0 < before.size <= len(data) else None
+    if before is not None and head is not None and (before.size == len(data) or before.lines >= 0) and head.hexdigest() == before.digest:
         if before.size == len(data) and before.unended == (0, 0):
             return before
-        found = _by_lines(data, shown, before)
-        if found.size - before.size >= kept.MIN_BYTES:  # kept again after a megabyte more (not at every export)
-            kept.keep(path, root, _record(found))
+        found = _by_lines(data, shown, before, head)
+        if found.size - before.kept_size >= kept.MIN_BYTES:  # kept again after a megabyte more (not at every export)
+            found = dataclasses.replace(found, kept_size=found.size)
+            kept.keep(path, root, shown, _record(found))
         return found
     found = _read_whole(data, shown)
     if found.size >= kept.MIN_BYTES:
-        kept.keep(path, root, _record(found))
+        found = dataclasses.replace(found, kept_size=found.size)
+        kept.keep(path, root, shown, _record(found))
     return found
 
 
@@ -155,8 +159,8 @@ def _recalled(record: Optional[dict[str, Any]]) -> Optional[SpansRead]:
         spans_unended, errors_unended = (int(n) for n in record["unended"])
         return SpansRead([Span(*span[:8], tuple((name, attributes) for name, attributes in span[8]), *span[9:]) for span in record["spans"]],
                          [LoadError(file=file, line=line, message=message) for file, line, message in record["errors"]],
-                         int(record["size"]), str(record["digest"]), int(record["lines"]), (spans_unended, errors_unended))
-    except (KeyError, TypeError, ValueError):
+                         int(record["size"]), str(record["digest"]), int(record["lines"]), (spans_unended, errors_unended), int(record["size"]))
+    except (KeyError, IndexError, TypeError, ValueError):
         return None
 
 
@@ -174,20 +178,26 @@ def _read_whole(data: bytes, shown: str) -> SpansRead:
         pass  # several documents, one a line (a file exporter's), or a broken one: read line by line
     except (ValueError, RecursionError, ParseError) as exc:
         return SpansRead([], [LoadError(file=shown, line=1, message=_said(exc))])
-    return _by_lines(data, shown, SpansRead([], [], 0, "", 0))
+    found = _by_lines(data, shown, SpansRead([], [], 0, "", 0), hashlib.sha256())
+    first = data.count(b"\n", 0, len(data) - len(data.lstrip())) + 1  # the first line that is not blank
+    if any(error.line == first for error in found.errors):  # not exports a line (a document still being written over several): read whole each time
+        return SpansRead(found.spans, found.errors, *whole)
+    return found
 
 
-def _by_lines(data: bytes, shown: str, before: SpansRead) -> SpansRead:
-    """`before` (what the bytes to its `size` held, but the last line it found not ended), and the
-    lines after it, one export each: those ended, and the last one if it is not (read again next time)."""
+def _by_lines(data: bytes, shown: str, before: SpansRead, head: Any) -> SpansRead:
+    """`before` (what the bytes to its `size` held, `head` their SHA-256 so far, but the last line it
+    found not ended), and the lines after it, one export each: those ended, and the last one if it is
+    not (read again next time)."""
     spans = before.spans[: len(before.spans) - before.unended[0]]
     errors = before.errors[: len(before.errors) - before.unended[1]]
     cut = max(data.rfind(b"\n") + 1, before.size)
     more_spans, more_errors = _lines(data[before.size:cut].decode("utf-8", errors="replace"), shown, before.lines)
     lines = before.lines + data.count(b"\n", before.size, cut)
     tail_spans, tail_errors = _lines(data[cut:].decode("utf-8", errors="replace"), shown, lines, unended=True)
-    return SpansRead(spans + more_spans + tail_spans, errors + more_errors + tail_errors, cut, hashlib.sha256(data[:cut]).hexdigest(),
-                     lines, (len(tail_spans), len(tail_errors)))
+    head.update(memoryview(data)[before.size:cut])
+    return SpansRead(spans + more_spans + tail_spans, errors + more_errors + tail_errors, cut, head.hexdigest(),
+                     lines, (len(tail_spans), len(tail_errors)), before.kept_size)
 
 
 def _lines(text: str, shown: str, before: int, unended: bool = False) -> tuple[list[Span], list[LoadError]]:
