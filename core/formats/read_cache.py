@@ -137,19 +137,24 @@ def keep(sha256: str, header: dict[str, Any], cases: EvalCases) -> None:
     if folder is None or len(cases) < MIN_CASES:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         data = json.dumps({"header": header, "cases": cases.record()}, ensure_ascii=False, separators=(",", ":"))
-        handle, staged = tempfile.mkstemp(dir=folder, prefix=".entry-", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(data)
-            os.replace(staged, _entry(folder, sha256))
-        except BaseException:
-            os.unlink(staged)
-            raise
+        store(_entry(folder, sha256), data.encode("utf-8"))
         prune(folder, [*folder.glob("*.json"), *folder.glob(f"*{UNKEPT}")], MAX_ENTRIES)
     except (OSError, ValueError):
         pass
+
+
+def store(entry: Path, data: bytes) -> None:
+    """Write a cache entry whole or not at all (a reader never meets half of one); OSError when it cannot."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    handle, staged = tempfile.mkstemp(dir=entry.parent, prefix=".entry-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(staged, entry)
+    except BaseException:
+        os.unlink(staged)
+        raise
 
 
 def prune(folder: Path, entries: list[Path], most: int) -> None:

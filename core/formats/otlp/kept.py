@@ -15,12 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any, Optional
 
-from agentdiff.core.formats.read_cache import cache_folder, prune
+from agentdiff.core.formats.read_cache import cache_folder, prune, store
 
 #: Files read in fewer bytes are parsed each time (an entry costs more than parsing them): `spans` keeps none.
 MIN_BYTES = 1024 * 1024
@@ -83,16 +82,7 @@ def keep(path: Path, root: Path, shown: str, record: dict[str, Any]) -> None:
     if entry is None:
         return
     try:
-        data = zlib.compress(json.dumps({**record, "format": _FORMAT}, ensure_ascii=False, separators=(",", ":")).encode(), 1)
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, staged = tempfile.mkstemp(dir=entry.parent, prefix=".entry-", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-            os.replace(staged, entry)
-        except BaseException:
-            os.unlink(staged)
-            raise
+        store(entry, zlib.compress(json.dumps({**record, "format": _FORMAT}, ensure_ascii=False, separators=(",", ":")).encode(), 1))
         prune(entry.parent, list(entry.parent.glob("*.json.z")), MAX_ENTRIES)
     except (OSError, ValueError, TypeError, RecursionError):
         pass
